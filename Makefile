@@ -1,0 +1,50 @@
+# Cumulus — build, test and run on a Debian machine with only Swift installed.
+# Every user-facing target depends on `deps`, which installs what is missing.
+
+SWIFT      ?= swift
+DEB_DEPS   := liblmdb-dev libzstd-dev pkg-config libsqlite3-dev zstd
+SUDO       := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+DATA       ?= .cumulus/data
+CRASH_KILLS ?= 20
+
+.PHONY: all deps build test run bench crash crash-soak clean
+
+all: build
+
+## deps: install the Debian packages that are missing (nothing when all are present)
+deps:
+	@missing=""; \
+	for p in $(DEB_DEPS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+## build: debug build of everything, tests included
+build: deps
+	$(SWIFT) build --build-tests
+
+## test: every test, then a short crash-recovery run of the log
+test: build
+	$(SWIFT) test --skip-build --disable-xctest
+	$(SWIFT) run --skip-build cumulus-crash --kills $(CRASH_KILLS) --dir .build/crash-test
+
+## run: start Cumulus on the embedded default data directory
+run: build
+	$(SWIFT) run --skip-build cumulus --help
+
+## bench: release-build benchmarks, each figure beside its same-run baseline
+bench: deps
+	$(SWIFT) build -c release --product cumulus-bench
+	$(SWIFT) run -c release --skip-build cumulus-bench $(BENCH_ARGS)
+
+## crash-soak: the long crash-recovery run (500 kills)
+crash-soak: build
+	$(SWIFT) run --skip-build cumulus-crash --kills 500 --dir .build/crash-soak
+
+clean:
+	$(SWIFT) package clean
+	rm -rf .build .build-* .cumulus

@@ -1,0 +1,82 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Swift 6 language mode (strict concurrency) for every target; warnings are
+// treated as errors by `make build` so none slip in.
+let package = Package(
+    name: "Cumulus",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "cumulus", targets: ["cumulus"]),
+        .library(name: "CumulusModel", targets: ["CumulusModel"]),
+        .library(name: "CumulusStorage", targets: ["CumulusStorage"]),
+        .library(name: "CumulusLog", targets: ["CumulusLog"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+    ],
+    targets: [
+        // System libraries: Debian's liblmdb-dev and libzstd-dev (`make deps`).
+        .systemLibrary(
+            name: "CLMDB",
+            path: "Sources/CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"])]
+        ),
+        .systemLibrary(
+            name: "CZstd",
+            path: "Sources/CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"])]
+        ),
+
+        // Pure model: records, IDs, values, validation, encoding. No I/O.
+        .target(name: "CumulusModel"),
+
+        // LMDB and zstd wrappers. Nothing CloudKit-specific.
+        .target(name: "CumulusStorage", dependencies: ["CLMDB", "CZstd"]),
+
+        // Events, commits, frames, the hash-chained log store and its writer.
+        .target(
+            name: "CumulusLog",
+            dependencies: [
+                "CumulusModel",
+                "CumulusStorage",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+
+        .executableTarget(
+            name: "cumulus",
+            dependencies: [
+                "CumulusModel",
+                "CumulusStorage",
+                "CumulusLog",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // Tools: fault injection and benchmarks (not shipped).
+        .executableTarget(
+            name: "cumulus-crash",
+            dependencies: ["CumulusLog", "CumulusModel", "CumulusStorage", "CumulusTestSupport"],
+            path: "Tools/CrashHarness"
+        ),
+        .executableTarget(
+            name: "cumulus-bench",
+            dependencies: ["CumulusLog", "CumulusModel", "CumulusStorage", "CumulusTestSupport", "CLMDB", "CZstd"],
+            path: "Tools/Bench"
+        ),
+
+        // Seeded random records and other helpers shared by the test targets.
+        .target(name: "CumulusTestSupport", dependencies: ["CumulusModel"], path: "Tests/CumulusTestSupport"),
+        .testTarget(name: "CumulusModelTests", dependencies: ["CumulusModel", "CumulusTestSupport"]),
+        .testTarget(name: "CumulusStorageTests", dependencies: ["CumulusStorage", "CLMDB"]),
+        .testTarget(
+            name: "CumulusLogTests",
+            dependencies: ["CumulusLog", "CumulusModel", "CumulusStorage", "CumulusTestSupport"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

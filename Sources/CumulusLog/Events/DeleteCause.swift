@@ -1,0 +1,12 @@
+import CumulusModel
+
+/// Why a record was deleted, so feeds, audit exports and the replay tool can say
+/// why it disappeared (DESIGN.md "Cascades are events").
+public enum DeleteCause: Sendable, Hashable {
+    /// The client deleted it.
+    case direct
+    /// It held a `deleteSelf` reference to `owner`, which was deleted.
+    case cascade(owner: RecordID)
+    /// Its zone was deleted.
+    case zoneDeleted
+}

@@ -1,0 +1,70 @@
+import CumulusModel
+
+/// One state change, as appended to the log (SPEC §10). Views are derived from
+/// events alone, so an event carries everything its `apply` needs.
+///
+/// The binary form (``EventCodec``) gives each case a tag; tags 16–31 are kept for
+/// sharing events, so a later version can add them without renumbering.
+public enum Event: Sendable, Hashable {
+    /// A record was created or changed: its full new version as stored, and the
+    /// keys the operation changed (sorted).
+    case recordSaved(database: DatabaseID, record: Record, changedKeys: [String])
+    /// A record was deleted; `recordType` lets tombstones carry the type.
+    case recordDeleted(database: DatabaseID, recordID: RecordID, recordType: String, cause: DeleteCause)
+    /// A reference to `recordID` was added or removed by `source`, so the target got
+    /// a new change tag (SPEC §2): its own event, so feeds show the new tag.
+    case changeTagBumped(database: DatabaseID, recordID: RecordID, changeTag: String, source: RecordID)
+    /// A zone was created or its capabilities changed.
+    case zoneSaved(database: DatabaseID, zone: Zone)
+    /// A zone and every record in it were deleted (one event, not one per record).
+    case zoneDeleted(database: DatabaseID, zoneID: ZoneID)
+    /// A subscription was created or replaced; `definition` is its versioned encoding.
+    case subscriptionSaved(database: DatabaseID, subscriptionID: String, definition: [UInt8])
+    /// A subscription was deleted.
+    case subscriptionDeleted(database: DatabaseID, subscriptionID: String)
+    /// A zstd dictionary for compressing later frames: `id` is the number frames
+    /// name in their header, `bytes` the dictionary itself.
+    case dictionaryInstalled(id: UInt32, bytes: [UInt8])
+
+    /// The event as it is stored: a saved record's client-side `changedKeys` cleared
+    /// and the event's changed keys sorted (by UTF-8 bytes) and unique — what reading
+    /// the commit back returns.
+    public var canonical: Event {
+        guard case .recordSaved(let database, var record, let changedKeys) = self else { return self }
+        record.clearChangedKeys()
+        let keys = Set(changedKeys).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return .recordSaved(database: database, record: record, changedKeys: keys)
+    }
+
+    /// The database the event changes, if any (a dictionary belongs to the log).
+    public var database: DatabaseID? {
+        switch self {
+        case .recordSaved(let database, _, _), .recordDeleted(let database, _, _, _),
+            .changeTagBumped(let database, _, _, _), .zoneSaved(let database, _), .zoneDeleted(let database, _),
+            .subscriptionSaved(let database, _, _), .subscriptionDeleted(let database, _):
+            database
+        case .dictionaryInstalled:
+            nil
+        }
+    }
+
+    /// The zone whose change feed the event belongs in, if any.
+    public var zoneID: ZoneID? {
+        switch self {
+        case .recordSaved(_, let record, _): record.recordID.zoneID
+        case .recordDeleted(_, let id, _, _), .changeTagBumped(_, let id, _, _): id.zoneID
+        case .zoneSaved(_, let zone): zone.zoneID
+        case .zoneDeleted(_, let zoneID): zoneID
+        case .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled: nil
+        }
+    }
+
+    /// The record the event is about, if any.
+    public var recordID: RecordID? {
+        switch self {
+        case .recordSaved(_, let record, _): record.recordID
+        case .recordDeleted(_, let id, _, _), .changeTagBumped(_, let id, _, _): id
+        default: nil
+        }
+    }
+}

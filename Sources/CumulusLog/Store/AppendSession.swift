@@ -1,0 +1,133 @@
+import CumulusModel
+import CumulusStorage
+
+/// Appends commits to a ``LogStore`` inside one LMDB write transaction.
+///
+/// Obtained from ``LogStore/beginAppend(in:)``; valid only inside the transaction
+/// it was begun in. Each append assigns the next global sequence and the next
+/// position in every zone and database feed the commit touches, chains the hash,
+/// compresses, and writes the frame and the feed indexes. ``finish(in:)`` stores
+/// the new head; after the transaction commits, hand its outcome to
+/// ``LogStore/didCommit(_:)``.
+public struct AppendSession {
+    /// A dictionary installed by a commit of this session.
+    public struct Installed: Sendable {
+        /// The ID frames name it by.
+        public let id: UInt32
+        /// The dictionary.
+        public let dictionary: ZstdDictionary
+        let compressor: ZstdCompressor
+    }
+
+    /// What a finished session changed, to publish once its transaction commits.
+    public struct Outcome: Sendable {
+        /// The new head.
+        public let head: LogHead
+        /// Dictionaries installed, in order; the last is now current.
+        public let installed: [Installed]
+    }
+
+    let store: LogStore
+    /// The head as of the last append.
+    public private(set) var head: LogHead
+    var current: LogStore.CurrentDictionary?
+    var installed: [Installed] = []
+    /// Bytes of commits appended so far (uncompressed), for batch size limits.
+    public private(set) var appendedBytes = 0
+
+    init(store: LogStore, head: LogHead, current: LogStore.CurrentDictionary?) {
+        self.store = store
+        self.head = head
+        self.current = current
+    }
+
+    /// Appends one commit made from `request`, stamped `now` unless the request
+    /// carries its own time, and returns it as stored.
+    public mutating func append(_ request: CommitRequest, now: Timestamp, in txn: LMDBWriteTransaction) throws
+        -> (commit: Commit, bytes: [UInt8])
+    {
+        let (zones, databases) = try store.feeds.positions(for: request.events, in: txn)
+        let commit = Commit(
+            sequence: head.sequence + 1, timestamp: request.timestamp ?? now, actor: request.actor,
+            requestID: request.requestID, clientChangeTokenData: request.clientChangeTokenData,
+            events: request.events.map(\.canonical), zoneSequences: zones, databaseSequences: databases)
+        let bytes = try CommitCodec.encode(commit)
+        let hash = LogStore.chainHash(previous: head.hash, commitBytes: bytes)
+        let frame = try compress(commit.sequence, bytes, hash)
+        try store(commit, frameBytes: frame.encoded(), hash: hash, in: txn)
+        appendedBytes += bytes.count
+        return (commit, bytes)
+    }
+
+    /// Appends a frame made by another log (a follower applying its leader's
+    /// stream), stored byte for byte. Refuses — without writing anything — a frame
+    /// that is damaged, is not the next sequence, does not chain from the head, or
+    /// whose feed positions differ from the ones this log would assign.
+    public mutating func appendFrame(_ frameBytes: [UInt8], in txn: LMDBWriteTransaction) throws -> Commit {
+        let expected = head.sequence + 1
+        let frame = try Frame(parsing: frameBytes, expectedSequence: nil)
+        guard frame.sequence == expected else {
+            throw LogError.doesNotContinue(expected: expected, got: frame.sequence, reason: "out of order")
+        }
+        var extra: [UInt32: ZstdDictionary] = [:]
+        for item in installed { extra[item.id] = item.dictionary }
+        let (commit, bytes) = try store.decodeCommit(frame, extraDictionaries: extra)
+        guard LogStore.chainHash(previous: head.hash, commitBytes: bytes) == frame.chainHash else {
+            throw LogError.doesNotContinue(expected: expected, got: frame.sequence, reason: "chain hash does not follow")
+        }
+        let (zones, databases) = try store.feeds.positions(for: commit.events, in: txn)
+        guard zones == commit.zoneSequences, databases == commit.databaseSequences else {
+            throw LogError.doesNotContinue(
+                expected: expected, got: frame.sequence, reason: "feed positions differ from this log's")
+        }
+        try store(commit, frameBytes: frameBytes, hash: frame.chainHash, in: txn)
+        appendedBytes += bytes.count
+        return commit
+    }
+
+    /// Stores the new head; returns what to publish after the transaction commits.
+    public func finish(in txn: LMDBWriteTransaction) throws -> Outcome {
+        try txn.put(store.tables.meta, key: LogStore.metaHead, value: BigEndian.bytes(head.sequence) + head.hash)
+        return Outcome(head: head, installed: installed)
+    }
+
+    private func compress(_ sequence: UInt64, _ bytes: [UInt8], _ hash: [UInt8]) throws -> Frame {
+        let compressor = current?.compressor ?? store.plainCompressor
+        let payload = try compressor.compress(bytes)
+        // Incompressible commits (mostly random bytes) are stored raw.
+        if payload.count >= bytes.count {
+            return Frame(
+                sequence: sequence, dictionaryID: 0, isCompressed: false, uncompressedLength: bytes.count,
+                chainHash: hash, payload: bytes)
+        }
+        return Frame(
+            sequence: sequence, dictionaryID: current?.id ?? 0, isCompressed: true, uncompressedLength: bytes.count,
+            chainHash: hash, payload: payload)
+    }
+
+    private mutating func store(_ commit: Commit, frameBytes: [UInt8], hash: [UInt8], in txn: LMDBWriteTransaction)
+        throws
+    {
+        let stored = try txn.put(
+            store.tables.log, key: BigEndian.bytes(commit.sequence), value: frameBytes, flags: [.noOverwrite, .append])
+        guard stored else { throw LogError.doesNotContinue(expected: head.sequence + 1, got: commit.sequence, reason: "sequence taken") }
+        try store.feeds.index(commit, in: txn)
+        for event in commit.events {
+            guard case .dictionaryInstalled(let id, let bytes) = event else { continue }
+            guard id != 0 else { throw LogError.corruptFrame(sequence: commit.sequence, reason: "dictionary ID 0") }
+            let dictionary = try ZstdDictionary(bytes: bytes)
+            let key = BigEndian.bytes(id)
+            if let existing = try txn.get(store.tables.dictionaries, key: key) {
+                guard existing == bytes else {
+                    throw LogError.corruptFrame(sequence: commit.sequence, reason: "dictionary \(id) installed twice")
+                }
+            } else {
+                try txn.put(store.tables.dictionaries, key: key, value: bytes)
+            }
+            let compressor = try LogStore.compressor(for: dictionary)
+            installed.append(Installed(id: id, dictionary: dictionary, compressor: compressor))
+            current = LogStore.CurrentDictionary(id: id, compressor: compressor)
+        }
+        head = LogHead(sequence: commit.sequence, hash: hash)
+    }
+}

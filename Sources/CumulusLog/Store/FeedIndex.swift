@@ -1,0 +1,184 @@
+import CumulusModel
+import CumulusStorage
+
+/// Maintains the per-zone and per-database feed indexes as commits are appended,
+/// and reads them back. Both are derived from the commits alone.
+///
+/// ```
+/// zoneFeed   zoneKey(16) ‖ zone sequence (u64 BE)      → u64 global sequence ‖ varint n ‖ n × (u8 kind ‖ string record name)
+/// zoneHeads  zoneKey(16)                               → u64 last zone sequence ‖ database ID ‖ zone ID
+/// dbFeed     databaseKey(16) ‖ db sequence (u64 BE)    → u64 global sequence ‖ varint n ‖ n × (u8 kind ‖ zone ID?)
+/// dbHeads    databaseKey(16)                           → u64 last database sequence ‖ database ID
+/// ```
+struct FeedIndex {
+    let zoneFeed: LMDBTable
+    let zoneHeads: LMDBTable
+    let databaseFeed: LMDBTable
+    let databaseHeads: LMDBTable
+
+    enum ZoneKind: UInt8 {
+        case saved = 1, deleted = 2, tagBumped = 3, zoneSaved = 4, zoneDeleted = 5
+    }
+
+    enum DatabaseKind: UInt8 {
+        case zoneChanged = 1, zoneDeleted = 2, databaseChanged = 3
+    }
+
+    /// The next zone and database positions for `events`, read in `txn` (which sees
+    /// this group's earlier commits). `pending` carries positions assigned earlier in
+    /// the same transaction but not yet written.
+    func positions(for events: [Event], in txn: LMDBReadTransaction) throws -> ([ZoneSequence], [DatabaseSequence]) {
+        var zones: [ZoneSequence] = []
+        for (database, zone) in Commit.touchedZones(of: events) {
+            let last = try lastPosition(zoneHeads, key: FeedKeys.zone(database, zone), in: txn)
+            zones.append(ZoneSequence(database: database, zoneID: zone, sequence: last + 1))
+        }
+        var databases: [DatabaseSequence] = []
+        for database in Commit.touchedDatabases(of: events) {
+            let last = try lastPosition(databaseHeads, key: FeedKeys.database(database), in: txn)
+            databases.append(DatabaseSequence(database: database, sequence: last + 1))
+        }
+        return (zones, databases)
+    }
+
+    /// Writes `commit`'s entries and advances the heads.
+    func index(_ commit: Commit, in txn: LMDBWriteTransaction) throws {
+        for position in commit.zoneSequences {
+            let zoneKey = FeedKeys.zone(position.database, position.zoneID)
+            var value = BinaryWriter(capacity: 64)
+            value.u64(commit.sequence)
+            var changes: [(ZoneKind, String)] = []
+            for event in commit.events where event.database == position.database && event.zoneID == position.zoneID {
+                switch event {
+                case .recordSaved(_, let record, _): changes.append((.saved, record.recordID.recordName))
+                case .recordDeleted(_, let id, _, _): changes.append((.deleted, id.recordName))
+                case .changeTagBumped(_, let id, _, _): changes.append((.tagBumped, id.recordName))
+                case .zoneSaved: changes.append((.zoneSaved, ""))
+                case .zoneDeleted: changes.append((.zoneDeleted, ""))
+                case .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled: break
+                }
+            }
+            value.length(changes.count)
+            for (kind, name) in changes {
+                value.u8(kind.rawValue)
+                value.string(name)
+            }
+            try txn.put(zoneFeed, key: zoneKey + BigEndian.bytes(position.sequence), value: value.bytes, flags: .noOverwrite)
+            var head = BinaryWriter(capacity: 96)
+            head.u64(position.sequence)
+            head.databaseID(position.database)
+            head.zoneID(position.zoneID)
+            try txn.put(zoneHeads, key: zoneKey, value: head.bytes)
+        }
+        for position in commit.databaseSequences {
+            let databaseKey = FeedKeys.database(position.database)
+            var value = BinaryWriter(capacity: 64)
+            value.u64(commit.sequence)
+            let zones = commit.zoneSequences.filter { $0.database == position.database }
+            let deleted = Set(commit.events.compactMap { event -> ZoneID? in
+                if case .zoneDeleted(let database, let zone) = event, database == position.database { return zone }
+                return nil
+            })
+            let databaseWide = commit.events.contains { $0.database == position.database && $0.zoneID == nil }
+            value.length(zones.count + (databaseWide ? 1 : 0))
+            for zone in zones {
+                value.u8(deleted.contains(zone.zoneID) ? DatabaseKind.zoneDeleted.rawValue : DatabaseKind.zoneChanged.rawValue)
+                value.zoneID(zone.zoneID)
+            }
+            if databaseWide { value.u8(DatabaseKind.databaseChanged.rawValue) }
+            try txn.put(
+                databaseFeed, key: databaseKey + BigEndian.bytes(position.sequence), value: value.bytes,
+                flags: .noOverwrite)
+            var head = BinaryWriter(capacity: 64)
+            head.u64(position.sequence)
+            head.databaseID(position.database)
+            try txn.put(databaseHeads, key: databaseKey, value: head.bytes)
+        }
+    }
+
+    private func lastPosition(_ table: LMDBTable, key: [UInt8], in txn: LMDBReadTransaction) throws -> UInt64 {
+        try txn.withValue(table, key: key) { value in
+            var reader = BinaryReader(value, context: "feed head")
+            return try reader.u64()
+        } ?? 0
+    }
+
+    /// The zone's feed after position `after`, at most `limit` entries.
+    func zoneEntries(
+        _ database: DatabaseID, _ zone: ZoneID, after: UInt64, limit: Int, in txn: LMDBReadTransaction
+    ) throws -> [ZoneFeedEntry] {
+        let zoneKey = FeedKeys.zone(database, zone)
+        var entries: [ZoneFeedEntry] = []
+        guard limit > 0, after < UInt64.max else { return entries }
+        try txn.scan(zoneFeed, from: zoneKey + BigEndian.bytes(after + 1), to: upperBound(zoneKey)) { key, value in
+            var keyReader = BinaryReader(UnsafeRawBufferPointer(rebasing: key[FeedKeys.length...]), context: "zone feed key")
+            let position = try keyReader.u64()
+            var reader = BinaryReader(value, context: "zone feed entry")
+            let sequence = try reader.u64()
+            var changes: [ZoneFeedEntry.Change] = []
+            for _ in 0..<(try reader.length(minimumItemSize: 2)) {
+                let rawKind = try reader.u8()
+                let name = try reader.string()
+                switch ZoneKind(rawValue: rawKind) {
+                case .saved: changes.append(.saved(recordName: name))
+                case .deleted: changes.append(.deleted(recordName: name))
+                case .tagBumped: changes.append(.tagBumped(recordName: name))
+                case .zoneSaved: changes.append(.zoneSaved)
+                case .zoneDeleted: changes.append(.zoneDeleted)
+                case nil: throw reader.failure("unknown zone change kind \(rawKind)")
+                }
+            }
+            entries.append(ZoneFeedEntry(zoneSequence: position, sequence: sequence, changes: changes))
+            return entries.count < limit
+        }
+        return entries
+    }
+
+    /// The database's feed after position `after`, at most `limit` entries.
+    func databaseEntries(
+        _ database: DatabaseID, after: UInt64, limit: Int, in txn: LMDBReadTransaction
+    ) throws -> [DatabaseFeedEntry] {
+        let databaseKey = FeedKeys.database(database)
+        var entries: [DatabaseFeedEntry] = []
+        guard limit > 0, after < UInt64.max else { return entries }
+        try txn.scan(databaseFeed, from: databaseKey + BigEndian.bytes(after + 1), to: upperBound(databaseKey)) {
+            key, value in
+            var keyReader = BinaryReader(
+                UnsafeRawBufferPointer(rebasing: key[FeedKeys.length...]), context: "database feed key")
+            let position = try keyReader.u64()
+            var reader = BinaryReader(value, context: "database feed entry")
+            let sequence = try reader.u64()
+            var changes: [DatabaseFeedEntry.Change] = []
+            for _ in 0..<(try reader.length()) {
+                let rawKind = try reader.u8()
+                switch DatabaseKind(rawValue: rawKind) {
+                case .zoneChanged: changes.append(.zoneChanged(try reader.zoneID()))
+                case .zoneDeleted: changes.append(.zoneDeleted(try reader.zoneID()))
+                case .databaseChanged: changes.append(.databaseChanged)
+                case nil: throw reader.failure("unknown database change kind \(rawKind)")
+                }
+            }
+            entries.append(DatabaseFeedEntry(databaseSequence: position, sequence: sequence, changes: changes))
+            return entries.count < limit
+        }
+        return entries
+    }
+
+    /// The last position of a zone's feed (0 if it has none).
+    func zoneHead(_ database: DatabaseID, _ zone: ZoneID, in txn: LMDBReadTransaction) throws -> UInt64 {
+        try lastPosition(zoneHeads, key: FeedKeys.zone(database, zone), in: txn)
+    }
+
+    /// The last position of a database's feed (0 if it has none).
+    func databaseHead(_ database: DatabaseID, in txn: LMDBReadTransaction) throws -> UInt64 {
+        try lastPosition(databaseHeads, key: FeedKeys.database(database), in: txn)
+    }
+
+    private func upperBound(_ prefix: [UInt8]) -> [UInt8]? {
+        var bound = prefix
+        while let last = bound.last {
+            if last == 0xFF { bound.removeLast() } else { bound[bound.count - 1] = last + 1; return bound }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,412 @@
+import Crypto
+import CumulusModel
+import CumulusStorage
+import Foundation
+import Synchronization
+
+/// The log: the source of truth of a Cumulus data directory (SPEC §10, DESIGN.md).
+///
+/// Commits are stored as frames (``Frame``) under their global sequence in the
+/// `log` table, each chained to its predecessor by SHA-256, compressed with zstd
+/// (with a trained dictionary once the log has one), next to the zone and database
+/// feed indexes that are derived from them.
+///
+/// **Writing** happens only inside a caller's LMDB write transaction, through an
+/// ``AppendSession`` (``beginAppend(in:)``), so views can be updated in the very same
+/// transaction. After that transaction commits, the caller passes the session's
+/// outcome to ``didCommit(_:)`` so readers waiting in ``tail(from:)`` wake up.
+/// ``LogWriter`` does all of this with group commit; use it rather than appending
+/// by hand.
+///
+/// **Reading** (``read(_:)``, ``commits(from:through:_:)``, ``tail(from:)``,
+/// ``verifyChain(from:through:progress:)``) takes its own read transactions and may
+/// run on any thread, concurrently with the writer.
+public final class LogStore: Sendable {
+    /// The environment the log lives in; views share it, so one transaction covers both.
+    public let environment: LMDBEnvironment
+    /// A random ID fixed when the log was created: tokens and followers use it to
+    /// tell this log from any other.
+    public let logID: [UInt8]
+
+    let tables: Tables
+    let feeds: FeedIndex
+    private let state: Mutex<State>
+    private let decompressors = Mutex<[ZstdDecompressor]>([])
+
+    struct Tables: Sendable {
+        let log: LMDBTable
+        let meta: LMDBTable
+        let dictionaries: LMDBTable
+    }
+
+    struct State: Sendable {
+        var head: LogHead
+        var epoch: UInt64
+        var dictionaries: [UInt32: ZstdDictionary]
+        var current: CurrentDictionary?
+        var waiters: [UInt64: (after: UInt64, continuation: CheckedContinuation<Void, Never>)] = [:]
+        var nextWaiter: UInt64 = 0
+    }
+
+    /// The dictionary new frames are compressed with.
+    struct CurrentDictionary: Sendable {
+        let id: UInt32
+        let compressor: ZstdCompressor
+    }
+
+    static let metaLogID: [UInt8] = Array("logID".utf8)
+    static let metaEpoch: [UInt8] = Array("epoch".utf8)
+    static let metaHead: [UInt8] = Array("head".utf8)
+    static let metaFormat: [UInt8] = Array("format".utf8)
+    /// The storage layout version written to `meta`.
+    public static let storageFormat: UInt8 = 1
+
+    /// Compressor for frames before the log has a dictionary.
+    let plainCompressor: ZstdCompressor
+
+    /// Opens the log in `environment`, creating its tables and identity on first use.
+    public init(environment: LMDBEnvironment) throws {
+        self.environment = environment
+        tables = Tables(
+            log: try environment.table("log"),
+            meta: try environment.table("meta"),
+            dictionaries: try environment.table("dictionaries"))
+        feeds = FeedIndex(
+            zoneFeed: try environment.table("zoneFeed"),
+            zoneHeads: try environment.table("zoneHeads"),
+            databaseFeed: try environment.table("dbFeed"),
+            databaseHeads: try environment.table("dbHeads"))
+        plainCompressor = try ZstdCompressor(level: ZstdCompressor.defaultLevel, dictionary: nil, includeDictionaryID: false)
+        let tables = self.tables
+        let identity = { (txn: LMDBReadTransaction) throws -> ([UInt8], UInt64, LogHead)? in
+            if let format = try txn.get(tables.meta, key: Self.metaFormat), format != [Self.storageFormat] {
+                throw LogError.storage("data directory has storage format \(format), this build reads \(Self.storageFormat)")
+            }
+            guard let logID = try txn.get(tables.meta, key: Self.metaLogID) else { return nil }
+            let epoch = try txn.get(tables.meta, key: Self.metaEpoch).flatMap { BigEndian.decode(UInt64.self, from: $0) } ?? 1
+            return (logID, epoch, try Self.readHead(tables.meta, in: txn))
+        }
+        let found: ([UInt8], UInt64, LogHead)
+        if environment.options.readOnly {
+            guard let existing = try environment.read(identity) else {
+                throw LogError.storage("\(environment.path) holds no Cumulus log")
+            }
+            found = existing
+        } else {
+            found = try environment.write { txn in
+                if let existing = try identity(txn) { return existing }
+                // A new log: a random identity, format and epoch, fixed from now on.
+                var random = SystemRandomNumberGenerator()
+                let logID = (0..<16).map { _ in UInt8.random(in: 0...255, using: &random) }
+                try txn.put(tables.meta, key: Self.metaLogID, value: logID)
+                try txn.put(tables.meta, key: Self.metaFormat, value: [Self.storageFormat])
+                try txn.put(tables.meta, key: Self.metaEpoch, value: BigEndian.bytes(UInt64(1)))
+                return (logID, 1, LogHead.empty)
+            }
+        }
+        let (logID, epoch, head) = found
+        self.logID = logID
+        var dictionaries: [UInt32: ZstdDictionary] = [:]
+        try environment.read { txn in
+            try txn.scan(tables.dictionaries) { key, value in
+                guard let id = BigEndian.decode(UInt32.self, from: key) else {
+                    throw LogError.storage("malformed dictionary key")
+                }
+                dictionaries[id] = try ZstdDictionary(bytes: Array(value))
+                return true
+            }
+        }
+        var current: CurrentDictionary?
+        if let newest = dictionaries.keys.max(), let dictionary = dictionaries[newest] {
+            current = CurrentDictionary(id: newest, compressor: try Self.compressor(for: dictionary))
+        }
+        state = Mutex(State(head: head, epoch: epoch, dictionaries: dictionaries, current: current))
+    }
+
+    static func compressor(for dictionary: ZstdDictionary) throws -> ZstdCompressor {
+        try ZstdCompressor(level: dictionary.compressionLevel, dictionary: dictionary, includeDictionaryID: false)
+    }
+
+    static func readHead(_ meta: LMDBTable, in txn: LMDBReadTransaction) throws -> LogHead {
+        guard let bytes = try txn.get(meta, key: metaHead) else { return .empty }
+        guard bytes.count == 8 + Frame.hashLength, let sequence = BigEndian.decode(UInt64.self, from: bytes) else {
+            throw LogError.storage("malformed log head in meta")
+        }
+        return LogHead(sequence: sequence, hash: Array(bytes[8...]))
+    }
+
+    // MARK: - Position
+
+    /// The last commit durable in this process's view (updated by ``didCommit(_:)``).
+    public var head: LogHead { state.withLock { $0.head } }
+
+    /// The last sequence, read from storage (sees other processes' commits too).
+    public func lastSequence() throws -> UInt64 {
+        try environment.read { try Self.readHead(tables.meta, in: $0).sequence }
+    }
+
+    /// The leader epoch stored with the log; followers and tokens compare it.
+    public var epoch: UInt64 { state.withLock { $0.epoch } }
+
+    /// The ID of the dictionary new frames are compressed with, if any.
+    public var currentDictionaryID: UInt32? { state.withLock { $0.current?.id } }
+
+    // MARK: - Appending
+
+    /// Starts appending in `txn`: reads the head as `txn` sees it.
+    public func beginAppend(in txn: LMDBWriteTransaction) throws -> AppendSession {
+        let head = try Self.readHead(tables.meta, in: txn)
+        let current = state.withLock { $0.current }
+        return AppendSession(store: self, head: head, current: current)
+    }
+
+    /// Publishes a committed session: advances ``head``, switches to dictionaries it
+    /// installed, and wakes readers waiting for new commits. Call only after the
+    /// transaction that held the session has committed.
+    public func didCommit(_ outcome: AppendSession.Outcome) {
+        let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            guard outcome.head.sequence > state.head.sequence else { return [] }
+            state.head = outcome.head
+            for item in outcome.installed {
+                state.dictionaries[item.id] = item.dictionary
+                state.current = CurrentDictionary(id: item.id, compressor: item.compressor)
+            }
+            var ready: [CheckedContinuation<Void, Never>] = []
+            for (key, waiter) in state.waiters where waiter.after < outcome.head.sequence {
+                ready.append(waiter.continuation)
+                state.waiters[key] = nil
+            }
+            return ready
+        }
+        for continuation in woken { continuation.resume() }
+    }
+
+    // MARK: - Reading
+
+    /// The stored frame bytes of commit `sequence`, exactly as a follower receives
+    /// them, or `nil` if there is none.
+    public func frameBytes(_ sequence: UInt64) throws -> [UInt8]? {
+        try environment.read { txn in try txn.get(tables.log, key: BigEndian.bytes(sequence)) }
+    }
+
+    /// Commit `sequence`, or `nil` if the log has none. A damaged frame throws
+    /// ``LogError/corruptFrame(sequence:reason:)`` rather than returning garbage.
+    public func read(_ sequence: UInt64) throws -> Commit? {
+        let frame = try environment.read { txn -> Frame? in
+            try txn.withValue(tables.log, key: BigEndian.bytes(sequence)) { buffer in
+                try Frame(parsing: buffer, expectedSequence: sequence)
+            }
+        }
+        guard let frame else { return nil }
+        return try decodeCommit(frame).commit
+    }
+
+    /// Calls `body` with each commit from `from` through `through` (inclusive) in
+    /// order, until it returns `false`. Runs in one read snapshot.
+    public func commits(from: UInt64, through: UInt64 = .max, _ body: (Commit) throws -> Bool) throws {
+        guard from <= through else { return }
+        let end: [UInt8]? = through == .max ? nil : BigEndian.bytes(through + 1)
+        try environment.read { txn in
+            try txn.scan(tables.log, from: BigEndian.bytes(max(from, 1)), to: end) { key, value in
+                guard let sequence = BigEndian.decode(UInt64.self, from: key) else {
+                    throw LogError.storage("malformed log key")
+                }
+                let frame = try Frame(parsing: value, expectedSequence: sequence)
+                return try body(try decodeCommit(frame).commit)
+            }
+        }
+    }
+
+    /// Commits `from` through `through` (inclusive), at most `limit` of them.
+    public func range(from: UInt64, through: UInt64 = .max, limit: Int = .max) throws -> [Commit] {
+        var result: [Commit] = []
+        guard limit > 0 else { return result }
+        try commits(from: from, through: through) { commit in
+            result.append(commit)
+            return result.count < limit
+        }
+        return result
+    }
+
+    /// Commits from `sequence` on, forever: the sequence yields what is stored, then
+    /// waits for new commits. Ends only when the consuming task is cancelled.
+    public func tail(from sequence: UInt64) -> LogTail {
+        LogTail(store: self, next: max(sequence, 1))
+    }
+
+    /// Suspends until a commit after `sequence` is published (or the task is cancelled).
+    public func waitForCommit(after sequence: UInt64) async {
+        let id = state.withLock { state -> UInt64 in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.head.sequence > sequence || Task.isCancelled { return true }
+                    state.waiters[id] = (sequence, continuation)
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.continuation.resume()
+        }
+    }
+
+    /// The zone's feed after zone position `after` (0: from the start), at most `limit` entries.
+    public func zoneFeed(_ database: DatabaseID, _ zone: ZoneID, after: UInt64, limit: Int = .max) throws
+        -> [ZoneFeedEntry]
+    {
+        try environment.read { try feeds.zoneEntries(database, zone, after: after, limit: limit, in: $0) }
+    }
+
+    /// The database's feed after position `after` (0: from the start), at most `limit` entries.
+    public func databaseFeed(_ database: DatabaseID, after: UInt64, limit: Int = .max) throws -> [DatabaseFeedEntry] {
+        try environment.read { try feeds.databaseEntries(database, after: after, limit: limit, in: $0) }
+    }
+
+    /// The last position of a zone's feed, as `txn` sees it (0: never written).
+    public func zoneHead(_ database: DatabaseID, _ zone: ZoneID, in txn: LMDBReadTransaction) throws -> UInt64 {
+        try feeds.zoneHead(database, zone, in: txn)
+    }
+
+    /// The last position of a database's feed, as `txn` sees it (0: never written).
+    public func databaseHead(_ database: DatabaseID, in txn: LMDBReadTransaction) throws -> UInt64 {
+        try feeds.databaseHead(database, in: txn)
+    }
+
+    // MARK: - Verification
+
+    /// Re-derives the hash chain from the stored frames `from` through `through`,
+    /// checking each frame's checksum, decompression, decoding, sequence and hash,
+    /// and (when the range reaches the end) the stored head. Names the first bad
+    /// sequence. `progress` is called with the number of frames checked so far.
+    public func verifyChain(
+        from: UInt64 = 1, through: UInt64 = .max, progress: ((UInt64) -> Void)? = nil
+    ) throws -> ChainReport {
+        let start = max(from, 1)
+        var report = ChainReport(from: start, verified: 0)
+        try environment.read { txn in
+            let storedHead = try Self.readHead(tables.meta, in: txn)
+            var previousHash = LogHead.genesisHash
+            if start > 1 {
+                guard let prior = try txn.withValue(tables.log, key: BigEndian.bytes(start - 1), { buffer in
+                    try? Frame(parsing: buffer, expectedSequence: start - 1)
+                }) ?? nil else {
+                    report.firstBad = start - 1
+                    report.problem = "the frame before the range is missing or damaged"
+                    return
+                }
+                previousHash = prior.chainHash
+            }
+            var expected = start
+            let end: [UInt8]? = through == .max ? nil : BigEndian.bytes(through + 1)
+            try txn.scan(tables.log, from: BigEndian.bytes(start), to: end) { key, value in
+                let sequence = BigEndian.decode(UInt64.self, from: key) ?? 0
+                guard sequence == expected else {
+                    report.firstBad = expected
+                    report.problem = "commit \(expected) is missing (next stored is \(sequence))"
+                    return false
+                }
+                do {
+                    let frame = try Frame(parsing: value, expectedSequence: sequence)
+                    let decoded = try decodeCommit(frame)
+                    guard Self.chainHash(previous: previousHash, commitBytes: decoded.bytes) == frame.chainHash else {
+                        throw LogError.chainBroken(sequence: sequence)
+                    }
+                    previousHash = frame.chainHash
+                } catch let error as LogError {
+                    report.firstBad = sequence
+                    report.problem = error.description
+                    return false
+                }
+                report.verified += 1
+                expected += 1
+                if report.verified % 10_000 == 0 { progress?(report.verified) }
+                return true
+            }
+            if report.isIntact && through >= storedHead.sequence {
+                if expected - 1 != storedHead.sequence || (storedHead.sequence >= start && previousHash != storedHead.hash) {
+                    report.firstBad = storedHead.sequence
+                    report.problem = "stored head \(storedHead) does not match the last frame (\(expected - 1))"
+                }
+            }
+        }
+        progress?(report.verified)
+        return report
+    }
+
+    // MARK: - Internals shared with AppendSession
+
+    static func chainHash(previous: [UInt8], commitBytes: [UInt8]) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(data: previous)
+        hasher.update(data: commitBytes)
+        return Array(hasher.finalize())
+    }
+
+    /// Decompresses and decodes a parsed frame, mapping every failure to
+    /// `corruptFrame` for that sequence.
+    func decodeCommit(_ frame: Frame, extraDictionaries: [UInt32: ZstdDictionary] = [:]) throws(LogError)
+        -> (commit: Commit, bytes: [UInt8])
+    {
+        let bytes: [UInt8]
+        if frame.isCompressed {
+            var dictionary: ZstdDictionary?
+            if frame.dictionaryID != 0 {
+                dictionary = extraDictionaries[frame.dictionaryID] ?? state.withLock { $0.dictionaries[frame.dictionaryID] }
+                guard dictionary != nil else {
+                    throw .unknownDictionary(sequence: frame.sequence, dictionaryID: frame.dictionaryID)
+                }
+            }
+            let decompressor = takeDecompressor()
+            defer { returnDecompressor(decompressor) }
+            guard let decompressor else { throw .storage("cannot create a zstd decompression context") }
+            do {
+                bytes = try decompressor.decompress(
+                    frame.payload, dictionary: dictionary, maxOutputSize: frame.uncompressedLength)
+            } catch {
+                throw .corruptFrame(sequence: frame.sequence, reason: "\(error)")
+            }
+            guard bytes.count == frame.uncompressedLength else {
+                throw .corruptFrame(
+                    sequence: frame.sequence,
+                    reason: "decompressed to \(bytes.count) bytes, header says \(frame.uncompressedLength)")
+            }
+        } else {
+            bytes = frame.payload
+        }
+        let commit: Commit
+        do {
+            commit = try CommitCodec.decode(bytes)
+        } catch {
+            throw .corruptFrame(sequence: frame.sequence, reason: "\(error)")
+        }
+        guard commit.sequence == frame.sequence else {
+            throw .corruptFrame(sequence: frame.sequence, reason: "holds commit \(commit.sequence)")
+        }
+        return (commit, bytes)
+    }
+
+    private func takeDecompressor() -> ZstdDecompressor? {
+        if let pooled = decompressors.withLock({ $0.popLast() }) { return pooled }
+        return try? ZstdDecompressor()
+    }
+
+    private func returnDecompressor(_ decompressor: ZstdDecompressor?) {
+        guard let decompressor else { return }
+        decompressors.withLock { pool in
+            if pool.count < 8 { pool.append(decompressor) }
+        }
+    }
+
+    /// The compressor and ID for new frames.
+    func currentCompression() -> CurrentDictionary? { state.withLock { $0.current } }
+
+    func dictionary(_ id: UInt32) -> ZstdDictionary? { state.withLock { $0.dictionaries[id] } }
+
+    /// The highest dictionary ID installed so far.
+    func highestDictionaryID() -> UInt32? { state.withLock { $0.dictionaries.keys.max() } }
+}

@@ -1,0 +1,226 @@
+import CumulusModel
+import CumulusStorage
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The single writer of a log, with group commit (DESIGN.md "One writer, many readers").
+///
+/// Callers submit work from any task; one dedicated thread drains the queue into a
+/// single LMDB write transaction — bounded by ``Options/maxBatchCount`` and
+/// ``Options/maxBatchBytes`` — so one fsync makes many commits durable. A caller's
+/// `await` returns only after the transaction holding its commit has committed,
+/// and with the default durable environment that means fsynced.
+///
+/// **Why a thread.** An LMDB write transaction must begin and commit on the same OS
+/// thread and must never wait on an `await`; a dedicated thread running synchronous
+/// transactions guarantees both and keeps fsync off Swift's cooperative pool.
+///
+/// **Isolation.** Each submission's `plan` runs against the transaction's view (it
+/// sees earlier submissions of the same group) and may throw: that fails only that
+/// submission. A failure while appending or applying views aborts the group; the
+/// writer then retries each submission alone, so only the culprit fails.
+public final class LogWriter: Sendable {
+    /// Group commit and dictionary settings.
+    public struct Options: Sendable {
+        /// Most commits in one transaction.
+        public var maxBatchCount = 1024
+        /// Most uncompressed commit bytes in one transaction (the last commit may cross it).
+        public var maxBatchBytes = 16 << 20
+        /// When to train and install compression dictionaries.
+        public var dictionary = DictionaryPolicy()
+
+        /// Default options.
+        public init() {}
+    }
+
+    /// Called for every appended commit inside the same write transaction: where
+    /// views are kept in step with the log. A throw aborts the group.
+    public typealias Applier = @Sendable (Commit, LMDBWriteTransaction) throws -> Void
+
+    /// Plans one submission against the transaction's current state: returns the
+    /// commit to append (or `nil` for none) and a value for the caller.
+    public typealias Plan<T> = @Sendable (LMDBReadTransaction) throws -> (CommitRequest?, T)
+
+    /// The log written to.
+    public let store: LogStore
+    /// The options in force.
+    public let options: Options
+
+    private let applier: Applier?
+    private let queue = Mutex(Queue())
+    private let wakeUp = DispatchSemaphore(value: 0)
+    private let stopped = DispatchSemaphore(value: 0)
+    private let trainer: DictionaryTrainer
+
+    /// Counters since the writer started.
+    public struct Statistics: Sendable, Hashable {
+        /// Write transactions committed.
+        public var groups = 0
+        /// Commits appended.
+        public var commits = 0
+    }
+
+    /// Counters since the writer started: `commits / groups` is the group-commit factor.
+    public var statistics: Statistics { stats.withLock { $0 } }
+    private let stats = Mutex(Statistics())
+
+    struct Queue: Sendable {
+        var items: [Submission] = []
+        var closed = false
+    }
+
+    struct Submission: Sendable {
+        let plan: @Sendable (LMDBReadTransaction) throws -> (CommitRequest?, any Sendable)
+        let complete: @Sendable (Result<(Commit?, any Sendable), any Error>) -> Void
+    }
+
+    /// Starts the writer thread for `store`; `applier` keeps views in step.
+    public init(store: LogStore, options: Options = Options(), applier: Applier? = nil) {
+        self.store = store
+        self.options = options
+        self.applier = applier
+        self.trainer = DictionaryTrainer(store: store, policy: options.dictionary)
+        let thread = Thread { [self] in self.run() }
+        thread.name = "cumulus-log-writer"
+        thread.start()
+    }
+
+    deinit {
+        queue.withLock { $0.closed = true }
+        wakeUp.signal()
+    }
+
+    /// Appends `request` as one commit and returns it once durable.
+    @discardableResult
+    public func append(_ request: CommitRequest) async throws -> Commit {
+        let (commit, _) = try await submit { _ in (request, ()) }
+        guard let commit else { throw LogError.storage("empty commit request") }
+        return commit
+    }
+
+    /// Runs `plan` on the writer thread inside the group's transaction and appends
+    /// the commit it returns; returns that commit (once durable) and the plan's value.
+    /// A request with no events appends nothing.
+    public func submit<T: Sendable>(_ plan: @escaping Plan<T>) async throws -> (Commit?, T) {
+        let (commit, value) = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<(Commit?, any Sendable), any Error>) in
+            let submission = Submission(
+                plan: { txn in
+                    let (request, value) = try plan(txn)
+                    return (request, value as any Sendable)
+                },
+                complete: { continuation.resume(with: $0) })
+            let accepted = queue.withLock { queue -> Bool in
+                guard !queue.closed else { return false }
+                queue.items.append(submission)
+                return true
+            }
+            if accepted { wakeUp.signal() } else { continuation.resume(throwing: LogError.closed) }
+        }
+        guard let typed = value as? T else { throw LogError.storage("writer returned a value of the wrong type") }
+        return (commit, typed)
+    }
+
+    /// Stops accepting work, finishes what is queued, and waits for the thread to end.
+    public func close() {
+        let first = queue.withLock { queue -> Bool in
+            defer { queue.closed = true }
+            return !queue.closed
+        }
+        wakeUp.signal()
+        if first { stopped.wait() }
+    }
+
+    // MARK: - The writer thread
+
+    private func run() {
+        while true {
+            wakeUp.wait()
+            while true {
+                let (batch, closed) = queue.withLock { queue -> ([Submission], Bool) in
+                    let count = min(queue.items.count, options.maxBatchCount)
+                    let batch = Array(queue.items.prefix(count))
+                    queue.items.removeFirst(count)
+                    return (batch, queue.closed)
+                }
+                if batch.isEmpty {
+                    if closed {
+                        stopped.signal()
+                        return
+                    }
+                    break
+                }
+                let leftover = process(batch)
+                if !leftover.isEmpty { queue.withLock { $0.items.insert(contentsOf: leftover, at: 0) } }
+            }
+        }
+    }
+
+    /// Trains a dictionary off the writer thread and appends its installation.
+    private func startTraining() {
+        let trainer = self.trainer
+        Task.detached(priority: .background) { [weak self] in
+            var installed = false
+            if let request = try? trainer.train(), let self {
+                installed = (try? await self.append(request)) != nil
+            }
+            trainer.finish(installed: installed)
+        }
+    }
+
+    /// Commits as much of `batch` as fits one group; returns what did not fit.
+    private func process(_ batch: [Submission]) -> [Submission] {
+        let now = Timestamp.now()
+        var results: [Result<(Commit?, any Sendable), any Error>?] = []
+        var taken = 0
+        var appended: [(commit: Commit, bytes: [UInt8])] = []
+        do {
+            let outcome = try store.environment.write { txn -> AppendSession.Outcome in
+                // The body may run again after map growth: start from scratch.
+                results = Array(repeating: nil, count: batch.count)
+                appended = []
+                taken = 0
+                var session = try store.beginAppend(in: txn)
+                for (index, submission) in batch.enumerated() {
+                    if index > 0 && session.appendedBytes >= options.maxBatchBytes { break }
+                    taken = index + 1
+                    let planned: (CommitRequest?, any Sendable)
+                    do {
+                        planned = try submission.plan(txn)
+                    } catch {
+                        results[index] = .failure(error)
+                        continue
+                    }
+                    guard let request = planned.0, !request.events.isEmpty else {
+                        results[index] = .success((nil, planned.1))
+                        continue
+                    }
+                    let entry = try session.append(request, now: now, in: txn)
+                    try applier?(entry.commit, txn)
+                    appended.append(entry)
+                    results[index] = .success((entry.commit, planned.1))
+                }
+                return try session.finish(in: txn)
+            }
+            store.didCommit(outcome)
+            stats.withLock {
+                $0.groups += 1
+                $0.commits += appended.count
+            }
+            if trainer.observe(appended) { startTraining() }
+            for index in 0..<taken {
+                batch[index].complete(results[index] ?? .failure(LogError.storage("submission lost")))
+            }
+            return Array(batch[taken...])
+        } catch {
+            if batch.count == 1 {
+                batch[0].complete(.failure(error))
+                return []
+            }
+            // Something failed after planning: retry one by one so only the culprit fails.
+            for submission in batch { _ = process([submission]) }
+            return []
+        }
+    }
+}

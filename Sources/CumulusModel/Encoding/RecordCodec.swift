@@ -1,0 +1,332 @@
+/// The deterministic, versioned binary encoding of a ``Record`` (format 1).
+///
+/// Deterministic: the same record gives the same bytes — fields in ascending key
+/// order (UTF-8 bytes), one canonical form for every value — so views rebuilt from
+/// the log can be compared by hash. Versioned: the first byte is the format, so a
+/// later version can still read what this one wrote. `changedKeys` is client state
+/// and is not encoded. The byte layout is specified in `Docs/LOG-FORMAT.md` §2.
+public enum RecordCodec {
+    /// The format byte this version writes and reads.
+    public static let formatVersion: UInt8 = 1
+
+    // System-field presence bits.
+    static let hasCreationDate: UInt8 = 1 << 0
+    static let hasModificationDate: UInt8 = 1 << 1
+    static let hasCreator: UInt8 = 1 << 2
+    static let hasLastModifier: UInt8 = 1 << 3
+    static let hasChangeTag: UInt8 = 1 << 4
+    static let hasParent: UInt8 = 1 << 5
+    static let hasShare: UInt8 = 1 << 6
+
+    // Value tags.
+    static let emptyListTag: UInt8 = 0x40
+    static let listFlag: UInt8 = 0x40
+
+    /// Encodes `record`. Throws `invalidArguments` for what has no canonical form:
+    /// non-finite doubles, nested lists and lists mixing types.
+    public static func encode(_ record: Record) throws -> [UInt8] {
+        var writer = BinaryWriter(capacity: 128 + record.fields.count * 24)
+        try encode(record, into: &writer)
+        return writer.bytes
+    }
+
+    /// Appends the encoding of `record` to `writer`.
+    public static func encode(_ record: Record, into writer: inout BinaryWriter) throws {
+        writer.u8(formatVersion)
+        writer.string(record.recordType)
+        writer.string(record.recordID.recordName)
+        writer.string(record.recordID.zoneID.zoneName)
+        writer.string(record.recordID.zoneID.ownerName)
+
+        var mask: UInt8 = 0
+        if record.creationDate != nil { mask |= hasCreationDate }
+        if record.modificationDate != nil { mask |= hasModificationDate }
+        if record.creatorUserRecordID != nil { mask |= hasCreator }
+        if record.lastModifiedUserRecordID != nil { mask |= hasLastModifier }
+        if record.recordChangeTag != nil { mask |= hasChangeTag }
+        if record.parent != nil { mask |= hasParent }
+        if record.share != nil { mask |= hasShare }
+        writer.u8(mask)
+        if let date = record.creationDate { writer.zigzag(date.millisecondsSince1970) }
+        if let date = record.modificationDate { writer.zigzag(date.millisecondsSince1970) }
+        if let user = record.creatorUserRecordID { writeRecordID(user, into: &writer) }
+        if let user = record.lastModifiedUserRecordID { writeRecordID(user, into: &writer) }
+        if let tag = record.recordChangeTag { writer.string(tag) }
+        let zone = record.recordID.zoneID
+        if let parent = record.parent { writeReference(parent, home: zone, into: &writer) }
+        if let share = record.share { writeReference(share, home: zone, into: &writer) }
+
+        try writeFields(record.fields, home: zone, into: &writer)
+        try writeFields(record.encryptedValues, home: zone, into: &writer)
+    }
+
+    /// Decodes a record from untrusted bytes: returns it or throws
+    /// `invalidArguments` naming the offset and the problem. Never traps.
+    public static func decode(_ bytes: [UInt8]) throws -> Record {
+        try bytes.withUnsafeBytes { buffer in
+            var reader = BinaryReader(buffer, context: "record")
+            let record = try decode(from: &reader)
+            try reader.expectEnd()
+            return record
+        }
+    }
+
+    /// Decodes one record from `reader`, leaving it just past the record.
+    public static func decode(from reader: inout BinaryReader) throws -> Record {
+        let version = try reader.u8()
+        guard version == formatVersion else {
+            throw reader.failure("unsupported record format \(version) (this build reads \(formatVersion))")
+        }
+        let recordType = try reader.string()
+        let recordName = try reader.string()
+        let zone = ZoneID(zoneName: try reader.string(), ownerName: try reader.string())
+        var record = Record(recordType: recordType, recordID: RecordID(recordName: recordName, zoneID: zone))
+
+        let mask = try reader.u8()
+        guard mask & 0x80 == 0 else { throw reader.failure("unknown system-field bits \(mask)") }
+        if mask & hasCreationDate != 0 { record.creationDate = Timestamp(millisecondsSince1970: try reader.zigzag()) }
+        if mask & hasModificationDate != 0 {
+            record.modificationDate = Timestamp(millisecondsSince1970: try reader.zigzag())
+        }
+        if mask & hasCreator != 0 { record.creatorUserRecordID = try readRecordID(from: &reader) }
+        if mask & hasLastModifier != 0 { record.lastModifiedUserRecordID = try readRecordID(from: &reader) }
+        if mask & hasChangeTag != 0 { record.recordChangeTag = try reader.string() }
+        if mask & hasParent != 0 { record.parent = try readReference(home: zone, from: &reader) }
+        if mask & hasShare != 0 { record.share = try readReference(home: zone, from: &reader) }
+
+        let fields = try readFields(home: zone, from: &reader)
+        let encrypted = try readFields(home: zone, from: &reader)
+        record.setStored(fields: fields, encryptedValues: encrypted)
+        record.clearChangedKeys()
+        return record
+    }
+
+    // MARK: - Pieces shared with the system-fields archive
+
+    static func writeRecordID(_ id: RecordID, into writer: inout BinaryWriter) {
+        writer.recordID(id)
+    }
+
+    static func readRecordID(from reader: inout BinaryReader) throws -> RecordID {
+        try reader.recordID()
+    }
+
+    // A reference in the record's own zone (the only kind a valid record holds)
+    // is written without its zone; the explicit form is allowed only for others.
+    static func writeReference(_ reference: Reference, home: ZoneID, into writer: inout BinaryWriter) {
+        writer.string(reference.recordID.recordName)
+        if reference.recordID.zoneID == home {
+            writer.u8(0)
+        } else {
+            writer.u8(1)
+            writer.string(reference.recordID.zoneID.zoneName)
+            writer.string(reference.recordID.zoneID.ownerName)
+        }
+        writer.u8(reference.action.rawValue)
+    }
+
+    static func readReference(home: ZoneID, from reader: inout BinaryReader) throws -> Reference {
+        let name = try reader.string()
+        let zone: ZoneID
+        switch try reader.u8() {
+        case 0:
+            zone = home
+        case 1:
+            zone = ZoneID(zoneName: try reader.string(), ownerName: try reader.string())
+            guard zone != home else { throw reader.failure("reference spells out the record's own zone") }
+        case let mode:
+            throw reader.failure("unknown reference zone mode \(mode)")
+        }
+        let rawAction = try reader.u8()
+        guard let action = Reference.Action(rawValue: rawAction) else {
+            throw reader.failure("unknown reference action \(rawAction)")
+        }
+        return Reference(recordID: RecordID(recordName: name, zoneID: zone), action: action)
+    }
+
+    // MARK: - Fields and values
+
+    static func writeFields(_ fields: [String: FieldValue], home: ZoneID, into writer: inout BinaryWriter) throws {
+        writer.length(fields.count)
+        let keys = fields.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        for key in keys {
+            guard let value = fields[key] else { continue }
+            writer.string(key)
+            do {
+                try writeValue(value, home: home, into: &writer)
+            } catch let error as CumulusError {
+                throw error.at(nil, field: key)
+            }
+        }
+    }
+
+    static func readFields(home: ZoneID, from reader: inout BinaryReader) throws -> [String: FieldValue] {
+        // Each entry is at least a 1-byte key length, 1-byte tag and 1 payload byte.
+        let count = try reader.length(minimumItemSize: 3)
+        var fields = [String: FieldValue](minimumCapacity: count)
+        var previous: [UInt8]?
+        for _ in 0..<count {
+            let key = try reader.string()
+            let keyBytes = Array(key.utf8)
+            if let previous, !previous.lexicographicallyPrecedes(keyBytes) {
+                throw reader.failure("field keys not in strictly ascending order at '\(key)'")
+            }
+            previous = keyBytes
+            let value = try readValue(home: home, from: &reader)
+            // Distinct byte strings can still be equal Swift strings (canonical
+            // equivalence); such a pair would not survive a re-encode.
+            guard fields.updateValue(value, forKey: key) == nil else {
+                throw reader.failure("field key '\(key)' appears twice")
+            }
+        }
+        return fields
+    }
+
+    static func writeValue(_ value: FieldValue, home: ZoneID, into writer: inout BinaryWriter) throws {
+        guard case .list(let items) = value else {
+            guard let type = value.scalarType else { return }
+            writer.u8(type.rawValue)
+            try writeScalar(value, home: home, into: &writer)
+            return
+        }
+        guard let first = items.first else {
+            writer.u8(emptyListTag)
+            return
+        }
+        guard let type = first.scalarType else {
+            throw CumulusError(.invalidArguments, "lists cannot contain lists")
+        }
+        writer.u8(listFlag | type.rawValue)
+        writer.length(items.count)
+        for item in items {
+            guard item.scalarType == type else {
+                throw CumulusError(
+                    .invalidArguments,
+                    "a list must hold one type; found \(item.scalarType?.wireName ?? "LIST") among \(type.wireName)")
+            }
+            try writeScalar(item, home: home, into: &writer)
+        }
+    }
+
+    static func writeScalar(_ value: FieldValue, home: ZoneID, into writer: inout BinaryWriter) throws {
+        switch value {
+        case .string(let text):
+            writer.string(text)
+        case .int64(let number):
+            writer.zigzag(number)
+        case .double(let number):
+            guard number.isFinite else {
+                throw CumulusError(.invalidArguments, "doubles must be finite; got \(number)")
+            }
+            writer.double(number)
+        case .timestamp(let time):
+            writer.zigzag(time.millisecondsSince1970)
+        case .bytes(let data):
+            writer.blob(data)
+        case .reference(let reference):
+            writeReference(reference, home: home, into: &writer)
+        case .location(let location):
+            for part in location.doubleComponents where !part.value.isFinite {
+                throw CumulusError(.invalidArguments, "location \(part.name) must be finite; got \(part.value)")
+            }
+            writer.double(location.latitude)
+            writer.double(location.longitude)
+            var mask: UInt8 = 0
+            if location.altitude != nil { mask |= 1 << 0 }
+            if location.horizontalAccuracy != nil { mask |= 1 << 1 }
+            if location.verticalAccuracy != nil { mask |= 1 << 2 }
+            if location.course != nil { mask |= 1 << 3 }
+            if location.speed != nil { mask |= 1 << 4 }
+            if location.timestamp != nil { mask |= 1 << 5 }
+            writer.u8(mask)
+            for part in [location.altitude, location.horizontalAccuracy, location.verticalAccuracy,
+                         location.course, location.speed] {
+                if let part { writer.double(part) }
+            }
+            if let time = location.timestamp { writer.zigzag(time.millisecondsSince1970) }
+        case .asset(let asset):
+            writer.string(asset.fileChecksum)
+            writer.zigzag(asset.size)
+            var mask: UInt8 = 0
+            if asset.referenceChecksum != nil { mask |= 1 << 0 }
+            if asset.wrappingKey != nil { mask |= 1 << 1 }
+            if asset.receipt != nil { mask |= 1 << 2 }
+            writer.u8(mask)
+            for part in [asset.referenceChecksum, asset.wrappingKey, asset.receipt] {
+                if let part { writer.string(part) }
+            }
+        case .list:
+            throw CumulusError(.invalidArguments, "lists cannot contain lists")
+        }
+    }
+
+    static func readValue(home: ZoneID, from reader: inout BinaryReader) throws -> FieldValue {
+        let tag = try reader.u8()
+        if tag == emptyListTag { return .list([]) }
+        if tag & listFlag != 0 {
+            guard let type = FieldValue.ValueType(rawValue: tag & ~listFlag) else {
+                throw reader.failure("unknown list element type \(tag & ~listFlag)")
+            }
+            let count = try reader.length()
+            guard count > 0 else { throw reader.failure("empty list written with an element type") }
+            var items: [FieldValue] = []
+            items.reserveCapacity(count)
+            for _ in 0..<count { items.append(try readScalar(type, home: home, from: &reader)) }
+            return .list(items)
+        }
+        guard let type = FieldValue.ValueType(rawValue: tag) else {
+            throw reader.failure("unknown value type \(tag)")
+        }
+        return try readScalar(type, home: home, from: &reader)
+    }
+
+    static func readFiniteDouble(_ what: String, from reader: inout BinaryReader) throws -> Double {
+        let value = try reader.double()
+        guard value.isFinite else { throw reader.failure("\(what) is not finite") }
+        return value
+    }
+
+    static func readScalar(_ type: FieldValue.ValueType, home: ZoneID, from reader: inout BinaryReader) throws
+        -> FieldValue
+    {
+        switch type {
+        case .string:
+            return .string(try reader.string())
+        case .int64:
+            return .int64(try reader.zigzag())
+        case .double:
+            return .double(try readFiniteDouble("double", from: &reader))
+        case .timestamp:
+            return .timestamp(Timestamp(millisecondsSince1970: try reader.zigzag()))
+        case .bytes:
+            return .bytes(try reader.blob())
+        case .reference:
+            return .reference(try readReference(home: home, from: &reader))
+        case .location:
+            var location = Location(
+                latitude: try readFiniteDouble("latitude", from: &reader),
+                longitude: try readFiniteDouble("longitude", from: &reader))
+            let mask = try reader.u8()
+            guard mask & 0xC0 == 0 else { throw reader.failure("unknown location bits \(mask)") }
+            if mask & (1 << 0) != 0 { location.altitude = try readFiniteDouble("altitude", from: &reader) }
+            if mask & (1 << 1) != 0 {
+                location.horizontalAccuracy = try readFiniteDouble("horizontalAccuracy", from: &reader)
+            }
+            if mask & (1 << 2) != 0 {
+                location.verticalAccuracy = try readFiniteDouble("verticalAccuracy", from: &reader)
+            }
+            if mask & (1 << 3) != 0 { location.course = try readFiniteDouble("course", from: &reader) }
+            if mask & (1 << 4) != 0 { location.speed = try readFiniteDouble("speed", from: &reader) }
+            if mask & (1 << 5) != 0 { location.timestamp = Timestamp(millisecondsSince1970: try reader.zigzag()) }
+            return .location(location)
+        case .asset:
+            var asset = Asset(fileChecksum: try reader.string(), size: try reader.zigzag())
+            let mask = try reader.u8()
+            guard mask & 0xF8 == 0 else { throw reader.failure("unknown asset bits \(mask)") }
+            if mask & (1 << 0) != 0 { asset.referenceChecksum = try reader.string() }
+            if mask & (1 << 1) != 0 { asset.wrappingKey = try reader.string() }
+            if mask & (1 << 2) != 0 { asset.receipt = try reader.string() }
+            return .asset(asset)
+        }
+    }
+}

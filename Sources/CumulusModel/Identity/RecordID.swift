@@ -1,0 +1,24 @@
+import Foundation
+
+/// A record's identity: its name within a zone (SPEC §1). Unique within a database.
+public struct RecordID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+    /// The record's name: 1–255 ASCII characters, not starting with `_`.
+    public var recordName: String
+    /// The zone the record lives in.
+    public var zoneID: ZoneID
+
+    /// A record ID; without a name it gets a fresh UUID string, as CloudKit does.
+    public init(recordName: String = UUID().uuidString, zoneID: ZoneID = .default) {
+        self.recordName = recordName
+        self.zoneID = zoneID
+    }
+
+    /// Orders by zone, then record name (UTF-8 bytes): the order pages are broken by.
+    public static func < (lhs: RecordID, rhs: RecordID) -> Bool {
+        if lhs.zoneID != rhs.zoneID { return lhs.zoneID < rhs.zoneID }
+        return lhs.recordName.utf8.lexicographicallyPrecedes(rhs.recordName.utf8)
+    }
+
+    /// `recordName@zoneName:ownerName`.
+    public var description: String { "\(recordName)@\(zoneID)" }
+}

@@ -1,0 +1,32 @@
+/// A zone's identity: its name and the user who owns it (SPEC §1).
+public struct ZoneID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+    /// The default zone's name, present in every database.
+    public static let defaultZoneName = "_defaultZone"
+    /// Placeholder owner meaning "the current user" (CloudKit's `CKCurrentUserDefaultName`).
+    public static let defaultOwnerName = "__defaultOwner__"
+    /// The default zone of a database, owned by the placeholder owner.
+    public static let `default` = ZoneID(zoneName: defaultZoneName, ownerName: defaultOwnerName)
+
+    /// The zone's name, unique per owner within a database.
+    public var zoneName: String
+    /// The owner's user record name, or ``defaultOwnerName``.
+    public var ownerName: String
+
+    /// A zone ID; the owner defaults to the current-user placeholder.
+    public init(zoneName: String, ownerName: String = ZoneID.defaultOwnerName) {
+        self.zoneName = zoneName
+        self.ownerName = ownerName
+    }
+
+    /// Whether this is the default zone (whatever owner it names).
+    public var isDefaultZone: Bool { zoneName == Self.defaultZoneName }
+
+    /// Orders by zone name, then owner, comparing UTF-8 bytes.
+    public static func < (lhs: ZoneID, rhs: ZoneID) -> Bool {
+        if lhs.zoneName != rhs.zoneName { return lhs.zoneName.utf8.lexicographicallyPrecedes(rhs.zoneName.utf8) }
+        return lhs.ownerName.utf8.lexicographicallyPrecedes(rhs.ownerName.utf8)
+    }
+
+    /// `zoneName:ownerName`.
+    public var description: String { "\(zoneName):\(ownerName)" }
+}

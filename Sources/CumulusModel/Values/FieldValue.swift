@@ -1,0 +1,86 @@
+/// A record field's value: one of CloudKit's types, or a homogeneous list of one (SPEC §1).
+///
+/// A list is modelled as `.list([FieldValue])` so values can be built from untyped
+/// input (JSON, tests) and checked afterwards; ``RecordValidator`` refuses nested
+/// and mixed lists before anything is stored.
+public enum FieldValue: Sendable, Hashable {
+    /// UTF-8 text.
+    case string(String)
+    /// A 64-bit signed integer (CloudKit's INT64; booleans are stored as 0/1).
+    case int64(Int64)
+    /// A finite IEEE-754 double.
+    case double(Double)
+    /// A date at millisecond precision.
+    case timestamp(Timestamp)
+    /// Opaque bytes.
+    case bytes([UInt8])
+    /// A reference to a record in the same zone.
+    case reference(Reference)
+    /// A geographic location.
+    case location(Location)
+    /// A stored file.
+    case asset(Asset)
+    /// A homogeneous list of scalar values; may be empty.
+    case list([FieldValue])
+
+    /// The type of a value, as CloudKit Web Services names it.
+    public enum ValueType: UInt8, Sendable, Hashable, CaseIterable {
+        /// `STRING`
+        case string = 1
+        /// `INT64`
+        case int64 = 2
+        /// `DOUBLE`
+        case double = 3
+        /// `TIMESTAMP`
+        case timestamp = 4
+        /// `BYTES`
+        case bytes = 5
+        /// `REFERENCE`
+        case reference = 6
+        /// `LOCATION`
+        case location = 7
+        /// `ASSETID`
+        case asset = 8
+
+        /// The wire name, e.g. `INT64`.
+        public var wireName: String {
+            switch self {
+            case .string: "STRING"
+            case .int64: "INT64"
+            case .double: "DOUBLE"
+            case .timestamp: "TIMESTAMP"
+            case .bytes: "BYTES"
+            case .reference: "REFERENCE"
+            case .location: "LOCATION"
+            case .asset: "ASSETID"
+            }
+        }
+    }
+
+    /// The scalar type of this value; `nil` for a list.
+    public var scalarType: ValueType? {
+        switch self {
+        case .string: .string
+        case .int64: .int64
+        case .double: .double
+        case .timestamp: .timestamp
+        case .bytes: .bytes
+        case .reference: .reference
+        case .location: .location
+        case .asset: .asset
+        case .list: nil
+        }
+    }
+
+    /// The value itself, or each element of a list: what a reference or token
+    /// scan looks at.
+    public var scalars: [FieldValue] {
+        if case .list(let items) = self { return items }
+        return [self]
+    }
+
+    /// Every reference this value holds, list elements included.
+    public var references: [Reference] {
+        scalars.compactMap { if case .reference(let r) = $0 { r } else { nil } }
+    }
+}

@@ -1,0 +1,95 @@
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+import CumulusTestSupport
+import Foundation
+
+/// A fresh, empty directory under the system temp dir, removed by `cleanup`.
+/// Every test gets its own: LMDB must never open one path twice in a process.
+struct TempDirectory {
+    let path: String
+
+    init(_ label: String = #function) {
+        let safe = label.filter { $0.isLetter || $0.isNumber }
+        path = NSTemporaryDirectory() + "cumulus-\(safe)-\(UUID().uuidString)"
+    }
+
+    func cleanup() { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// Opens an environment + log in `directory`.
+func openStore(_ directory: TempDirectory, mapSize: Int = 64 << 20) throws -> LogStore {
+    var options = LMDBEnvironment.Options()
+    options.mapSize = mapSize
+    return try LogStore(environment: LMDBEnvironment(path: directory.path, options: options))
+}
+
+/// A commit request saving one sample record.
+func sampleRequest(_ index: Int, rng: inout SeededRandom) -> CommitRequest {
+    let parts = SampleData.saveRequest(index, rng: &rng)
+    return CommitRequest(
+        actor: parts.actor, requestID: parts.requestID,
+        events: [.recordSaved(database: SampleData.database, record: parts.record, changedKeys: parts.changedKeys)],
+        timestamp: Timestamp(millisecondsSince1970: 1_790_000_000_000 + Int64(index)))
+}
+
+/// Appends `requests` in one transaction without a writer, as tools and tests may.
+@discardableResult
+func appendDirect(_ store: LogStore, _ requests: [CommitRequest]) throws -> [Commit] {
+    var commits: [Commit] = []
+    let outcome = try store.environment.write { txn -> AppendSession.Outcome in
+        commits = []
+        var session = try store.beginAppend(in: txn)
+        for request in requests {
+            commits.append(try session.append(request, now: Timestamp(millisecondsSince1970: 0), in: txn).commit)
+        }
+        return try session.finish(in: txn)
+    }
+    store.didCommit(outcome)
+    return commits
+}
+
+extension RandomRecords {
+    /// A random event of any kind.
+    mutating func event() -> Event {
+        let database = DatabaseID(
+            container: "iCloud." + identifier(), environment: chance(0.5) ? .development : .production,
+            scope: chance(0.2) ? .public : .private, owner: "_" + asciiName())
+        switch int(0...7) {
+        case 0, 1:
+            var record = record()
+            if database.scope == .public { record.recordID.zoneID = .default }
+            return .recordSaved(database: database, record: record, changedKeys: Array(Set((0..<int(0...3)).map { _ in identifier() })))
+        case 2:
+            let cause: DeleteCause = [.direct, .zoneDeleted, .cascade(owner: recordID())][int(0...2)]
+            return .recordDeleted(database: database, recordID: recordID(), recordType: identifier(), cause: cause)
+        case 3:
+            return .changeTagBumped(database: database, recordID: recordID(), changeTag: asciiName(maxLength: 8), source: recordID())
+        case 4:
+            return .zoneSaved(database: database, zone: Zone(zoneID: recordID().zoneID))
+        case 5:
+            return .zoneDeleted(database: database, zoneID: recordID().zoneID)
+        case 6:
+            return chance(0.5)
+                ? .subscriptionSaved(database: database, subscriptionID: asciiName(), definition: (0..<int(0...30)).map { _ in UInt8(int(0...255)) })
+                : .subscriptionDeleted(database: database, subscriptionID: asciiName())
+        default:
+            return .dictionaryInstalled(id: UInt32(int(1...1000)), bytes: (0..<int(0...30)).map { _ in UInt8(int(0...255)) })
+        }
+    }
+
+    /// A random commit with consistent feed positions.
+    mutating func commit(sequence: UInt64) -> Commit {
+        let events = (0..<int(0...6)).map { _ in event() }
+        let zones = Commit.touchedZones(of: events).map {
+            ZoneSequence(database: $0.0, zoneID: $0.1, sequence: UInt64(int(1...1_000_000)))
+        }
+        let databases = Commit.touchedDatabases(of: events).map {
+            DatabaseSequence(database: $0, sequence: UInt64(int(1...1_000_000)))
+        }
+        return Commit(
+            sequence: sequence, timestamp: timestamp(), actor: chance(0.1) ? "" : "_" + asciiName(),
+            requestID: asciiName(), clientChangeTokenData: chance(0.3) ? (0..<int(0...20)).map { _ in UInt8(int(0...255)) } : nil,
+            events: events, zoneSequences: zones, databaseSequences: databases)
+    }
+}
