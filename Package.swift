@@ -47,12 +47,31 @@ let package = Package(
             ]
         ),
 
+        // The projections of the log: records, references, types, zones; rebuild and verify.
+        .target(
+            name: "CumulusViews",
+            dependencies: [
+                "CumulusModel",
+                "CumulusStorage",
+                "CumulusLog",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+
+        // The write path (validate → plan → events), reads, zones, access rules.
+        .target(
+            name: "CumulusEngine",
+            dependencies: ["CumulusModel", "CumulusStorage", "CumulusLog", "CumulusViews"]
+        ),
+
         .executableTarget(
             name: "cumulus",
             dependencies: [
                 "CumulusModel",
                 "CumulusStorage",
                 "CumulusLog",
+                "CumulusViews",
+                "CumulusEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -65,7 +84,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "cumulus-bench",
-            dependencies: ["CumulusLog", "CumulusModel", "CumulusStorage", "CumulusTestSupport", "CLMDB", "CZstd"],
+            dependencies: [
+                "CumulusLog", "CumulusModel", "CumulusStorage", "CumulusEngine", "CumulusTestSupport", "CLMDB", "CZstd",
+            ],
             path: "Tools/Bench"
         ),
 
@@ -76,6 +97,10 @@ let package = Package(
         .testTarget(
             name: "CumulusLogTests",
             dependencies: ["CumulusLog", "CumulusModel", "CumulusStorage", "CumulusTestSupport"]
+        ),
+        .testTarget(
+            name: "CumulusEngineTests",
+            dependencies: ["CumulusEngine", "CumulusViews", "CumulusLog", "CumulusModel", "CumulusStorage", "CumulusTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,1 +1,91 @@
-print("bench: not yet")
+// cumulus-bench: release-build benchmarks. Every figure is printed beside a baseline
+// measured in the same run on the same data, with the ratio and the target.
+//
+//   cumulus-bench [log|all] [--quick]        (`make bench BENCH_ARGS="log --quick"`)
+//
+// Suites are types conforming to `BenchSuite`, one per file; add new ones to
+// `BenchOptions.suites`.
+
+import Foundation
+
+/// What the command line asked for.
+struct BenchOptions {
+    /// Every suite, in the order `all` runs them.
+    static var suites: [Suite] { [Suite(LogSuite.self)] }
+
+    /// Smaller counts, for a check in well under a minute.
+    var quick = false
+    /// The suites to run.
+    var selected: [Suite] = suites
+
+    static let usage = """
+        usage: cumulus-bench [\((suites.map(\.name) + ["all"]).joined(separator: "|"))] [--quick]
+          (default: all)   --quick  smaller counts, a fraction of the time
+        """
+
+    init(_ arguments: [String]) throws {
+        var names: [String] = []
+        for argument in arguments {
+            switch argument {
+            case "--quick": quick = true
+            case "-h", "--help": throw BenchFailure(Self.usage)
+            case let name where !name.hasPrefix("-"): names.append(name)
+            default: throw BenchFailure("unknown option \(argument)\n\(Self.usage)")
+            }
+        }
+        if !names.isEmpty && !names.contains("all") {
+            selected = try names.map { name in
+                guard let suite = Self.suites.first(where: { $0.name == name }) else {
+                    throw BenchFailure("unknown suite \(name)\n\(Self.usage)")
+                }
+                return suite
+            }
+        }
+    }
+}
+
+/// A group of measurements with their baselines.
+protocol BenchSuite {
+    /// The name on the command line.
+    static var name: String { get }
+    /// Runs every measurement of the suite, printing into `report`.
+    static func run(quick: Bool, report: Report) async throws
+}
+
+/// A registered suite. Holds the suite's entry point as a closure rather than the
+/// existential metatype `any BenchSuite.Type`, whose static calls crash the Swift
+/// 6.3 compiler (signal 11 in SIL lowering).
+struct Suite {
+    let name: String
+    let run: (_ quick: Bool, _ report: Report) async throws -> Void
+
+    init<S: BenchSuite>(_ suite: S.Type) {
+        name = S.name
+        run = { quick, report in try await S.run(quick: quick, report: report) }
+    }
+}
+
+/// Runs the selected suites; returns the process exit status. Nonisolated, so the
+/// suites run on the cooperative pool rather than the main actor.
+func runBench(_ arguments: [String]) async -> Int32 {
+    do {
+        let options = try BenchOptions(arguments)
+        #if DEBUG
+        Report.emit("warning: a debug build; run `make bench` (release) for meaningful figures")
+        #endif
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        Report.emit("cumulus-bench\(options.quick ? " --quick" : ""): \(cores) cores, \(ProcessInfo.processInfo.operatingSystemVersionString)")
+        let report = Report()
+        let total = try await measureAsync {
+            for suite in options.selected { try await suite.run(options.quick, report) }
+        }
+        report.summary()
+        Report.emit("total \(Report.format(total)) s")
+        return 0
+    } catch {
+        FileHandle.standardError.write(Data("cumulus-bench: \(error)\n".utf8))
+        return 1
+    }
+}
+
+exit(await runBench(Array(CommandLine.arguments.dropFirst())))

@@ -87,7 +87,7 @@ public struct AppendSession {
 
     /// Stores the new head; returns what to publish after the transaction commits.
     public func finish(in txn: LMDBWriteTransaction) throws -> Outcome {
-        try txn.put(store.tables.meta, key: LogStore.metaHead, value: BigEndian.bytes(head.sequence) + head.hash)
+        try txn.put(store.tables.meta, key: LogStore.metaHead, value: SequenceKey.bytes(head.sequence) + head.hash)
         return Outcome(head: head, installed: installed)
     }
 
@@ -109,7 +109,7 @@ public struct AppendSession {
         throws
     {
         let stored = try txn.put(
-            store.tables.log, key: BigEndian.bytes(commit.sequence), value: frameBytes, flags: [.noOverwrite, .append])
+            store.tables.log, key: SequenceKey.bytes(commit.sequence), value: frameBytes, flags: [.noOverwrite, .append])
         guard stored else { throw LogError.doesNotContinue(expected: head.sequence + 1, got: commit.sequence, reason: "sequence taken") }
         try store.feeds.index(commit, in: txn)
         for event in commit.events {

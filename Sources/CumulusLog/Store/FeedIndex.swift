@@ -63,7 +63,7 @@ struct FeedIndex {
                 value.u8(kind.rawValue)
                 value.string(name)
             }
-            try txn.put(zoneFeed, key: zoneKey + BigEndian.bytes(position.sequence), value: value.bytes, flags: .noOverwrite)
+            try txn.put(zoneFeed, key: zoneKey + SequenceKey.bytes(position.sequence), value: value.bytes, flags: .noOverwrite)
             var head = BinaryWriter(capacity: 96)
             head.u64(position.sequence)
             head.databaseID(position.database)
@@ -87,7 +87,7 @@ struct FeedIndex {
             }
             if databaseWide { value.u8(DatabaseKind.databaseChanged.rawValue) }
             try txn.put(
-                databaseFeed, key: databaseKey + BigEndian.bytes(position.sequence), value: value.bytes,
+                databaseFeed, key: databaseKey + SequenceKey.bytes(position.sequence), value: value.bytes,
                 flags: .noOverwrite)
             var head = BinaryWriter(capacity: 64)
             head.u64(position.sequence)

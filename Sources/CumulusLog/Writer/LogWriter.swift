@@ -38,9 +38,21 @@ public final class LogWriter: Sendable {
     /// views are kept in step with the log. A throw aborts the group.
     public typealias Applier = @Sendable (Commit, LMDBWriteTransaction) throws -> Void
 
+    /// What a plan sees: the group's transaction (read-only to the plan), the
+    /// sequence its commit will get if it returns one, and the commit time.
+    public struct PlanContext {
+        /// The group's write transaction, seen read-only: it includes the commits
+        /// earlier submissions of the same group appended.
+        public let transaction: LMDBReadTransaction
+        /// The global sequence the plan's commit will have.
+        public let sequence: UInt64
+        /// The time the commit will carry (one per group).
+        public let now: Timestamp
+    }
+
     /// Plans one submission against the transaction's current state: returns the
     /// commit to append (or `nil` for none) and a value for the caller.
-    public typealias Plan<T> = @Sendable (LMDBReadTransaction) throws -> (CommitRequest?, T)
+    public typealias Plan<T> = @Sendable (PlanContext) throws -> (CommitRequest?, T)
 
     /// The log written to.
     public let store: LogStore
@@ -71,7 +83,7 @@ public final class LogWriter: Sendable {
     }
 
     struct Submission: Sendable {
-        let plan: @Sendable (LMDBReadTransaction) throws -> (CommitRequest?, any Sendable)
+        let plan: @Sendable (PlanContext) throws -> (CommitRequest?, any Sendable)
         let complete: @Sendable (Result<(Commit?, any Sendable), any Error>) -> Void
     }
 
@@ -106,8 +118,8 @@ public final class LogWriter: Sendable {
         let (commit, value) = try await withCheckedThrowingContinuation {
             (continuation: CheckedContinuation<(Commit?, any Sendable), any Error>) in
             let submission = Submission(
-                plan: { txn in
-                    let (request, value) = try plan(txn)
+                plan: { context in
+                    let (request, value) = try plan(context)
                     return (request, value as any Sendable)
                 },
                 complete: { continuation.resume(with: $0) })
@@ -187,7 +199,8 @@ public final class LogWriter: Sendable {
                     taken = index + 1
                     let planned: (CommitRequest?, any Sendable)
                     do {
-                        planned = try submission.plan(txn)
+                        let context = PlanContext(transaction: txn, sequence: session.head.sequence + 1, now: now)
+                        planned = try submission.plan(context)
                     } catch {
                         results[index] = .failure(error)
                         continue

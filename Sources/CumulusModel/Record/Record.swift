@@ -24,8 +24,11 @@ public struct Record: Sendable, Hashable {
     public var lastModifiedUserRecordID: RecordID?
     /// Opaque version tag, new on every save (server-set); `nil` before the first save.
     public var recordChangeTag: String?
-    /// The parent in a share hierarchy; a reference with action `none`.
-    public var parent: Reference?
+    /// The parent in a share hierarchy; a reference with action `none`. Setting it
+    /// marks `parent` changed, so partial save policies know to write it.
+    public var parent: Reference? {
+        didSet { changedKeys.insert("parent") }
+    }
     /// The share this record belongs to (server-set, SPEC §9).
     public var share: Reference?
     /// Keys set or removed since the record was created, fetched or last cleared.
@@ -61,6 +64,12 @@ public struct Record: Sendable, Hashable {
     /// Every key with a value, user and encrypted, sorted.
     public var allKeys: [String] {
         Array(Set(fields.keys).union(encryptedValues.keys)).sorted()
+    }
+
+    /// Marks `key` changed without touching its value (what a client library does
+    /// when it rebuilds a record it is about to send).
+    public mutating func markChanged(_ key: String) {
+        changedKeys.insert(key)
     }
 
     /// Forgets which keys changed: the state of a record just fetched or saved.

@@ -1,0 +1,231 @@
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+import CumulusViews
+import Foundation
+
+/// One database of a container (SPEC §1): the Swift API a CloudKit developer
+/// recognises. Every call names the acting user (`nil`: not signed in).
+///
+/// A lightweight value: make as many as you like. The request path is
+/// validate (here, before anything touches storage) → plan (``ModifyPlanner``, on
+/// the writer thread, against the views) → events → one write transaction that
+/// appends the commit and updates the views.
+public struct Database: Sendable {
+    /// Which database.
+    public let id: DatabaseID
+    let container: Container
+
+    init(id: DatabaseID, container: Container) {
+        self.id = id
+        self.container = container
+    }
+
+    private var normalizer: Normalizer { Normalizer(database: id) }
+
+    // MARK: - Records
+
+    /// Saves and deletes records as one operation with a native save policy.
+    public func modify(
+        saving: [Record] = [], deleting: [RecordID] = [], savePolicy: SavePolicy = .ifServerRecordUnchanged,
+        atomic: Bool = true, clientChangeTokenData: [UInt8]? = nil, as actor: String?
+    ) async throws -> ModifyResult {
+        try await modify(
+            ModifyOperation(
+                saves: saving.map { RecordSave($0, mode: savePolicy.mode) },
+                deletes: deleting.map { RecordDelete($0) },
+                atomic: atomic, clientChangeTokenData: clientChangeTokenData),
+            as: actor)
+    }
+
+    /// Runs a modify operation. Throws for the operation as a whole (too many
+    /// items, a record named twice, not allowed); item failures are in the result.
+    public func modify(_ operation: ModifyOperation, as actor: String?) async throws -> ModifyResult {
+        let actor = try AccessPolicy.checkWrite(id, actor: actor)
+        let count = operation.saves.count + operation.deletes.count
+        guard count <= operation.itemLimit else {
+            throw CumulusError(
+                .limitExceeded,
+                "\(count) items in one operation; the limit is \(operation.itemLimit). Split it in half and retry")
+        }
+        let normalizer = self.normalizer
+        var saves = operation.saves
+        var saveErrors: [Int: CumulusError] = [:]
+        var seen = Set<RecordID>()
+        for index in saves.indices {
+            saves[index].record = normalizer.record(saves[index].record)
+            let record = saves[index].record
+            guard seen.insert(record.recordID).inserted else {
+                throw CumulusError(
+                    .invalidArguments, "record \(record.recordID.recordName) appears twice; one operation per record",
+                    recordID: record.recordID)
+            }
+            do {
+                try RecordValidator.validate(record, in: id.scope)
+            } catch let error as CumulusError {
+                saveErrors[index] = error
+            }
+        }
+        var deletes = operation.deletes
+        var deleteErrors: [Int: CumulusError] = [:]
+        for index in deletes.indices {
+            deletes[index].recordID = normalizer.recordID(deletes[index].recordID)
+            let recordID = deletes[index].recordID
+            guard seen.insert(recordID).inserted else {
+                throw CumulusError(
+                    .invalidArguments, "record \(recordID.recordName) appears twice; one operation per record",
+                    recordID: recordID)
+            }
+            do {
+                try NameRules.checkRecordID(recordID, allowSystem: true)
+            } catch let error as CumulusError {
+                deleteErrors[index] = error
+            }
+        }
+        let planner = ModifyPlanner(
+            views: container.views, database: id, actor: actor, saves: saves, deletes: deletes,
+            atomic: operation.atomic, saveErrors: saveErrors, deleteErrors: deleteErrors,
+            clientChangeTokenData: operation.clientChangeTokenData,
+            requestID: operation.requestID ?? UUID().uuidString)
+        let (_, result) = try await container.writer.submit { context in try planner.plan(context) }
+        return result
+    }
+
+    /// Fetches records by ID: per ID, the record or `unknownItem`, in the order
+    /// given. `desiredKeys` limits the user fields returned (`nil`: all, `[]`: none);
+    /// system fields always come back.
+    public func fetch(_ ids: [RecordID], desiredKeys: [String]? = nil, as actor: String?) throws
+        -> [(recordID: RecordID, result: Result<Record, CumulusError>)]
+    {
+        try AccessPolicy.checkRead(id, actor: actor)
+        let normalizer = self.normalizer
+        let views = container.views
+        let database = id
+        let wanted = desiredKeys.map(Set.init)
+        return try container.store.environment.read { txn in
+            try ids.map { requested in
+                let recordID = normalizer.recordID(requested)
+                guard var record = try views.record(recordID, in: database, txn) else {
+                    return (requested, .failure(CumulusError(
+                        .unknownItem, "record \(recordID.recordName) does not exist", recordID: recordID)))
+                }
+                if let wanted {
+                    record.setStored(
+                        fields: record.fields.filter { wanted.contains($0.key) },
+                        encryptedValues: record.encryptedValues.filter { wanted.contains($0.key) })
+                }
+                return (requested, .success(record))
+            }
+        }
+    }
+
+    /// Fetches one record; throws `unknownItem` if it does not exist.
+    public func fetch(_ recordID: RecordID, desiredKeys: [String]? = nil, as actor: String?) throws -> Record {
+        guard let first = try fetch([recordID], desiredKeys: desiredKeys, as: actor).first else {
+            throw CumulusError(.internalError, "fetch returned nothing")
+        }
+        return try first.result.get()
+    }
+
+    // MARK: - Zones
+
+    /// Creates zones (custom zones exist only in private databases). Saving a
+    /// zone that exists returns it unchanged.
+    public func saveZones(_ zoneIDs: [ZoneID], as actor: String?) async throws
+        -> [(zoneID: ZoneID, result: Result<Zone, CumulusError>)]
+    {
+        let actor = try AccessPolicy.checkWrite(id, actor: actor)
+        let database = id
+        let normalized = zoneIDs.map(normalizer.zone)
+        var early: [Int: CumulusError] = [:]
+        for (index, zoneID) in normalized.enumerated() {
+            do {
+                try NameRules.checkZoneID(zoneID)
+                if zoneID.isDefaultZone {
+                    throw CumulusError(.invalidArguments, "the default zone always exists and cannot be saved")
+                }
+                if database.scope != .private {
+                    throw CumulusError(.invalidArguments, "custom zones exist only in private databases, not the \(database.scope) one")
+                }
+            } catch let error as CumulusError {
+                early[index] = error
+            }
+        }
+        let views = container.views
+        let earlyErrors = early
+        let (_, results) = try await container.writer.submit { context -> (CommitRequest?, [Result<Zone, CumulusError>]) in
+            var events: [Event] = []
+            var results: [Result<Zone, CumulusError>] = []
+            var created: [ZoneID: Zone] = [:]
+            for (index, zoneID) in normalized.enumerated() {
+                if let error = earlyErrors[index] {
+                    results.append(.failure(error))
+                } else if let existing = try views.zone(zoneID, in: database, context.transaction) {
+                    results.append(.success(existing.zone))
+                } else if let zone = created[zoneID] {
+                    results.append(.success(zone))
+                } else {
+                    let zone = Zone(zoneID: zoneID)
+                    created[zoneID] = zone
+                    events.append(.zoneSaved(database: database, zone: zone))
+                    results.append(.success(zone))
+                }
+            }
+            let request = events.isEmpty ? nil : CommitRequest(actor: actor, requestID: UUID().uuidString, events: events)
+            return (request, results)
+        }
+        return zip(normalized, results).map { ($0, $1) }
+    }
+
+    /// Deletes zones and every record in them: one event per zone, not one per record.
+    public func deleteZones(_ zoneIDs: [ZoneID], as actor: String?) async throws
+        -> [(zoneID: ZoneID, result: Result<Void, CumulusError>)]
+    {
+        let actor = try AccessPolicy.checkWrite(id, actor: actor)
+        let database = id
+        let normalized = zoneIDs.map(normalizer.zone)
+        let views = container.views
+        let (_, results) = try await container.writer.submit { context -> (CommitRequest?, [Result<Void, CumulusError>]) in
+            var events: [Event] = []
+            var results: [Result<Void, CumulusError>] = []
+            var deleted = Set<ZoneID>()
+            for zoneID in normalized {
+                if zoneID.isDefaultZone {
+                    results.append(.failure(CumulusError(.invalidArguments, "the default zone cannot be deleted")))
+                } else if try deleted.contains(zoneID) || views.zone(zoneID, in: database, context.transaction) == nil {
+                    results.append(.failure(CumulusError(.zoneNotFound, "zone \(zoneID.zoneName) does not exist")))
+                } else {
+                    deleted.insert(zoneID)
+                    events.append(.zoneDeleted(database: database, zoneID: zoneID))
+                    results.append(.success(()))
+                }
+            }
+            let request = events.isEmpty ? nil : CommitRequest(actor: actor, requestID: UUID().uuidString, events: events)
+            return (request, results)
+        }
+        return zip(normalized, results).map { ($0, $1) }
+    }
+
+    /// Fetches zones by ID: per ID the zone or `zoneNotFound`.
+    public func fetchZones(_ zoneIDs: [ZoneID], as actor: String?) throws
+        -> [(zoneID: ZoneID, result: Result<Zone, CumulusError>)]
+    {
+        try AccessPolicy.checkRead(id, actor: actor)
+        let all = try allZones(as: actor)
+        return zoneIDs.map(normalizer.zone).map { zoneID in
+            if let zone = all.first(where: { $0.zoneID == zoneID }) { return (zoneID, .success(zone)) }
+            return (zoneID, .failure(CumulusError(.zoneNotFound, "zone \(zoneID.zoneName) does not exist")))
+        }
+    }
+
+    /// Every zone of the database, the default zone first (none in a shared database).
+    public func allZones(as actor: String?) throws -> [Zone] {
+        try AccessPolicy.checkRead(id, actor: actor)
+        let database = id
+        let views = container.views
+        let stored = try container.store.environment.read { try views.zones(in: database, $0) }
+        let custom = stored.map(\.zone).sorted { $0.zoneID < $1.zoneID }
+        guard database.scope != .shared else { return custom }
+        return [Zone(zoneID: normalizer.zone(.default))] + custom
+    }
+}

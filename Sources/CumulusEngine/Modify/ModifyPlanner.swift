@@ -1,0 +1,253 @@
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+import CumulusViews
+
+/// Turns a validated modify operation into events (SPEC §2, §3): runs on the
+/// writer thread inside the group's transaction, reading the views as they stand
+/// after every earlier commit, and writes nothing itself — the events it returns are
+/// appended and applied by the writer.
+///
+/// Items are grouped by zone (references never cross zones, so zones are
+/// independent). In a zone with the `atomic` capability an atomic operation is
+/// all-or-nothing: the failing item keeps its error and every other item of that
+/// zone gets `batchRequestFailed`. Elsewhere each item stands alone.
+struct ModifyPlanner {
+    let views: Views
+    let database: DatabaseID
+    let actor: String
+    let saves: [RecordSave]
+    let deletes: [RecordDelete]
+    let atomic: Bool
+    /// Errors found before planning (validation), by item.
+    let saveErrors: [Int: CumulusError]
+    let deleteErrors: [Int: CumulusError]
+    let clientChangeTokenData: [UInt8]?
+    let requestID: String
+
+    private enum Item: Hashable {
+        case save(Int)
+        case delete(Int)
+    }
+
+    /// Plans the operation: the commit to append (if anything changes) and the result.
+    func plan(_ context: LogWriter.PlanContext) throws -> (CommitRequest?, ModifyResult) {
+        let tag = String(context.sequence, radix: 36)
+        var overlay = PlanOverlay(views: views, database: database, transaction: context.transaction)
+        var saveResults = [Result<Record, CumulusError>?](repeating: nil, count: saves.count)
+        var deleteResults = [Result<Void, CumulusError>?](repeating: nil, count: deletes.count)
+
+        var byZone: [ZoneID: [Item]] = [:]
+        for index in saves.indices { byZone[saves[index].record.recordID.zoneID, default: []].append(.save(index)) }
+        for index in deletes.indices { byZone[deletes[index].recordID.zoneID, default: []].append(.delete(index)) }
+
+        for zone in byZone.keys.sorted() {
+            let items = byZone[zone] ?? []
+            guard let capabilities = try zoneCapabilities(zone, context.transaction) else {
+                let error = CumulusError(
+                    .zoneNotFound, "zone \(zone.zoneName) does not exist in the \(database.scope) database; create it first")
+                for item in items { record(item, .failure(error), &saveResults, &deleteResults) }
+                continue
+            }
+            let atomicZone = atomic && capabilities.contains(.atomic)
+            let checkpoint = overlay
+            var failed: [Item: CumulusError] = [:]
+            let orderedSaves = saveOrder(items.compactMap { if case .save(let i) = $0 { i } else { nil } })
+            var pending = Set(orderedSaves.filter { saveErrors[$0] == nil }.map { saves[$0].record.recordID })
+            let ordered = orderedSaves.map(Item.save) + items.filter { if case .delete = $0 { true } else { false } }
+
+            // Every item is planned, even in an atomic zone after a failure, so each
+            // item that fails on its own reports its own error.
+            for item in ordered {
+                if let error = preError(item) {
+                    failed[item] = error
+                    if case .save(let i) = item { pending.remove(saves[i].record.recordID) }
+                    continue
+                }
+                let itemCheckpoint = overlay
+                do {
+                    switch item {
+                    case .save(let index):
+                        pending.remove(saves[index].record.recordID)
+                        saveResults[index] = .success(
+                            try planSave(saves[index], pending: pending, now: context.now, tag: tag, &overlay))
+                    case .delete(let index):
+                        try planDelete(deletes[index], &overlay)
+                        deleteResults[index] = .success(())
+                    }
+                } catch {
+                    overlay = itemCheckpoint
+                    failed[item] = (error as? CumulusError)
+                        ?? CumulusError(.internalError, "planning failed: \(error)")
+                }
+            }
+            for (item, error) in failed { record(item, .failure(error), &saveResults, &deleteResults) }
+            if atomicZone && !failed.isEmpty {
+                overlay = checkpoint
+                let error = CumulusError(
+                    .batchRequestFailed,
+                    "not applied: another item of this atomic operation in zone \(zone.zoneName) failed")
+                for item in items where failed[item] == nil { record(item, .failure(error), &saveResults, &deleteResults) }
+            }
+        }
+        try overlay.emitTagBumps(tag: tag)
+
+        let result = ModifyResult(
+            saveResults: saves.indices.map { index in
+                (saves[index].record.recordID,
+                 saveResults[index] ?? .failure(CumulusError(.internalError, "item was not planned")))
+            },
+            deleteResults: deletes.indices.map { index in
+                (deletes[index].recordID,
+                 deleteResults[index] ?? .failure(CumulusError(.internalError, "item was not planned")))
+            },
+            sequence: overlay.events.isEmpty ? nil : context.sequence)
+        guard !overlay.events.isEmpty else { return (nil, result) }
+        let request = CommitRequest(
+            actor: actor, requestID: requestID, clientChangeTokenData: clientChangeTokenData, events: overlay.events)
+        return (request, result)
+    }
+
+    private func preError(_ item: Item) -> CumulusError? {
+        switch item {
+        case .save(let index): saveErrors[index]
+        case .delete(let index): deleteErrors[index]
+        }
+    }
+
+    private func record(
+        _ item: Item, _ outcome: Result<Void, CumulusError>,
+        _ saveResults: inout [Result<Record, CumulusError>?], _ deleteResults: inout [Result<Void, CumulusError>?]
+    ) {
+        switch (item, outcome) {
+        case (.save(let index), .failure(let error)): saveResults[index] = .failure(error.at(saves[index].record.recordID))
+        case (.delete(let index), .failure(let error)): deleteResults[index] = .failure(error.at(deletes[index].recordID))
+        case (.delete(let index), .success): deleteResults[index] = .success(())
+        case (.save, .success): break
+        }
+    }
+
+    /// The zone's capabilities, or `nil` if it does not exist. The default zone
+    /// exists in the public and private databases; the shared database has none.
+    private func zoneCapabilities(_ zone: ZoneID, _ txn: LMDBReadTransaction) throws -> ZoneCapabilities? {
+        if zone.isDefaultZone { return database.scope == .shared ? nil : .defaultZone }
+        return try views.zone(zone, in: database, txn)?.zone.capabilities
+    }
+
+    /// Saves ordered so that targets come before the records referring to them
+    /// (SPEC §2), whatever order the caller gave; cycles keep the caller's order.
+    private func saveOrder(_ indices: [Int]) -> [Int] {
+        var indexByID: [RecordID: Int] = [:]
+        for index in indices { indexByID[saves[index].record.recordID] = index }
+        var visited = Set<Int>()
+        var order: [Int] = []
+        func visit(_ index: Int) {
+            guard visited.insert(index).inserted else { return }
+            let record = saves[index].record
+            for edge in OutgoingReference.of(record) {
+                let target = RecordID(recordName: edge.targetName, zoneID: record.recordID.zoneID)
+                if let targetIndex = indexByID[target] { visit(targetIndex) }
+            }
+            order.append(index)
+        }
+        for index in indices { visit(index) }
+        return order
+    }
+
+    private func planSave(
+        _ save: RecordSave, pending: Set<RecordID>, now: Timestamp, tag: String, _ overlay: inout PlanOverlay
+    ) throws -> Record {
+        let id = save.record.recordID
+        let existing = try overlay.record(id)
+        if let existing, database.scope == .public, existing.creatorUserRecordID?.recordName != actor {
+            throw CumulusError(
+                .permissionFailure, "only the record's creator may change it in the public database", recordID: id)
+        }
+        var record = try RecordMerger.merge(save.record, onto: existing, mode: save.mode)
+        record.creationDate = existing?.creationDate ?? now
+        record.creatorUserRecordID = existing?.creatorUserRecordID ?? RecordID(recordName: actor)
+        record.modificationDate = now
+        record.lastModifiedUserRecordID = RecordID(recordName: actor)
+        record.recordChangeTag = tag
+        record.share = existing?.share
+        record.clearChangedKeys()
+        try RecordValidator.validate(record, in: database.scope)
+
+        func exists(_ target: RecordID) throws -> Bool {
+            try pending.contains(target) || overlay.record(target) != nil
+        }
+        if let parent = record.parent, parent != existing?.parent, try !exists(parent.recordID) {
+            throw CumulusError(
+                .invalidArguments,
+                "parent \(parent.recordID.recordName) does not exist; save it first or in the same operation",
+                recordID: id, field: "parent")
+        }
+        let oldEdges = Set(existing.map(OutgoingReference.of) ?? [])
+        for (field, reference) in record.fieldReferences {
+            let edge = OutgoingReference(targetName: reference.recordID.recordName, action: reference.action)
+            switch reference.action {
+            case .validate:
+                if try !exists(reference.recordID) {
+                    throw CumulusError(
+                        .referenceViolation,
+                        "validating reference to \(reference.recordID.recordName), which does not exist",
+                        recordID: id, field: field)
+                }
+            case .deleteSelf where !oldEdges.contains(edge):
+                let owners = try overlay.incoming(reference.recordID).filter { $0.action == .deleteSelf }.count
+                if owners >= Limits.maxDeleteSelfReferencesPerTarget {
+                    throw CumulusError(
+                        .limitExceeded,
+                        "\(reference.recordID.recordName) already has \(owners) deleteSelf references; the limit is \(Limits.maxDeleteSelfReferencesPerTarget)",
+                        recordID: id, field: field)
+                }
+            case .deleteSelf, .none:
+                break
+            }
+        }
+        try overlay.save(record, replacing: existing, changedKeys: RecordMerger.changedKeys(from: existing, to: record))
+        return record
+    }
+
+    private func planDelete(_ delete: RecordDelete, _ overlay: inout PlanOverlay) throws {
+        let id = delete.recordID
+        guard let existing = try overlay.record(id) else {
+            throw CumulusError(.unknownItem, "record \(id.recordName) does not exist", recordID: id)
+        }
+        if case .ifTagMatches(let tag) = delete.mode, tag != existing.recordChangeTag {
+            throw CumulusError(
+                .serverRecordChanged, "the record changed on the server since this copy was fetched",
+                recordID: id, serverRecord: existing)
+        }
+        if database.scope == .public, existing.creatorUserRecordID?.recordName != actor {
+            throw CumulusError(
+                .permissionFailure, "only the record's creator may delete it in the public database", recordID: id)
+        }
+        // Cascade through deleteSelf references, breadth first; a record already
+        // deleted is skipped, which is what ends cycles.
+        try overlay.delete(existing, cause: .direct)
+        var removed = [id]
+        var queue = [id]
+        var head = 0
+        while head < queue.count {
+            let owner = queue[head]
+            head += 1
+            for edge in try overlay.incoming(owner).sorted(by: { $0.source.utf8.lexicographicallyPrecedes($1.source.utf8) })
+            where edge.action == .deleteSelf {
+                let source = RecordID(recordName: edge.source, zoneID: owner.zoneID)
+                guard let victim = try overlay.record(source) else { continue }
+                try overlay.delete(victim, cause: .cascade(owner: owner))
+                removed.append(source)
+                queue.append(source)
+            }
+        }
+        for target in removed {
+            if let holder = try overlay.incoming(target).first(where: { $0.action == .validate }) {
+                throw CumulusError(
+                    .referenceViolation,
+                    "\(holder.source) holds a validating reference to \(target.recordName); delete or change it first",
+                    recordID: id)
+            }
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import CumulusModel
+
+/// Resolves the `__defaultOwner__` placeholder (SPEC §1): in a private or shared
+/// database it means the database's owner, so a zone named either way is the same
+/// zone and is stored once. The public database keeps the placeholder.
+struct Normalizer {
+    let database: DatabaseID
+
+    /// The zone ID as stored.
+    func zone(_ zone: ZoneID) -> ZoneID {
+        guard database.scope != .public, zone.ownerName == ZoneID.defaultOwnerName, !database.owner.isEmpty else {
+            return zone
+        }
+        return ZoneID(zoneName: zone.zoneName, ownerName: database.owner)
+    }
+
+    /// The record ID as stored.
+    func recordID(_ id: RecordID) -> RecordID {
+        RecordID(recordName: id.recordName, zoneID: zone(id.zoneID))
+    }
+
+    /// The record with its ID and every reference (fields, lists, parent, share)
+    /// normalized; changed keys are kept.
+    func record(_ record: Record) -> Record {
+        var result = record
+        result.recordID = recordID(record.recordID)
+        var fields = record.fields
+        for (key, value) in fields { fields[key] = self.value(value) }
+        var encrypted = record.encryptedValues
+        for (key, value) in encrypted { encrypted[key] = self.value(value) }
+        let changed = record.changedKeys
+        result.setStored(fields: fields, encryptedValues: encrypted)
+        if let parent = record.parent { result.parent = Reference(recordID: recordID(parent.recordID), action: parent.action) }
+        if let share = record.share { result.share = Reference(recordID: recordID(share.recordID), action: share.action) }
+        // Normalizing is not a client change: restore exactly what the client touched.
+        result.clearChangedKeys()
+        for key in changed { result.markChanged(key) }
+        return result
+    }
+
+    private func value(_ value: FieldValue) -> FieldValue {
+        switch value {
+        case .reference(let reference):
+            .reference(Reference(recordID: recordID(reference.recordID), action: reference.action))
+        case .list(let items):
+            .list(items.map(self.value))
+        default:
+            value
+        }
+    }
+}

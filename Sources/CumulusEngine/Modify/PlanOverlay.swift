@@ -1,0 +1,115 @@
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+import CumulusViews
+
+/// The state of a database as a modify operation being planned sees it: the views
+/// (through the writer's transaction) with the operation's own changes laid over
+/// them, and the events those changes produce.
+///
+/// A value type on purpose: copying it is a checkpoint (dictionaries are
+/// copy-on-write), and assigning the copy back rolls an item or an atomic zone
+/// back — events included — without touching storage.
+struct PlanOverlay {
+    /// A reference into a record: who points at it, and how.
+    struct InEdge: Hashable {
+        var action: Reference.Action
+        var source: String
+    }
+
+    let views: Views
+    let database: DatabaseID
+    let transaction: LMDBReadTransaction
+    /// Records read or changed so far; `.some(nil)` means deleted by this operation.
+    private(set) var records: [RecordID: Record?] = [:]
+    /// Incoming references of records looked at so far, with this operation's changes.
+    private var incomingEdges: [RecordID: Set<InEdge>] = [:]
+    /// The events, in the order they apply.
+    private(set) var events: [Event] = []
+    /// Records saved or deleted by this operation (never tag-bumped).
+    private(set) var touched: Set<RecordID> = []
+    /// Targets whose incoming references changed, with the first source responsible.
+    private var bumps: [RecordID: RecordID] = [:]
+    private var zoneKeys: [ZoneID: [UInt8]] = [:]
+
+    init(views: Views, database: DatabaseID, transaction: LMDBReadTransaction) {
+        self.views = views
+        self.database = database
+        self.transaction = transaction
+    }
+
+    mutating func zoneKey(_ zone: ZoneID) -> [UInt8] {
+        if let key = zoneKeys[zone] { return key }
+        let key = FeedKeys.zone(database, zone)
+        zoneKeys[zone] = key
+        return key
+    }
+
+    /// The record as of this point of the operation, or `nil` if absent or deleted.
+    mutating func record(_ id: RecordID) throws -> Record? {
+        if let known = records[id] { return known }
+        let stored = try views.record(id, in: database, transaction)
+        records[id] = .some(stored)
+        return stored
+    }
+
+    /// Who refers to `id`, as of this point of the operation.
+    mutating func incoming(_ id: RecordID) throws -> Set<InEdge> {
+        if let known = incomingEdges[id] { return known }
+        let stored = Set(try views.incoming(zoneKey(id.zoneID), id.recordName, in: transaction).map {
+            InEdge(action: $0.action, source: $0.source)
+        })
+        incomingEdges[id] = stored
+        return stored
+    }
+
+    /// Records `new` as saved (replacing `old`), updating the reference graph.
+    mutating func save(_ new: Record, replacing old: Record?, changedKeys: [String]) throws {
+        let id = new.recordID
+        let oldEdges = Set(old.map(OutgoingReference.of) ?? [])
+        let newEdges = Set(OutgoingReference.of(new))
+        for edge in oldEdges.subtracting(newEdges) { try removeEdge(edge, from: id) }
+        for edge in newEdges.subtracting(oldEdges) { try addEdge(edge, from: id) }
+        records[id] = .some(new)
+        touched.insert(id)
+        events.append(.recordSaved(database: database, record: new, changedKeys: changedKeys))
+    }
+
+    /// Records `record` as deleted for `cause`, removing the references it held.
+    mutating func delete(_ record: Record, cause: DeleteCause) throws {
+        let id = record.recordID
+        for edge in OutgoingReference.of(record) { try removeEdge(edge, from: id) }
+        records[id] = .some(nil)
+        touched.insert(id)
+        events.append(.recordDeleted(database: database, recordID: id, recordType: record.recordType, cause: cause))
+    }
+
+    /// Gives every record whose incoming references changed — and that this
+    /// operation neither saved nor deleted — the new change tag, as its own event.
+    mutating func emitTagBumps(tag: String) throws {
+        let targets = bumps.keys.filter { !touched.contains($0) }.sorted()
+        for target in targets {
+            guard var record = try record(target), let source = bumps[target] else { continue }
+            record.recordChangeTag = tag
+            records[target] = .some(record)
+            events.append(.changeTagBumped(database: database, recordID: target, changeTag: tag, source: source))
+        }
+        bumps = [:]
+    }
+
+    private mutating func addEdge(_ edge: OutgoingReference, from source: RecordID) throws {
+        let target = RecordID(recordName: edge.targetName, zoneID: source.zoneID)
+        var set = try incoming(target)
+        set.insert(InEdge(action: edge.action, source: source.recordName))
+        incomingEdges[target] = set
+        if bumps[target] == nil { bumps[target] = source }
+    }
+
+    private mutating func removeEdge(_ edge: OutgoingReference, from source: RecordID) throws {
+        let target = RecordID(recordName: edge.targetName, zoneID: source.zoneID)
+        var set = try incoming(target)
+        set.remove(InEdge(action: edge.action, source: source.recordName))
+        incomingEdges[target] = set
+        if bumps[target] == nil { bumps[target] = source }
+    }
+}

@@ -1,0 +1,40 @@
+import Crypto
+import CumulusLog
+import CumulusModel
+
+/// How view keys are built. Every key starts with the 16-byte zone key (or database
+/// key) from ``FeedKeys``, so a zone's entries in every table are one prefix range —
+/// which is what makes deleting a zone a handful of range deletions — and no key
+/// exceeds LMDB's 511 bytes (16 + 8 + 255 at most).
+public enum ViewKeys {
+    /// `records`, `refsOut`: zone key ‖ record name.
+    public static func record(_ zoneKey: [UInt8], _ recordName: String) -> [UInt8] {
+        zoneKey + Array(recordName.utf8)
+    }
+
+    /// `refsIn`: zone key ‖ target record name.
+    public static func target(_ zoneKey: [UInt8], _ recordName: String) -> [UInt8] {
+        zoneKey + Array(recordName.utf8)
+    }
+
+    /// `byType`: zone key ‖ first 8 bytes of SHA-256(record type) ‖ record name.
+    /// Types are hashed because type and name together may exceed the key limit.
+    public static func byType(_ zoneKey: [UInt8], _ recordType: String, _ recordName: String) -> [UInt8] {
+        typePrefix(zoneKey, recordType) + Array(recordName.utf8)
+    }
+
+    /// The `byType` prefix of one type in one zone.
+    public static func typePrefix(_ zoneKey: [UInt8], _ recordType: String) -> [UInt8] {
+        zoneKey + Array(SHA256.hash(data: Array(recordType.utf8)).prefix(8))
+    }
+
+    /// `zones`: database key ‖ zone key.
+    public static func zone(_ database: DatabaseID, _ zoneID: ZoneID) -> [UInt8] {
+        FeedKeys.database(database) + FeedKeys.zone(database, zoneID)
+    }
+
+    /// `subscriptions`: database key ‖ subscription ID.
+    public static func subscription(_ database: DatabaseID, _ subscriptionID: String) -> [UInt8] {
+        FeedKeys.database(database) + Array(subscriptionID.utf8)
+    }
+}

@@ -1,0 +1,31 @@
+import CumulusStorage
+
+/// The LMDB tables holding the views. All are derived from the log and can be
+/// cleared and rebuilt; `Docs/LOG-FORMAT.md` §9 gives their layout.
+public struct ViewTables: Sendable {
+    /// zone key ‖ record name → the record (RecordCodec).
+    public let records: LMDBTable
+    /// zone key ‖ target name → (dup) u8 action ‖ source name: who refers to a record.
+    public let refsIn: LMDBTable
+    /// zone key ‖ source name → varint n, n × (u8 action, string target): what a record refers to.
+    public let refsOut: LMDBTable
+    /// zone key ‖ type hash ‖ record name → empty: records by type.
+    public let byType: LMDBTable
+    /// database key ‖ zone key → u64 incarnation ‖ database ID ‖ zone ID ‖ varint capabilities.
+    public let zones: LMDBTable
+    /// database key ‖ subscription ID → the subscription's definition.
+    public let subscriptions: LMDBTable
+
+    /// Opens (creating) the view tables of `environment`.
+    public init(environment: LMDBEnvironment) throws {
+        records = try environment.table("records")
+        refsIn = try environment.table("refsIn", options: .dupSort)
+        refsOut = try environment.table("refsOut")
+        byType = try environment.table("byType")
+        zones = try environment.table("zones")
+        subscriptions = try environment.table("subscriptions")
+    }
+
+    /// Every view table with its name, in a fixed order (for rebuild and digests).
+    public var all: [LMDBTable] { [records, refsIn, refsOut, byType, zones, subscriptions] }
+}

@@ -1,0 +1,228 @@
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+
+/// The projections of the log (DESIGN.md): current records, the reference graph in
+/// both directions, records by type, zones and subscriptions.
+///
+/// ``apply(_:in:)`` is the one way state is derived from the log. The leader's
+/// writer calls it for each commit inside the transaction that appends it, a
+/// follower for each frame it receives, and ``ViewRebuilder`` for every commit of
+/// the log — so the three can never disagree about what a commit means.
+///
+/// Readers take any transaction (read or write) of the same environment; what they
+/// return is a copy, valid after the transaction ends.
+public final class Views: Sendable {
+    /// The tables.
+    public let tables: ViewTables
+
+    /// Opens the views in `environment` (the log's own, so one transaction covers both).
+    public init(environment: LMDBEnvironment) throws {
+        tables = try ViewTables(environment: environment)
+    }
+
+    // MARK: - Applying commits
+
+    /// Applies every event of `commit`, in order.
+    public func apply(_ commit: Commit, in txn: LMDBWriteTransaction) throws {
+        for event in commit.events {
+            try apply(event, sequence: commit.sequence, in: txn)
+        }
+    }
+
+    func apply(_ event: Event, sequence: UInt64, in txn: LMDBWriteTransaction) throws {
+        switch event {
+        case .recordSaved(let database, let record, _):
+            try saveRecord(record, in: database, txn)
+        case .recordDeleted(let database, let recordID, let recordType, _):
+            try deleteRecord(recordID, recordType: recordType, in: database, txn)
+        case .changeTagBumped(let database, let recordID, let changeTag, _):
+            let key = ViewKeys.record(FeedKeys.zone(database, recordID.zoneID), recordID.recordName)
+            guard var record = try txn.withValue(tables.records, key: key, { try RecordCodec.decode(Self.copy($0)) })
+            else { return }
+            record.recordChangeTag = changeTag
+            try txn.put(tables.records, key: key, value: try RecordCodec.encode(record))
+        case .zoneSaved(let database, let zone):
+            let key = ViewKeys.zone(database, zone.zoneID)
+            let incarnation = try txn.withValue(tables.zones, key: key) { try Self.decodeZone($0).incarnation } ?? sequence
+            try txn.put(tables.zones, key: key, value: Self.encodeZone(StoredZone(zone: zone, incarnation: incarnation), database))
+        case .zoneDeleted(let database, let zoneID):
+            try deleteZone(zoneID, in: database, txn)
+        case .subscriptionSaved(let database, let subscriptionID, let definition):
+            try txn.put(tables.subscriptions, key: ViewKeys.subscription(database, subscriptionID), value: definition)
+        case .subscriptionDeleted(let database, let subscriptionID):
+            _ = try txn.delete(tables.subscriptions, key: ViewKeys.subscription(database, subscriptionID))
+        case .dictionaryInstalled:
+            break  // the log keeps dictionaries itself
+        }
+    }
+
+    private func saveRecord(_ record: Record, in database: DatabaseID, _ txn: LMDBWriteTransaction) throws {
+        let zoneKey = FeedKeys.zone(database, record.recordID.zoneID)
+        let name = record.recordID.recordName
+        let key = ViewKeys.record(zoneKey, name)
+        let old = try txn.withValue(tables.records, key: key) { try RecordCodec.decode(Self.copy($0)) }
+        let oldReferences = try outgoing(zoneKey, name, in: txn)
+        let newReferences = OutgoingReference.of(record)
+        try replaceReferences(zoneKey, source: name, old: oldReferences, new: newReferences, txn)
+        if let old, old.recordType != record.recordType {
+            _ = try txn.delete(tables.byType, key: ViewKeys.byType(zoneKey, old.recordType, name))
+        }
+        if old?.recordType != record.recordType {
+            try txn.put(tables.byType, key: ViewKeys.byType(zoneKey, record.recordType, name), value: [UInt8]())
+        }
+        var stored = record
+        stored.clearChangedKeys()
+        try txn.put(tables.records, key: key, value: try RecordCodec.encode(stored))
+    }
+
+    private func deleteRecord(_ id: RecordID, recordType: String, in database: DatabaseID, _ txn: LMDBWriteTransaction)
+        throws
+    {
+        let zoneKey = FeedKeys.zone(database, id.zoneID)
+        let name = id.recordName
+        try replaceReferences(zoneKey, source: name, old: try outgoing(zoneKey, name, in: txn), new: [], txn)
+        _ = try txn.delete(tables.byType, key: ViewKeys.byType(zoneKey, recordType, name))
+        _ = try txn.delete(tables.records, key: ViewKeys.record(zoneKey, name))
+    }
+
+    private func deleteZone(_ zoneID: ZoneID, in database: DatabaseID, _ txn: LMDBWriteTransaction) throws {
+        let zoneKey = FeedKeys.zone(database, zoneID)
+        for table in [tables.records, tables.refsIn, tables.refsOut, tables.byType] {
+            // Collect, then delete: a table must not change under its own scan.
+            while true {
+                var keys: [[UInt8]] = []
+                try txn.scan(table, prefix: zoneKey) { key, _ in
+                    if keys.last.map({ !$0.elementsEqual(key) }) ?? true { keys.append(Array(key)) }
+                    return keys.count < 10_000
+                }
+                if keys.isEmpty { break }
+                for key in keys { _ = try txn.delete(table, key: key) }
+            }
+        }
+        _ = try txn.delete(tables.zones, key: ViewKeys.zone(database, zoneID))
+    }
+
+    private func replaceReferences(
+        _ zoneKey: [UInt8], source: String, old: [OutgoingReference], new: [OutgoingReference],
+        _ txn: LMDBWriteTransaction
+    ) throws {
+        guard old != new else { return }
+        let oldSet = Set(old)
+        let newSet = Set(new)
+        let sourceBytes = Array(source.utf8)
+        for edge in old where !newSet.contains(edge) {
+            _ = try txn.delete(
+                tables.refsIn, key: ViewKeys.target(zoneKey, edge.targetName), value: [edge.action.rawValue] + sourceBytes)
+        }
+        for edge in new where !oldSet.contains(edge) {
+            try txn.put(
+                tables.refsIn, key: ViewKeys.target(zoneKey, edge.targetName), value: [edge.action.rawValue] + sourceBytes,
+                flags: .noDupData)
+        }
+        let key = ViewKeys.record(zoneKey, source)
+        if new.isEmpty {
+            _ = try txn.delete(tables.refsOut, key: key)
+        } else {
+            var writer = BinaryWriter(capacity: 16 * new.count)
+            writer.length(new.count)
+            for edge in new {
+                writer.u8(edge.action.rawValue)
+                writer.string(edge.targetName)
+            }
+            try txn.put(tables.refsOut, key: key, value: writer.bytes)
+        }
+    }
+
+    // MARK: - Reading
+
+    /// The record with `id` in `database`, or `nil`.
+    public func record(_ id: RecordID, in database: DatabaseID, _ txn: LMDBReadTransaction) throws -> Record? {
+        let key = ViewKeys.record(FeedKeys.zone(database, id.zoneID), id.recordName)
+        return try txn.withValue(tables.records, key: key) { try RecordCodec.decode(Self.copy($0)) }
+    }
+
+    /// Whether a record with `id` exists in `database`.
+    public func recordExists(_ id: RecordID, in database: DatabaseID, _ txn: LMDBReadTransaction) throws -> Bool {
+        try txn.contains(tables.records, key: ViewKeys.record(FeedKeys.zone(database, id.zoneID), id.recordName))
+    }
+
+    /// The references record `name` holds, from the graph (sorted, unique).
+    public func outgoing(_ zoneKey: [UInt8], _ name: String, in txn: LMDBReadTransaction) throws -> [OutgoingReference] {
+        try txn.withValue(tables.refsOut, key: ViewKeys.record(zoneKey, name)) { buffer in
+            var reader = BinaryReader(buffer, context: "refsOut")
+            var edges: [OutgoingReference] = []
+            for _ in 0..<(try reader.length(minimumItemSize: 2)) {
+                let raw = try reader.u8()
+                guard let action = Reference.Action(rawValue: raw) else { throw reader.failure("bad action \(raw)") }
+                edges.append(OutgoingReference(targetName: try reader.string(), action: action))
+            }
+            return edges
+        } ?? []
+    }
+
+    /// Who refers to record `target` in the zone `zoneKey`: (action, source name) pairs,
+    /// grouped by action (none, deleteSelf, validate), sources in byte order.
+    public func incoming(_ zoneKey: [UInt8], _ target: String, in txn: LMDBReadTransaction) throws
+        -> [(action: Reference.Action, source: String)]
+    {
+        var result: [(Reference.Action, String)] = []
+        try txn.values(tables.refsIn, key: ViewKeys.target(zoneKey, target)) { value in
+            guard let raw = value.first, let action = Reference.Action(rawValue: raw) else {
+                throw CumulusError(.internalError, "malformed refsIn entry for \(target)")
+            }
+            result.append((action, String(decoding: UnsafeRawBufferPointer(rebasing: value[1...]), as: UTF8.self)))
+            return true
+        }
+        return result
+    }
+
+    /// The stored zone `zoneID` of `database`, or `nil` if it was never created or was deleted.
+    public func zone(_ zoneID: ZoneID, in database: DatabaseID, _ txn: LMDBReadTransaction) throws -> StoredZone? {
+        try txn.withValue(tables.zones, key: ViewKeys.zone(database, zoneID)) { try Self.decodeZone($0) }
+    }
+
+    /// Every stored zone of `database`, ordered by zone key.
+    public func zones(in database: DatabaseID, _ txn: LMDBReadTransaction) throws -> [StoredZone] {
+        var zones: [StoredZone] = []
+        try txn.scan(tables.zones, prefix: FeedKeys.database(database)) { _, value in
+            zones.append(try Self.decodeZone(value))
+            return true
+        }
+        return zones
+    }
+
+    /// Names of the records of `recordType` in a zone, in byte order.
+    public func recordNames(ofType recordType: String, zoneKey: [UInt8], in txn: LMDBReadTransaction) throws -> [String] {
+        let prefix = ViewKeys.typePrefix(zoneKey, recordType)
+        var names: [String] = []
+        try txn.scan(tables.byType, prefix: prefix) { key, _ in
+            names.append(String(decoding: UnsafeRawBufferPointer(rebasing: key[prefix.count...]), as: UTF8.self))
+            return true
+        }
+        return names
+    }
+
+    // MARK: - Encodings
+
+    static func encodeZone(_ stored: StoredZone, _ database: DatabaseID) -> [UInt8] {
+        var writer = BinaryWriter(capacity: 96)
+        writer.u64(stored.incarnation)
+        writer.databaseID(database)
+        writer.zoneID(stored.zone.zoneID)
+        writer.varint(UInt64(stored.zone.capabilities.rawValue))
+        return writer.bytes
+    }
+
+    static func decodeZone(_ buffer: UnsafeRawBufferPointer) throws -> StoredZone {
+        var reader = BinaryReader(buffer, context: "zone view entry")
+        let incarnation = try reader.u64()
+        _ = try reader.databaseID()
+        let zoneID = try reader.zoneID()
+        let raw = try reader.varint()
+        guard raw <= UInt64(UInt32.max) else { throw reader.failure("capabilities out of range") }
+        return StoredZone(zone: Zone(zoneID: zoneID, capabilities: ZoneCapabilities(rawValue: UInt32(raw))), incarnation: incarnation)
+    }
+
+    static func copy(_ buffer: UnsafeRawBufferPointer) -> [UInt8] { Array(buffer) }
+}

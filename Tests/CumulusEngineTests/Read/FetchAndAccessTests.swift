@@ -1,0 +1,67 @@
+import CumulusEngine
+import CumulusModel
+import Testing
+
+@Suite("Fetch and access")
+struct FetchAndAccessTests {
+    @Test("fetch returns per ID the record or unknownItem, in order; desiredKeys limits user fields")
+    func fetchByID() async throws {
+        let world = try EngineWorld()
+        let zone = try await world.makeZone()
+        let stored = try await world.save([Record.make("T", "a", in: zone, ["x": .int64(1), "y": .string("two")])])[0]
+        let results = try world.db.fetch([id("missing", in: zone), stored.recordID], as: EngineWorld.user)
+        #expect(failure(results[0].result)?.code == .unknownItem)
+        #expect(try results[1].result.get() == stored)
+        let some = try world.db.fetch(stored.recordID, desiredKeys: ["y"], as: EngineWorld.user)
+        #expect(some.fields == ["y": .string("two")])
+        #expect(some.recordChangeTag == stored.recordChangeTag && some.creationDate == stored.creationDate)
+        let none = try world.db.fetch(stored.recordID, desiredKeys: [], as: EngineWorld.user)
+        #expect(none.fields.isEmpty)
+    }
+
+    @Test("the private database is its owner's alone; without a token nothing but public reads")
+    func privateAccess() async throws {
+        let world = try EngineWorld()
+        let zone = try await world.makeZone()
+        try await world.save([Record.make("T", "secret", in: zone)])
+        func code(_ body: () async throws -> Void) async -> CumulusError.Code? {
+            do { try await body(); return nil } catch let error as CumulusError { return error.code } catch { return .internalError }
+        }
+        #expect(await code { _ = try world.db.fetch([id("secret", in: zone)], as: EngineWorld.otherUser) } == .permissionFailure)
+        #expect(await code { _ = try world.db.fetch([id("secret", in: zone)], as: nil) } == .notAuthenticated)
+        #expect(await code { _ = try await world.db.modify(saving: [Record.make("T", "x", in: zone)], as: EngineWorld.otherUser) } == .permissionFailure)
+        let publicDB = world.container.publicDatabase(container: EngineWorld.containerID)
+        #expect(await code { _ = try await publicDB.modify(saving: [Record.make("T", "x", in: .default)], as: nil) } == .notAuthenticated)
+    }
+
+    @Test("public database: anyone reads, signed-in users create, only the creator changes or deletes")
+    func publicAccess() async throws {
+        let world = try EngineWorld()
+        let publicDB = world.container.publicDatabase(container: EngineWorld.containerID)
+        let post = Record.make("Post", "hello", in: .default, ["text": .string("hi")])
+        let saved = try await publicDB.modify(saving: [post], as: EngineWorld.user).saveResults[0].result.get()
+        #expect(try publicDB.fetch(post.recordID, as: nil)["text"] == .string("hi"))
+        var edit = saved
+        edit["text"] = .string("defaced")
+        let attempt = try await publicDB.modify(saving: [edit], as: EngineWorld.otherUser)
+        #expect(failure(attempt.saveResults[0].result)?.code == .permissionFailure)
+        let delete = try await publicDB.modify(deleting: [post.recordID], as: EngineWorld.otherUser)
+        #expect(failure(delete.deleteResults[0].result)?.code == .permissionFailure)
+        let own = try await publicDB.modify(saving: [edit], as: EngineWorld.user)
+        #expect(own.partialFailure == nil)
+        var secret = Record.make("Post", "enc", in: .default)
+        secret[encrypted: "pin"] = .string("1234")
+        let refused = try await publicDB.modify(saving: [secret], as: EngineWorld.user)
+        #expect(failure(refused.saveResults[0].result)?.code == .invalidArguments)
+    }
+
+    @Test("the same record ID may exist in two databases")
+    func databasesAreSeparate() async throws {
+        let world = try EngineWorld()
+        let other = world.container.privateDatabase(container: EngineWorld.containerID, user: EngineWorld.otherUser)
+        _ = try await world.db.modify(saving: [Record.make("T", "same", in: .default, ["who": .string("alice")])], as: EngineWorld.user)
+        _ = try await other.modify(saving: [Record.make("T", "same", in: .default, ["who": .string("bob")])], as: EngineWorld.otherUser)
+        #expect(try world.db.fetch(RecordID(recordName: "same"), as: EngineWorld.user)["who"] == .string("alice"))
+        #expect(try other.fetch(RecordID(recordName: "same"), as: EngineWorld.otherUser)["who"] == .string("bob"))
+    }
+}
