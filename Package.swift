@@ -31,6 +31,14 @@ let package = Package(
             providers: [.apt(["libzstd-dev"])]
         ),
 
+        // Debian's libsqlite3-dev: only the benchmarks' baseline uses it.
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Sources/CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+
         // Pure model: records, IDs, values, validation, encoding. No I/O.
         .target(name: "CumulusModel"),
 
@@ -61,7 +69,10 @@ let package = Package(
         // The write path (validate → plan → events), reads, zones, access rules.
         .target(
             name: "CumulusEngine",
-            dependencies: ["CumulusModel", "CumulusStorage", "CumulusLog", "CumulusViews"]
+            dependencies: [
+                "CumulusModel", "CumulusStorage", "CumulusLog", "CumulusViews",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
 
         .executableTarget(
@@ -86,6 +97,7 @@ let package = Package(
             name: "cumulus-bench",
             dependencies: [
                 "CumulusLog", "CumulusModel", "CumulusStorage", "CumulusEngine", "CumulusTestSupport", "CLMDB", "CZstd",
+                "CSQLite",
             ],
             path: "Tools/Bench"
         ),

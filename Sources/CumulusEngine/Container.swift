@@ -20,6 +20,9 @@ public final class Container: Sendable {
     public let views: Views
     /// The writer.
     public let writer: LogWriter
+    /// 32 random bytes made when the directory was created: the key that
+    /// authenticates query cursors and change tokens this server issues.
+    let secret: [UInt8]
 
     /// Opens (creating if needed) the data directory at `path`.
     public init(path: String, environmentOptions: LMDBEnvironment.Options = .init(), writerOptions: LogWriter.Options = .init())
@@ -30,8 +33,23 @@ public final class Container: Sendable {
         store = try LogStore(environment: environment)
         let views = try Views(environment: environment)
         self.views = views
+        secret = try Self.loadSecret(environment)
         writer = LogWriter(store: store, options: writerOptions) { commit, txn in
             try views.apply(commit, in: txn)
+        }
+    }
+
+    private static func loadSecret(_ environment: LMDBEnvironment) throws -> [UInt8] {
+        let table = try environment.table("secrets")
+        let key = Array("server".utf8)
+        if let existing = try environment.read({ try $0.get(table, key: key) }), existing.count == 32 { return existing }
+        guard !environment.options.readOnly else { throw CumulusError(.internalError, "the data directory has no server secret") }
+        return try environment.write { txn in
+            if let existing = try txn.get(table, key: key), existing.count == 32 { return existing }
+            var random = SystemRandomNumberGenerator()
+            let secret = (0..<32).map { _ in UInt8.random(in: 0...255, using: &random) }
+            try txn.put(table, key: key, value: secret)
+            return secret
         }
     }
 

@@ -15,6 +15,10 @@ public struct ViewTables: Sendable {
     public let zones: LMDBTable
     /// database key ‖ subscription ID → the subscription's definition.
     public let subscriptions: LMDBTable
+    /// Field values for queries (``IndexKeys``) → empty.
+    public let fieldIndex: LMDBTable
+    /// Full-text tokens for queries (``IndexKeys``) → empty.
+    public let tokenIndex: LMDBTable
 
     /// Opens (creating) the view tables of `environment`.
     public init(environment: LMDBEnvironment) throws {
@@ -24,8 +28,10 @@ public struct ViewTables: Sendable {
         byType = try environment.table("byType")
         zones = try environment.table("zones")
         subscriptions = try environment.table("subscriptions")
+        fieldIndex = try environment.table("fieldIndex")
+        tokenIndex = try environment.table("tokenIndex")
     }
 
     /// Every view table with its name, in a fixed order (for rebuild and digests).
-    public var all: [LMDBTable] { [records, refsIn, refsOut, byType, zones, subscriptions] }
+    public var all: [LMDBTable] { [records, refsIn, refsOut, byType, zones, subscriptions, fieldIndex, tokenIndex] }
 }

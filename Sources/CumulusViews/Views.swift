@@ -71,9 +71,24 @@ public final class Views: Sendable {
         if old?.recordType != record.recordType {
             try txn.put(tables.byType, key: ViewKeys.byType(zoneKey, record.recordType, name), value: [UInt8]())
         }
+        try replaceEntries(
+            tables.fieldIndex, old: old.map { IndexKeys.fieldEntries(of: $0, zoneKey: zoneKey) } ?? [],
+            new: IndexKeys.fieldEntries(of: record, zoneKey: zoneKey), txn)
+        try replaceEntries(
+            tables.tokenIndex, old: old.map { IndexKeys.tokenEntries(of: $0, zoneKey: zoneKey) } ?? [],
+            new: IndexKeys.tokenEntries(of: record, zoneKey: zoneKey), txn)
         var stored = record
         stored.clearChangedKeys()
         try txn.put(tables.records, key: key, value: try RecordCodec.encode(stored))
+    }
+
+    /// Deletes the keys only in `old`, adds those only in `new` (both sorted).
+    private func replaceEntries(_ table: LMDBTable, old: [[UInt8]], new: [[UInt8]], _ txn: LMDBWriteTransaction) throws {
+        guard old != new else { return }
+        let oldSet = Set(old)
+        let newSet = Set(new)
+        for key in old where !newSet.contains(key) { _ = try txn.delete(table, key: key) }
+        for key in new where !oldSet.contains(key) { try txn.put(table, key: key, value: [UInt8]()) }
     }
 
     private func deleteRecord(_ id: RecordID, recordType: String, in database: DatabaseID, _ txn: LMDBWriteTransaction)
@@ -81,6 +96,10 @@ public final class Views: Sendable {
     {
         let zoneKey = FeedKeys.zone(database, id.zoneID)
         let name = id.recordName
+        if let old = try txn.withValue(tables.records, key: ViewKeys.record(zoneKey, name), { try RecordCodec.decode(Self.copy($0)) }) {
+            try replaceEntries(tables.fieldIndex, old: IndexKeys.fieldEntries(of: old, zoneKey: zoneKey), new: [], txn)
+            try replaceEntries(tables.tokenIndex, old: IndexKeys.tokenEntries(of: old, zoneKey: zoneKey), new: [], txn)
+        }
         try replaceReferences(zoneKey, source: name, old: try outgoing(zoneKey, name, in: txn), new: [], txn)
         _ = try txn.delete(tables.byType, key: ViewKeys.byType(zoneKey, recordType, name))
         _ = try txn.delete(tables.records, key: ViewKeys.record(zoneKey, name))
@@ -88,7 +107,7 @@ public final class Views: Sendable {
 
     private func deleteZone(_ zoneID: ZoneID, in database: DatabaseID, _ txn: LMDBWriteTransaction) throws {
         let zoneKey = FeedKeys.zone(database, zoneID)
-        for table in [tables.records, tables.refsIn, tables.refsOut, tables.byType] {
+        for table in [tables.records, tables.refsIn, tables.refsOut, tables.byType, tables.fieldIndex, tables.tokenIndex] {
             // Collect, then delete: a table must not change under its own scan.
             while true {
                 var keys: [[UInt8]] = []

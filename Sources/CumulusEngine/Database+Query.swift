@@ -1,0 +1,101 @@
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+import CumulusViews
+
+/// Queries (SPEC §5).
+extension Database {
+    /// Results per page when the caller does not say.
+    public static let defaultResultsLimit = 100
+    /// Most results per page.
+    public static let maxResultsLimit = 400
+
+    /// Runs `query` in one zone, or in every zone of the database when `zoneID` is
+    /// `nil`, and returns the first page. `desiredKeys` limits the user fields
+    /// returned (`nil`: all; system fields always come back).
+    public func query(
+        _ query: Query, in zoneID: ZoneID? = nil, resultsLimit: Int? = nil, desiredKeys: [String]? = nil,
+        as actor: String?
+    ) throws -> QueryResult {
+        try AccessPolicy.checkRead(id, actor: actor)
+        try NameRules.checkRecordType(query.recordType)
+        var normalized = query
+        normalized.filters = query.filters.map { filter in
+            var copy = filter
+            copy.value = normalizeReferences(filter.value)
+            return copy
+        }
+        for filter in normalized.filters {
+            if filter.comparator == .near, filter.distance.map({ !$0.isFinite || $0 < 0 }) ?? true {
+                throw CumulusError(.invalidArguments, "NEAR needs a finite, non-negative distance in metres")
+            }
+        }
+        let zone = zoneID.map { Normalizer(database: id).zone($0) }
+        return try page(QueryCursor.Contents(database: id, zoneID: zone, query: normalized, position: []),
+                        resultsLimit: resultsLimit, desiredKeys: desiredKeys)
+    }
+
+    /// The next page of the query a cursor came from.
+    public func query(
+        continuing cursor: QueryCursor, resultsLimit: Int? = nil, desiredKeys: [String]? = nil, as actor: String?
+    ) throws -> QueryResult {
+        try AccessPolicy.checkRead(id, actor: actor)
+        let contents = try cursor.open(secret: container.secret)
+        guard contents.database == id else {
+            throw CumulusError(.invalidArguments, "the cursor belongs to another database")
+        }
+        return try page(contents, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
+    }
+
+    private func page(_ contents: QueryCursor.Contents, resultsLimit: Int?, desiredKeys: [String]?) throws -> QueryResult {
+        let limit = resultsLimit ?? Self.defaultResultsLimit
+        guard limit > 0, limit <= Self.maxResultsLimit else {
+            throw CumulusError(.invalidArguments, "resultsLimit must be between 1 and \(Self.maxResultsLimit)")
+        }
+        let views = container.views
+        let database = id
+        let page = try container.store.environment.read { txn -> QueryExecutor.Page in
+            var zones: [ZoneID]
+            if let zone = contents.zoneID {
+                if !zone.isDefaultZone, try views.zone(zone, in: database, txn) == nil {
+                    throw CumulusError(.zoneNotFound, "zone \(zone.zoneName) does not exist")
+                }
+                zones = [zone]
+            } else {
+                zones = try views.zones(in: database, txn).map(\.zone.zoneID)
+                if database.scope != .shared { zones.insert(Normalizer(database: database).zone(.default), at: 0) }
+            }
+            let executor = QueryExecutor(views: views, txn: txn, database: database)
+            return try executor.run(
+                contents.query, zones: zones, after: contents.position.isEmpty ? nil : contents.position, limit: limit)
+        }
+        let wanted = desiredKeys.map(Set.init)
+        let records = page.records.map { entry -> Record in
+            guard let wanted else { return entry.record }
+            var record = entry.record
+            record.setStored(
+                fields: record.fields.filter { wanted.contains($0.key) },
+                encryptedValues: record.encryptedValues.filter { wanted.contains($0.key) })
+            return record
+        }
+        var cursor: QueryCursor?
+        if page.more, let last = page.records.last {
+            var next = contents
+            next.position = last.position
+            cursor = try QueryCursor.make(next, secret: container.secret)
+        }
+        return QueryResult(records: records, cursor: cursor)
+    }
+
+    private func normalizeReferences(_ value: FieldValue) -> FieldValue {
+        let normalizer = Normalizer(database: id)
+        switch value {
+        case .reference(let reference):
+            return .reference(Reference(recordID: normalizer.recordID(reference.recordID), action: reference.action))
+        case .list(let items):
+            return .list(items.map(normalizeReferences))
+        default:
+            return value
+        }
+    }
+}

@@ -1,0 +1,249 @@
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+import CumulusViews
+
+/// Narrows a query to candidate record names using the indexes alone, one zone at
+/// a time: each filter an index can answer yields the set of names that satisfy it,
+/// and the sets are intersected before any record is read.
+///
+/// Indexable: equality, `IN`, list membership, ranges, `BEGINSWITH` (on the field
+/// index); token search (token index); `NEAR` (latitude range of the location
+/// index, distance checked on the key); record names. Not indexable: the negated
+/// comparators, which say nothing about records lacking the field — those are
+/// checked on the records themselves.
+struct CandidateFinder {
+    let views: Views
+    let txn: LMDBReadTransaction
+    let database: DatabaseID
+    let zoneKey: [UInt8]
+    let zoneID: ZoneID
+    let recordType: String
+
+    /// The names satisfying every indexable filter, or `nil` if no filter is indexable.
+    func candidates(for filters: [QueryFilter]) throws -> Set<String>? {
+        var result: Set<String>?
+        for filter in filters {
+            guard let names = try names(for: filter) else { continue }
+            result = result.map { $0.intersection(names) } ?? names
+            if result?.isEmpty == true { return result }
+        }
+        return result
+    }
+
+    /// The names satisfying one filter, or `nil` if no index answers it.
+    func names(for filter: QueryFilter) throws -> Set<String>? {
+        switch filter.comparator {
+        case .containsAllTokens, .containsAnyTokens:
+            guard case .string(let text) = filter.value, filter.key == .allTokens else { return nil }
+            let tokens = Tokenizer.tokens(text)
+            guard !tokens.isEmpty else { return nil }
+            let prefix = IndexKeys.tokenPrefix(zoneKey, type: recordType)
+            var result: Set<String>?
+            for token in tokens.sorted() {
+                let postings = try scanNames(views.tables.tokenIndex, prefix: IndexKeys.tokenKey(prefix, token))
+                if filter.comparator == .containsAllTokens {
+                    result = result.map { $0.intersection(postings) } ?? postings
+                    if result?.isEmpty == true { break }
+                } else {
+                    result = (result ?? []).union(postings)
+                }
+            }
+            return result
+        default:
+            break
+        }
+        if filter.key == .recordName {
+            switch filter.comparator {
+            case .equals, .in:
+                var names = Set<String>()
+                for case .string(let name) in filter.value.scalars
+                where try views.recordExists(RecordID(recordName: name, zoneID: zoneID), in: database, txn) {
+                    names.insert(name)
+                }
+                return names
+            default:
+                return nil
+            }
+        }
+        guard let fieldName = IndexKeys.fieldName(for: filter.key) else { return nil }
+        let prefix = IndexKeys.fieldPrefix(zoneKey, type: recordType, field: fieldName)
+        switch filter.comparator {
+        case .equals where !isList(filter.value), .listContains:
+            return try equal(prefix, filter.value)
+        case .in, .listContainsAny:
+            var names = Set<String>()
+            for member in filter.value.scalars { names.formUnion(try equal(prefix, member)) }
+            return names
+        case .listContainsAll:
+            var names: Set<String>?
+            for member in filter.value.scalars {
+                let found = try equal(prefix, member)
+                names = names.map { $0.intersection(found) } ?? found
+            }
+            return names
+        case .lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals:
+            return try range(prefix, filter.comparator, filter.value)
+        case .beginsWith, .listMemberBeginsWith:
+            guard case .string(let start) = filter.value else { return [] }
+            var key = prefix + [OrderedEncoding.Kind.exactString.rawValue]
+            OrderedEncoding.appendEscaped(start.utf8, to: &key, terminate: false)
+            return try scanNames(views.tables.fieldIndex, prefix: key, valuePrefix: prefix.count)
+        case .near:
+            guard case .location(let center) = filter.value, let radius = filter.distance else { return [] }
+            return try near(prefix, center, radius)
+        default:
+            return nil
+        }
+    }
+
+    private func isList(_ value: FieldValue) -> Bool {
+        if case .list = value { return true }
+        return false
+    }
+
+    /// Encoded forms of `value` as each index kind that could hold an equal value.
+    private func equalityKeys(_ value: FieldValue) -> [[UInt8]] {
+        var keys: [[UInt8]] = []
+        switch value {
+        case .string(let text):
+            if let folded = OrderedEncoding.encoded(value) { keys.append(folded) }
+            if let reference = OrderedEncoding.encoded(.reference(Reference(recordID: RecordID(recordName: text, zoneID: zoneID)))) {
+                keys.append(reference)
+            }
+        case .int64(let number):
+            keys.append(OrderedEncoding.encoded(value) ?? [])
+            keys.append(OrderedEncoding.encoded(.double(Double(number))) ?? [])
+            keys.append(OrderedEncoding.encoded(.timestamp(Timestamp(millisecondsSince1970: number))) ?? [])
+        case .double(let number):
+            keys.append(OrderedEncoding.encoded(value) ?? [])
+            if number.rounded() == number, let exact = Int64(exactly: number) {
+                keys.append(OrderedEncoding.encoded(.int64(exact)) ?? [])
+            }
+        case .timestamp(let time):
+            keys.append(OrderedEncoding.encoded(value) ?? [])
+            keys.append(OrderedEncoding.encoded(.int64(time.millisecondsSince1970)) ?? [])
+        case .reference(let reference):
+            if reference.recordID.zoneID == zoneID, let key = OrderedEncoding.encoded(value) { keys.append(key) }
+        case .bytes, .location:
+            if let key = OrderedEncoding.encoded(value) { keys.append(key) }
+        case .asset, .list:
+            break
+        }
+        return keys.filter { !$0.isEmpty }
+    }
+
+    private func equal(_ prefix: [UInt8], _ value: FieldValue) throws -> Set<String> {
+        var names = Set<String>()
+        for encoded in equalityKeys(value) {
+            names.formUnion(try scanNames(views.tables.fieldIndex, prefix: prefix + encoded, valuePrefix: prefix.count))
+        }
+        return names
+    }
+
+    /// A range over each numeric, timestamp or string kind the bound could compare with.
+    private func range(_ prefix: [UInt8], _ comparator: QueryComparator, _ bound: FieldValue) throws -> Set<String> {
+        let lower = comparator == .greaterThan || comparator == .greaterThanOrEquals
+        let inclusive = comparator == .greaterThanOrEquals || comparator == .lessThanOrEquals
+        var bounds: [(kind: OrderedEncoding.Kind, value: FieldValue, inclusive: Bool)] = []
+        switch bound {
+        case .string(let text):
+            let truncated = text.utf8.count * 2 > OrderedEncoding.maxValueBytes
+            bounds.append((.foldedString, bound, inclusive || truncated))
+        case .int64(let number):
+            bounds.append((.int64, bound, inclusive))
+            bounds.append((.double, .double(Double(number)), inclusive))
+            bounds.append((.timestamp, .timestamp(Timestamp(millisecondsSince1970: number)), inclusive))
+        case .double(let number):
+            bounds.append((.double, bound, inclusive))
+            // Integers compared with a fractional bound: round toward the kept side.
+            let adjusted = lower ? number.rounded(.up) : number.rounded(.down)
+            let exact = adjusted == number
+            if adjusted.magnitude < 9.2e18 {
+                bounds.append((.int64, .int64(Int64(adjusted)), exact ? inclusive : true))
+            }
+        case .timestamp(let time):
+            bounds.append((.timestamp, bound, inclusive))
+            bounds.append((.int64, .int64(time.millisecondsSince1970), inclusive))
+        case .bytes:
+            bounds.append((.bytes, bound, true))
+        case .reference:
+            bounds.append((.reference, bound, true))
+        case .location, .asset, .list:
+            return []
+        }
+        var names = Set<String>()
+        for (kind, value, inclusive) in bounds {
+            guard let encoded = OrderedEncoding.encoded(value) else { continue }
+            let kindPrefix = prefix + [kind.rawValue]
+            let at = prefix + encoded
+            let from: [UInt8]
+            let to: [UInt8]?
+            if lower {
+                from = inclusive ? at : (OrderedEncoding.prefixUpperBound(at) ?? at)
+                to = OrderedEncoding.prefixUpperBound(kindPrefix)
+            } else {
+                from = kindPrefix
+                to = inclusive ? OrderedEncoding.prefixUpperBound(at) : at
+            }
+            try views.tables.fieldIndex.scanNames(txn, from: from, to: to, valueStart: prefix.count) { names.insert($0) }
+        }
+        return names
+    }
+
+    private func near(_ prefix: [UInt8], _ center: Location, _ radius: Double) throws -> Set<String> {
+        let span = Geo.latitudeDegrees(forMetres: radius) * 1.01 + 1e-9
+        var from = prefix + [OrderedEncoding.Kind.location.rawValue]
+        OrderedEncoding.appendDouble(max(-90, center.latitude - span), to: &from)
+        var to = prefix + [OrderedEncoding.Kind.location.rawValue]
+        OrderedEncoding.appendDouble(min(90, center.latitude + span), to: &to)
+        guard let end = OrderedEncoding.prefixUpperBound(to) else { return [] }
+        var names = Set<String>()
+        let valueStart = prefix.count
+        try txn.scan(views.tables.fieldIndex, from: from, to: end) { key, _ in
+            let suffix = UnsafeRawBufferPointer(rebasing: key[valueStart...])
+            guard let latitude = OrderedEncoding.readDouble(suffix, at: 1),
+                let longitude = OrderedEncoding.readDouble(suffix, at: 9)
+            else { return true }
+            if Geo.distance(Location(latitude: latitude, longitude: longitude), center) < radius,
+                let split = IndexKeys.splitValue(suffix)
+            {
+                names.insert(split.name)
+            }
+            return true
+        }
+        return names
+    }
+
+    /// Names of the entries under `prefix` in a field or token index.
+    private func scanNames(_ table: LMDBTable, prefix: [UInt8], valuePrefix: Int? = nil) throws -> Set<String> {
+        var names = Set<String>()
+        if let valuePrefix {
+            try table.scanNames(txn, from: prefix, to: OrderedEncoding.prefixUpperBound(prefix), valueStart: valuePrefix) {
+                names.insert($0)
+            }
+        } else {
+            // Token keys: the name follows the prefix directly.
+            try txn.scan(table, prefix: prefix) { key, _ in
+                names.insert(String(decoding: UnsafeRawBufferPointer(rebasing: key[prefix.count...]), as: UTF8.self))
+                return true
+            }
+        }
+        return names
+    }
+}
+
+extension LMDBTable {
+    /// Visits the record names of field-index entries in `[from, to)`; the value
+    /// starts at `valueStart` in each key.
+    func scanNames(
+        _ txn: LMDBReadTransaction, from: [UInt8], to: [UInt8]?, valueStart: Int, _ body: (String) -> Void
+    ) throws {
+        try txn.scan(self, from: from, to: to) { key, _ in
+            if let split = IndexKeys.splitValue(UnsafeRawBufferPointer(rebasing: key[valueStart...])) {
+                body(split.name)
+            }
+            return true
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Crypto
+import CumulusModel
+import Foundation
+
+/// Where a query's next page starts (SPEC §5): opaque to clients, authenticated,
+/// and self-contained — it carries the query, the zone scope and the position
+/// after the last record returned, so a continuation needs nothing else.
+///
+/// ```
+/// u8 format (1) ‖ databaseID ‖ u8 zone flag [‖ zoneID] ‖ query (QueryCodec) ‖ blob position ‖ [16] HMAC-SHA256
+/// ```
+/// The HMAC (under the data directory's secret, truncated to 16 bytes) covers
+/// everything before it: a forged or damaged cursor is `invalidArguments`.
+public struct QueryCursor: Sendable, Hashable {
+    /// The cursor's bytes.
+    public let bytes: [UInt8]
+
+    /// A cursor from its bytes (as a client sends it back).
+    public init(bytes: [UInt8]) { self.bytes = bytes }
+
+    /// The cursor as URL-safe base64, for the HTTP API's `continuationMarker`.
+    public var base64: String { Data(bytes).base64EncodedString() }
+
+    /// A cursor from base64; `nil` if it is not base64.
+    public init?(base64: String) {
+        guard let data = Data(base64Encoded: base64) else { return nil }
+        bytes = Array(data)
+    }
+
+    static let format: UInt8 = 1
+    static let macLength = 16
+
+    struct Contents {
+        var database: DatabaseID
+        var zoneID: ZoneID?
+        var query: Query
+        var position: [UInt8]
+    }
+
+    static func make(_ contents: Contents, secret: [UInt8]) throws -> QueryCursor {
+        var writer = BinaryWriter(capacity: 128)
+        writer.u8(format)
+        writer.databaseID(contents.database)
+        if let zone = contents.zoneID {
+            writer.u8(1)
+            writer.zoneID(zone)
+        } else {
+            writer.u8(0)
+        }
+        try QueryCodec.encode(contents.query, into: &writer)
+        writer.blob(contents.position)
+        let mac = HMAC<SHA256>.authenticationCode(for: writer.bytes, using: SymmetricKey(data: secret))
+        return QueryCursor(bytes: writer.bytes + Array(mac).prefix(macLength))
+    }
+
+    func open(secret: [UInt8]) throws -> Contents {
+        let refused = CumulusError(.invalidArguments, "the query cursor is damaged or was not issued by this server")
+        guard bytes.count > Self.macLength else { throw refused }
+        let body = Array(bytes.dropLast(Self.macLength))
+        let mac = Array(bytes.suffix(Self.macLength))
+        let expected = Array(HMAC<SHA256>.authenticationCode(for: body, using: SymmetricKey(data: secret))).prefix(Self.macLength)
+        // Constant-time comparison: a forger learns nothing from timing.
+        guard mac.count == expected.count, zip(mac, expected).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else {
+            throw refused
+        }
+        return try body.withUnsafeBytes { buffer in
+            var reader = BinaryReader(buffer, context: "query cursor")
+            guard try reader.u8() == Self.format else { throw refused }
+            let database = try reader.databaseID()
+            let zone = try reader.u8() == 1 ? try reader.zoneID() : nil
+            let query = try QueryCodec.decode(from: &reader)
+            let position = try reader.blob()
+            try reader.expectEnd()
+            return Contents(database: database, zoneID: zone, query: query, position: position)
+        }
+    }
+}

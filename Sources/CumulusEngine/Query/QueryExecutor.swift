@@ -1,0 +1,192 @@
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+import CumulusViews
+
+/// Runs a query against one read snapshot of the views and returns one page.
+///
+/// Plans, chosen per query (`Docs/ARCHITECTURE.md`, "Queries"):
+/// - **Index walk** — one zone, one sort key with a field index: the sort field's
+///   index is walked in order from the cursor, so a page costs its own size
+///   however deep it is; candidates from other filters are checked on the keys.
+///   Records lacking the sort field come after, in name order.
+/// - **Name order** — one zone, no sort: candidate names (or the type's names)
+///   in order from the cursor, stopping after a page.
+/// - **Collect and sort** — several zones, several sort keys, or a distance sort:
+///   every candidate that matches is read and sorted in memory.
+/// Every plan reads a record only once the indexes say it can match, and checks it
+/// with ``QueryEvaluator`` before returning it; filters no index answers (the
+/// negated comparators) are checked on the records read.
+struct QueryExecutor {
+    let views: Views
+    let txn: LMDBReadTransaction
+    let database: DatabaseID
+
+    struct Page {
+        var records: [(record: Record, position: [UInt8])]
+        var more: Bool
+    }
+
+    func run(_ query: Query, zones: [ZoneID], after position: [UInt8]?, limit: Int) throws -> Page {
+        guard !query.matchesNothing, limit > 0 else { return Page(records: [], more: false) }
+        if zones.count == 1, let zone = zones.first {
+            let zoneKey = FeedKeys.zone(database, zone)
+            if query.sort.count == 1, query.sort[0].relativeLocation == nil,
+                let field = IndexKeys.fieldName(for: query.sort[0].key)
+            {
+                return try indexWalk(query, zone: zone, zoneKey: zoneKey, field: field, after: position, limit: limit)
+            }
+            if query.sort.isEmpty {
+                return try nameOrder(query, zone: zone, zoneKey: zoneKey, after: position, limit: limit)
+            }
+        }
+        return try collectAndSort(query, zones: zones, after: position, limit: limit)
+    }
+
+    private func finder(_ zone: ZoneID, _ zoneKey: [UInt8], _ type: String) -> CandidateFinder {
+        CandidateFinder(views: views, txn: txn, database: database, zoneKey: zoneKey, zoneID: zone, recordType: type)
+    }
+
+    private func load(_ name: String, _ zone: ZoneID, _ query: Query) throws -> Record? {
+        guard let record = try views.record(RecordID(recordName: name, zoneID: zone), in: database, txn),
+            QueryEvaluator.matches(record, query)
+        else { return nil }
+        return record
+    }
+
+    // MARK: Plans
+
+    private func nameOrder(_ query: Query, zone: ZoneID, zoneKey: [UInt8], after position: [UInt8]?, limit: Int) throws
+        -> Page
+    {
+        let candidates = try finder(zone, zoneKey, query.recordType).candidates(for: query.filters)
+        let names = try candidates.map { $0.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
+            ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
+        var page = Page(records: [], more: false)
+        for name in names {
+            var key: [UInt8] = []
+            OrderedEncoding.appendEscaped(name.utf8, to: &key)
+            key += zoneKey
+            if let position, !position.lexicographicallyPrecedes(key) { continue }
+            guard let record = try load(name, zone, query) else { continue }
+            if page.records.count == limit {
+                page.more = true
+                break
+            }
+            page.records.append((record, key))
+        }
+        return page
+    }
+
+    private func indexWalk(
+        _ query: Query, zone: ZoneID, zoneKey: [UInt8], field: String, after position: [UInt8]?, limit: Int
+    ) throws -> Page {
+        let sort = query.sort[0]
+        let candidates = try finder(zone, zoneKey, query.recordType).candidates(for: query.filters)
+        let prefix = IndexKeys.fieldPrefix(zoneKey, type: query.recordType, field: field)
+        var page = Page(records: [], more: false)
+        let inMissingPhase = position?.first == 0xFF
+
+        func offer(_ record: Record, _ position: [UInt8]) -> Bool {
+            if page.records.count == limit {
+                page.more = true
+                return false
+            }
+            page.records.append((record, position))
+            return true
+        }
+
+        if !inMissingPhase {
+            var resume: [UInt8]?
+            if let position, let key = resumeKey(position, prefix: prefix, ascending: sort.ascending) { resume = key }
+            var seen = Set<String>()
+            var keepGoing = true
+            let visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool = { key, _ in
+                let suffix = UnsafeRawBufferPointer(rebasing: key[prefix.count...])
+                guard suffix.first != OrderedEncoding.Kind.exactString.rawValue,
+                    let split = IndexKeys.splitValue(suffix)
+                else { return true }
+                if let candidates, !candidates.contains(split.name) { return true }
+                guard !seen.contains(split.name), let record = try load(split.name, zone, query),
+                    SortPosition.sortValue(record, sort) == split.value
+                else { return true }
+                seen.insert(split.name)
+                keepGoing = offer(record, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey))
+                return keepGoing
+            }
+            if sort.ascending {
+                try txn.scan(
+                    views.tables.fieldIndex, from: resume.map { $0 + [0] } ?? prefix,
+                    to: OrderedEncoding.prefixUpperBound(prefix), visit)
+            } else {
+                try txn.scan(
+                    views.tables.fieldIndex, from: prefix, to: resume ?? OrderedEncoding.prefixUpperBound(prefix),
+                    reverse: true, visit)
+            }
+            if !keepGoing { return page }
+        }
+
+        // Records without the sort field, by name in the sort's direction.
+        var names = try candidates.map { Array($0) } ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
+        names.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        if !sort.ascending { names.reverse() }
+        for name in names {
+            var tail: [UInt8] = []
+            OrderedEncoding.appendEscaped(name.utf8, to: &tail)
+            let key = [0xFF] + (sort.ascending ? tail : tail.map { ~$0 }) + zoneKey
+            if let position, inMissingPhase, !position.lexicographicallyPrecedes(key) { continue }
+            guard let record = try load(name, zone, query), SortPosition.sortValue(record, sort) == nil else { continue }
+            if !offer(record, key) { break }
+        }
+        return page
+    }
+
+    /// The index key a position (from this plan) was made at, to resume after it.
+    private func resumeKey(_ position: [UInt8], prefix: [UInt8], ascending: Bool) -> [UInt8]? {
+        guard position.first == 0x01 else { return nil }
+        var rest = Array(position.dropFirst().dropLast(FeedKeys.length))
+        if !ascending { rest = rest.map { ~$0 } }
+        return rest.withUnsafeBytes { buffer -> [UInt8]? in
+            guard let split = IndexKeys.splitValue(buffer) else { return nil }
+            // What follows the value in a position is the escaped, terminated name.
+            let escapedName = Array(buffer[split.value.count...])
+            guard let name = Self.unescape(escapedName) else { return nil }
+            return prefix + split.value + name
+        }
+    }
+
+    static func unescape(_ escaped: [UInt8]) -> [UInt8]? {
+        var result: [UInt8] = []
+        var index = 0
+        while index + 1 < escaped.count {
+            if escaped[index] == 0 {
+                if escaped[index + 1] == 0 { return result }
+                result.append(0)
+                index += 2
+            } else {
+                result.append(escaped[index])
+                index += 1
+            }
+        }
+        return nil
+    }
+
+    private func collectAndSort(_ query: Query, zones: [ZoneID], after position: [UInt8]?, limit: Int) throws -> Page {
+        var matches: [(record: Record, position: [UInt8])] = []
+        for zone in zones {
+            let zoneKey = FeedKeys.zone(database, zone)
+            let candidates = try finder(zone, zoneKey, query.recordType).candidates(for: query.filters)
+            let names = try candidates.map(Array.init)
+                ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
+            for name in names {
+                guard let record = try load(name, zone, query) else { continue }
+                let at = SortPosition.of(record, sort: query.sort, zoneKey: zoneKey)
+                if let position, !position.lexicographicallyPrecedes(at) { continue }
+                matches.append((record, at))
+            }
+        }
+        matches.sort { $0.position.lexicographicallyPrecedes($1.position) }
+        let more = matches.count > limit
+        return Page(records: Array(matches.prefix(limit)), more: more)
+    }
+}

@@ -1,0 +1,49 @@
+import CumulusLog
+import CumulusModel
+
+/// A record's place in a query's order, as bytes that compare the way the order
+/// does, so "after the cursor" is one byte comparison whichever plan ran.
+///
+/// Per sort key: `0x01` then the value's ``OrderedEncoding`` (a list's first
+/// element in the sort's direction; a distance for a location sort), its bytes
+/// inverted when descending; or `0xFF` when the record lacks the key, so such
+/// records come last either way. Then the record name (escaped, inverted when the
+/// first sort key is descending) and the zone key, which make positions unique.
+enum SortPosition {
+    static func of(_ record: Record, sort: [QuerySort], zoneKey: [UInt8]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for descriptor in sort {
+            guard let value = sortValue(record, descriptor) else {
+                bytes.append(0xFF)
+                continue
+            }
+            bytes.append(0x01)
+            bytes.append(contentsOf: descriptor.ascending ? value : value.map { ~$0 })
+        }
+        var name: [UInt8] = []
+        OrderedEncoding.appendEscaped(record.recordID.recordName.utf8, to: &name)
+        let descending = sort.first.map { !$0.ascending } ?? false
+        bytes.append(contentsOf: descending ? name.map { ~$0 } : name)
+        bytes.append(contentsOf: zoneKey)
+        return bytes
+    }
+
+    /// The encoded value a record sorts by for one descriptor, or `nil` if it has none.
+    static func sortValue(_ record: Record, _ descriptor: QuerySort) -> [UInt8]? {
+        guard let values = QueryEvaluator.values(descriptor.key, in: record), !values.isEmpty else { return nil }
+        if let center = descriptor.relativeLocation {
+            let distances = values.compactMap { value -> Double? in
+                if case .location(let location) = value { return Geo.distance(location, center) }
+                return nil
+            }
+            guard let nearest = descriptor.ascending ? distances.min() : distances.max() else { return nil }
+            var bytes = [OrderedEncoding.Kind.double.rawValue]
+            OrderedEncoding.appendDouble(nearest, to: &bytes)
+            return bytes
+        }
+        let encoded = values.compactMap(OrderedEncoding.encoded)
+        return descriptor.ascending
+            ? encoded.min { $0.lexicographicallyPrecedes($1) }
+            : encoded.max { $0.lexicographicallyPrecedes($1) }
+    }
+}

@@ -1,0 +1,148 @@
+/// What a query means, record by record (SPEC §5, CLOUDKIT.md §5). The engine's
+/// indexes only narrow down candidates; this decides.
+///
+/// Rules: string equality and ordering ignore case, `BEGINSWITH` does not; numbers
+/// compare by value across INT64 and DOUBLE; references compare by record ID (their
+/// action is ignored) and may be matched by a bare record name; a comparison with a
+/// list field holds if it holds for an element; a missing field satisfies only the
+/// negated comparators (`NOT_EQUALS`, `NOT_IN`, `NOT_LIST_…`, `NOT_BEGINS_WITH`).
+public enum QueryEvaluator {
+    /// Whether `record` is of the query's type and passes every filter.
+    public static func matches(_ record: Record, _ query: Query) -> Bool {
+        guard !query.matchesNothing, record.recordType == query.recordType else { return false }
+        return query.filters.allSatisfy { matches(record, $0) }
+    }
+
+    /// The values `key` has in `record` — a list field's elements — or `nil` when the
+    /// record has no such value.
+    public static func values(_ key: QueryKey, in record: Record) -> [FieldValue]? {
+        switch key {
+        case .field(let name):
+            return record[name]?.scalars
+        case .recordName:
+            return [.string(record.recordID.recordName)]
+        case .creationDate:
+            return record.creationDate.map { [.timestamp($0)] }
+        case .modificationDate:
+            return record.modificationDate.map { [.timestamp($0)] }
+        case .creatorUserRecordID:
+            return record.creatorUserRecordID.map { [.reference(Reference(recordID: $0))] }
+        case .lastModifiedUserRecordID:
+            return record.lastModifiedUserRecordID.map { [.reference(Reference(recordID: $0))] }
+        case .parent:
+            return record.parent.map { [.reference($0)] }
+        case .share:
+            return record.share.map { [.reference($0)] }
+        case .allTokens:
+            return nil
+        }
+    }
+
+    /// Whether `record` passes `filter`.
+    public static func matches(_ record: Record, _ filter: QueryFilter) -> Bool {
+        let query = filter.value
+        switch filter.comparator {
+        case .containsAllTokens, .containsAnyTokens:
+            guard case .string(let text) = query else { return false }
+            let wanted = Tokenizer.tokens(text)
+            let have: Set<String>
+            if case .field(let name) = filter.key {
+                have = (record[name]?.scalars ?? []).reduce(into: Set<String>()) { tokens, value in
+                    if case .string(let s) = value { tokens.formUnion(Tokenizer.tokens(s)) }
+                }
+            } else {
+                have = Tokenizer.tokens(of: record)
+            }
+            return filter.comparator == .containsAllTokens
+                ? wanted.isSubset(of: have) : !wanted.isDisjoint(with: have)
+        default:
+            break
+        }
+        let present = values(filter.key, in: record)
+        let elements = present ?? []
+        let members = query.scalars
+        switch filter.comparator {
+        case .equals:
+            if case .list(let list) = query, case .field(let name) = filter.key, case .list(let field)? = record[name] {
+                return list.count == field.count && zip(list, field).allSatisfy { equal($0, $1) }
+            }
+            return elements.contains { equal($0, query) }
+        case .notEquals:
+            return !elements.contains { equal($0, query) }
+        case .lessThan:
+            return elements.contains { compare($0, query).map { $0 < 0 } ?? false }
+        case .lessThanOrEquals:
+            return elements.contains { compare($0, query).map { $0 <= 0 } ?? false }
+        case .greaterThan:
+            return elements.contains { compare($0, query).map { $0 > 0 } ?? false }
+        case .greaterThanOrEquals:
+            return elements.contains { compare($0, query).map { $0 >= 0 } ?? false }
+        case .near:
+            guard case .location(let center) = query, let radius = filter.distance else { return false }
+            return elements.contains { if case .location(let l) = $0 { Geo.distance(l, center) < radius } else { false } }
+        case .in, .listContainsAny:
+            return elements.contains { element in members.contains { equal(element, $0) } }
+        case .notIn, .notListContainsAny:
+            return !elements.contains { element in members.contains { equal(element, $0) } }
+        case .listContains:
+            return elements.contains { equal($0, query) }
+        case .notListContains:
+            return !elements.contains { equal($0, query) }
+        case .listContainsAll:
+            return present != nil && members.allSatisfy { member in elements.contains { equal($0, member) } }
+        case .notListContainsAll:
+            return !(present != nil && members.allSatisfy { member in elements.contains { equal($0, member) } })
+        case .beginsWith, .listMemberBeginsWith:
+            return elements.contains { beginsWith($0, query) }
+        case .notBeginsWith, .notListMemberBeginsWith:
+            return !elements.contains { beginsWith($0, query) }
+        case .containsAllTokens, .containsAnyTokens:
+            return false  // handled above
+        }
+    }
+
+    /// Equality as queries see it.
+    public static func equal(_ a: FieldValue, _ b: FieldValue) -> Bool {
+        switch (a, b) {
+        case (.reference(let x), .reference(let y)): return x.recordID == y.recordID
+        case (.reference(let x), .string(let name)), (.string(let name), .reference(let x)):
+            return x.recordID.recordName == name
+        case (.location(let x), .location(let y)): return x == y
+        case (.bytes(let x), .bytes(let y)): return x == y
+        case (.asset(let x), .asset(let y)): return x == y
+        default: return compare(a, b) == 0
+        }
+    }
+
+    /// Ordering as queries see it (negative, zero, positive), or `nil` for values
+    /// of kinds that do not compare.
+    public static func compare(_ a: FieldValue, _ b: FieldValue) -> Int? {
+        switch (a, b) {
+        case (.string(let x), .string(let y)):
+            return order(Array(TextFolding.caseFolded(x).utf8), Array(TextFolding.caseFolded(y).utf8))
+        case (.int64(let x), .int64(let y)): return x < y ? -1 : (x == y ? 0 : 1)
+        case (.int64(let x), .double(let y)): return order(Double(x), y)
+        case (.double(let x), .int64(let y)): return order(x, Double(y))
+        case (.double(let x), .double(let y)): return order(x, y)
+        case (.timestamp(let x), .timestamp(let y)):
+            return order(x.millisecondsSince1970, y.millisecondsSince1970)
+        case (.timestamp(let x), .int64(let y)): return order(x.millisecondsSince1970, y)
+        case (.int64(let x), .timestamp(let y)): return order(x, y.millisecondsSince1970)
+        case (.reference(let x), .reference(let y)):
+            return order(Array(x.recordID.recordName.utf8), Array(y.recordID.recordName.utf8))
+        case (.bytes(let x), .bytes(let y)): return order(x, y)
+        default: return nil
+        }
+    }
+
+    static func beginsWith(_ value: FieldValue, _ prefix: FieldValue) -> Bool {
+        guard case .string(let text) = value, case .string(let start) = prefix else { return false }
+        return text.utf8.starts(with: start.utf8)
+    }
+
+    static func order<T: Comparable>(_ x: T, _ y: T) -> Int { x < y ? -1 : (x == y ? 0 : 1) }
+
+    static func order(_ x: [UInt8], _ y: [UInt8]) -> Int {
+        x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1)
+    }
+}

@@ -1,0 +1,110 @@
+import Crypto
+import CumulusModel
+
+/// Keys of the query indexes (`Docs/LOG-FORMAT.md` §9):
+///
+/// ```
+/// fieldIndex  zoneKey(16) ‖ typeHash(8) ‖ fieldHash(8) ‖ kind ‖ value ‖ record name   → empty
+/// tokenIndex  zoneKey(16) ‖ typeHash(8) ‖ escaped token ‖ 0x00 0x00 ‖ record name    → empty
+/// ```
+///
+/// Values use ``OrderedEncoding``, so a range of values is a range of keys, and
+/// records with equal values follow in name order. Every element of a list field is
+/// indexed, as is each system field a query can name (under `___` names no user
+/// field can take). Hashes are the first 8 bytes of SHA-256, keeping keys short
+/// whatever the type and field names.
+public enum IndexKeys {
+    /// The index name of a query key; `nil` for keys with no field index
+    /// (`recordName` is the records table's own order, tokens have their own index).
+    public static func fieldName(for key: QueryKey) -> String? {
+        switch key {
+        case .field(let name): name
+        case .creationDate: "___createTime"
+        case .modificationDate: "___modTime"
+        case .creatorUserRecordID: "___createdBy"
+        case .lastModifiedUserRecordID: "___modifiedBy"
+        case .parent: "___parent"
+        case .share: "___share"
+        case .recordName, .allTokens: nil
+        }
+    }
+
+    static func hash8(_ text: String) -> [UInt8] {
+        Array(SHA256.hash(data: Array(text.utf8)).prefix(8))
+    }
+
+    /// The prefix of one field's entries for one type in one zone.
+    public static func fieldPrefix(_ zoneKey: [UInt8], type: String, field: String) -> [UInt8] {
+        zoneKey + hash8(type) + hash8(field)
+    }
+
+    /// The prefix of one type's token entries in one zone.
+    public static func tokenPrefix(_ zoneKey: [UInt8], type: String) -> [UInt8] {
+        zoneKey + hash8(type)
+    }
+
+    /// Every field-index key of `record`, sorted and unique.
+    public static func fieldEntries(of record: Record, zoneKey: [UInt8]) -> [[UInt8]] {
+        let typeHash = hash8(record.recordType)
+        let name = Array(record.recordID.recordName.utf8)
+        var entries = Set<[UInt8]>()
+        func add(_ field: String, _ value: FieldValue) {
+            let prefix = zoneKey + typeHash + hash8(field)
+            for element in value.scalars {
+                for encoded in OrderedEncoding.indexValues(element) { entries.insert(prefix + encoded + name) }
+            }
+        }
+        for (field, value) in record.fields { add(field, value) }
+        if let date = record.creationDate { add("___createTime", .timestamp(date)) }
+        if let date = record.modificationDate { add("___modTime", .timestamp(date)) }
+        if let user = record.creatorUserRecordID { add("___createdBy", .reference(Reference(recordID: user))) }
+        if let user = record.lastModifiedUserRecordID { add("___modifiedBy", .reference(Reference(recordID: user))) }
+        if let parent = record.parent { add("___parent", .reference(parent)) }
+        if let share = record.share { add("___share", .reference(share)) }
+        return entries.sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
+    /// Every token-index key of `record`, sorted and unique.
+    public static func tokenEntries(of record: Record, zoneKey: [UInt8]) -> [[UInt8]] {
+        let prefix = zoneKey + hash8(record.recordType)
+        let name = Array(record.recordID.recordName.utf8)
+        return Tokenizer.tokens(of: record).map { token in
+            var key = prefix
+            OrderedEncoding.appendEscaped(token.utf8, to: &key)
+            return key + name
+        }.sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
+    /// The key of one token's entries (prefix ‖ escaped token ‖ terminator).
+    public static func tokenKey(_ prefix: [UInt8], _ token: String) -> [UInt8] {
+        var key = prefix
+        OrderedEncoding.appendEscaped(token.utf8, to: &key)
+        return key
+    }
+
+    /// Splits the part of a field-index key after its field prefix into the encoded
+    /// value (kind included) and the record name; `nil` if malformed.
+    public static func splitValue(_ suffix: UnsafeRawBufferPointer) -> (value: [UInt8], name: String)? {
+        guard let kindByte = suffix.first, let kind = OrderedEncoding.Kind(rawValue: kindByte) else { return nil }
+        var end: Int
+        switch kind {
+        case .int64, .double, .timestamp: end = 9
+        case .location: end = 17
+        case .foldedString, .exactString, .reference, .bytes:
+            end = 1
+            while true {
+                guard end + 1 < suffix.count else { return nil }
+                if suffix[end] == 0 {
+                    if suffix[end + 1] == 0 { end += 2; break }
+                    end += 2  // escaped zero
+                } else {
+                    end += 1
+                }
+            }
+        }
+        guard end <= suffix.count else { return nil }
+        let value = Array(UnsafeRawBufferPointer(rebasing: suffix[0..<end]))
+        let name = String(decoding: UnsafeRawBufferPointer(rebasing: suffix[end...]), as: UTF8.self)
+        return (value, name)
+    }
+}
