@@ -22,7 +22,7 @@ public enum EventCodec {
             writer.u8(Tag.recordSaved.rawValue)
             writer.databaseID(database)
             try RecordCodec.encode(record, into: &writer)
-            let keys = Set(changedKeys).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            let keys = UTF8Order.sortedUnique(changedKeys)
             writer.length(keys.count)
             for key in keys { writer.string(key) }
         case .recordDeleted(let database, let recordID, let recordType, let cause):
@@ -81,11 +81,14 @@ public enum EventCodec {
             let count = try reader.length()
             var keys: [String] = []
             keys.reserveCapacity(count)
+            // Order is checked on the raw bytes in the buffer (no copy per key).
+            var previous: UnsafeRawBufferPointer?
             for _ in 0..<count {
-                let key = try reader.string()
-                if let last = keys.last, !last.utf8.lexicographicallyPrecedes(key.utf8) {
+                let (key, bytes) = try reader.stringAndBytes()
+                if let previous, UTF8Order.compare(previous, bytes) >= 0 {
                     throw reader.failure("changed keys not in strictly ascending order")
                 }
+                previous = bytes
                 keys.append(key)
             }
             return .recordSaved(database: database, record: record, changedKeys: keys)

@@ -96,6 +96,10 @@ public struct Commit: Sendable, Hashable {
 
     /// The (database, zone) pairs the events touch, sorted and unique.
     public static func touchedZones(of events: [Event]) -> [(DatabaseID, ZoneID)] {
+        // Most commits touch one zone: answer without a set, a sort and their hashing
+        // (which cost more than the rest of positioning a commit). The first event's
+        // pair is kept, as inserting the others into a set would keep it.
+        if let single = singleZone(of: events) { return single.map { [($0.database, $0.zoneID)] } ?? [] }
         var seen = Set<ZoneKey>()
         for event in events {
             if let database = event.database, let zone = event.zoneID { seen.insert(ZoneKey(database, zone)) }
@@ -105,7 +109,37 @@ public struct Commit: Sendable, Hashable {
 
     /// The databases the events touch, sorted and unique.
     public static func touchedDatabases(of events: [Event]) -> [DatabaseID] {
-        Set(events.compactMap(\.database)).sorted()
+        // One database (the usual case): no set, no sort; keeps the first, as a set would.
+        var first: DatabaseID?
+        var several = false
+        for event in events {
+            guard let database = event.database else { continue }
+            if let first {
+                if first != database {
+                    several = true
+                    break
+                }
+            } else {
+                first = database
+            }
+        }
+        if !several { return first.map { [$0] } ?? [] }
+        return Set(events.compactMap(\.database)).sorted()
+    }
+
+    /// `.some(pair)` when every event with a zone names the same (database, zone)
+    /// pair (`.some(nil)` when none has one); `nil` when they name several.
+    private static func singleZone(of events: [Event]) -> ZoneKey?? {
+        var first: ZoneKey?
+        for event in events {
+            guard let database = event.database, let zone = event.zoneID else { continue }
+            if let first {
+                if first.database != database || first.zoneID != zone { return nil }
+            } else {
+                first = ZoneKey(database, zone)
+            }
+        }
+        return .some(first)
     }
 }
 

@@ -32,7 +32,7 @@ public enum Event: Sendable, Hashable {
     public var canonical: Event {
         guard case .recordSaved(let database, var record, let changedKeys) = self else { return self }
         record.clearChangedKeys()
-        let keys = Set(changedKeys).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let keys = UTF8Order.sortedUnique(changedKeys)
         return .recordSaved(database: database, record: record, changedKeys: keys)
     }
 

@@ -46,15 +46,16 @@ public struct AppendSession {
     public mutating func append(_ request: CommitRequest, now: Timestamp, in txn: LMDBWriteTransaction) throws
         -> (commit: Commit, bytes: [UInt8])
     {
-        let (zones, databases) = try store.feeds.positions(for: request.events, in: txn)
+        let events = request.events.map(\.canonical)
+        let positions = try store.feeds.positions(for: events, in: txn)
         let commit = Commit(
             sequence: head.sequence + 1, timestamp: request.timestamp ?? now, actor: request.actor,
             requestID: request.requestID, clientChangeTokenData: request.clientChangeTokenData,
-            events: request.events.map(\.canonical), zoneSequences: zones, databaseSequences: databases)
+            events: events, zoneSequences: positions.zones, databaseSequences: positions.databases)
         let bytes = try CommitCodec.encode(commit)
         let hash = LogStore.chainHash(previous: head.hash, commitBytes: bytes)
         let frame = try compress(commit.sequence, bytes, hash)
-        try store(commit, frameBytes: frame.encoded(), hash: hash, in: txn)
+        try store(commit, positions, frameBytes: frame.encoded(), hash: hash, in: txn)
         appendedBytes += bytes.count
         return (commit, bytes)
     }
@@ -75,19 +76,19 @@ public struct AppendSession {
         guard LogStore.chainHash(previous: head.hash, commitBytes: bytes) == frame.chainHash else {
             throw LogError.doesNotContinue(expected: expected, got: frame.sequence, reason: "chain hash does not follow")
         }
-        let (zones, databases) = try store.feeds.positions(for: commit.events, in: txn)
-        guard zones == commit.zoneSequences, databases == commit.databaseSequences else {
+        let positions = try store.feeds.positions(for: commit.events, in: txn)
+        guard positions.zones == commit.zoneSequences, positions.databases == commit.databaseSequences else {
             throw LogError.doesNotContinue(
                 expected: expected, got: frame.sequence, reason: "feed positions differ from this log's")
         }
-        try store(commit, frameBytes: frameBytes, hash: frame.chainHash, in: txn)
+        try store(commit, positions, frameBytes: frameBytes, hash: frame.chainHash, in: txn)
         appendedBytes += bytes.count
         return commit
     }
 
     /// Stores the new head; returns what to publish after the transaction commits.
     public func finish(in txn: LMDBWriteTransaction) throws -> Outcome {
-        try txn.put(store.tables.meta, key: LogStore.metaHead, value: SequenceKey.bytes(head.sequence) + head.hash)
+        try txn.put(store.tables.meta, key: LogStore.metaHead, value: BigEndian.bytes(head.sequence) + head.hash)
         return Outcome(head: head, installed: installed)
     }
 
@@ -105,13 +106,14 @@ public struct AppendSession {
             chainHash: hash, payload: payload)
     }
 
-    private mutating func store(_ commit: Commit, frameBytes: [UInt8], hash: [UInt8], in txn: LMDBWriteTransaction)
-        throws
-    {
+    private mutating func store(
+        _ commit: Commit, _ positions: FeedIndex.Positions, frameBytes: [UInt8], hash: [UInt8],
+        in txn: LMDBWriteTransaction
+    ) throws {
         let stored = try txn.put(
-            store.tables.log, key: SequenceKey.bytes(commit.sequence), value: frameBytes, flags: [.noOverwrite, .append])
+            store.tables.log, key: BigEndian.bytes(commit.sequence), value: frameBytes, flags: [.noOverwrite, .append])
         guard stored else { throw LogError.doesNotContinue(expected: head.sequence + 1, got: commit.sequence, reason: "sequence taken") }
-        try store.feeds.index(commit, in: txn)
+        try store.feeds.index(commit, positions: positions, in: txn)
         for event in commit.events {
             guard case .dictionaryInstalled(let id, let bytes) = event else { continue }
             guard id != 0 else { throw LogError.corruptFrame(sequence: commit.sequence, reason: "dictionary ID 0") }

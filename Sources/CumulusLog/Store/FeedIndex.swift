@@ -15,6 +15,8 @@ struct FeedIndex {
     let zoneHeads: LMDBTable
     let databaseFeed: LMDBTable
     let databaseHeads: LMDBTable
+    /// Recently derived feed keys (shared by every copy of this index).
+    let keys = FeedKeyCache()
 
     enum ZoneKind: UInt8 {
         case saved = 1, deleted = 2, tagBumped = 3, zoneSaved = 4, zoneDeleted = 5
@@ -24,61 +26,79 @@ struct FeedIndex {
         case zoneChanged = 1, zoneDeleted = 2, databaseChanged = 3
     }
 
-    /// The next zone and database positions for `events`, read in `txn` (which sees
-    /// this group's earlier commits). `pending` carries positions assigned earlier in
-    /// the same transaction but not yet written.
-    func positions(for events: [Event], in txn: LMDBReadTransaction) throws -> ([ZoneSequence], [DatabaseSequence]) {
+    /// A commit's feed positions with the feed keys they were looked up by, so
+    /// ``index(_:positions:in:)`` need not derive the keys (two SHA-256 each) again.
+    struct Positions {
         var zones: [ZoneSequence] = []
-        for (database, zone) in Commit.touchedZones(of: events) {
-            let last = try lastPosition(zoneHeads, key: FeedKeys.zone(database, zone), in: txn)
-            zones.append(ZoneSequence(database: database, zoneID: zone, sequence: last + 1))
-        }
         var databases: [DatabaseSequence] = []
-        for database in Commit.touchedDatabases(of: events) {
-            let last = try lastPosition(databaseHeads, key: FeedKeys.database(database), in: txn)
-            databases.append(DatabaseSequence(database: database, sequence: last + 1))
-        }
-        return (zones, databases)
+        /// `FeedKeys.zone` of each of `zones`, in the same order.
+        var zoneKeys: [[UInt8]] = []
+        /// `FeedKeys.database` of each of `databases`, in the same order.
+        var databaseKeys: [[UInt8]] = []
     }
 
-    /// Writes `commit`'s entries and advances the heads.
-    func index(_ commit: Commit, in txn: LMDBWriteTransaction) throws {
-        for position in commit.zoneSequences {
-            let zoneKey = FeedKeys.zone(position.database, position.zoneID)
+    /// The next zone and database positions for `events`, read in `txn` (which sees
+    /// this group's earlier commits, already indexed).
+    func positions(for events: [Event], in txn: LMDBReadTransaction) throws -> Positions {
+        var result = Positions()
+        for (database, zone) in Commit.touchedZones(of: events) {
+            let key = keys.zone(database, zone)
+            let last = try lastPosition(zoneHeads, key: key, in: txn)
+            result.zones.append(ZoneSequence(database: database, zoneID: zone, sequence: last + 1))
+            result.zoneKeys.append(key)
+        }
+        for database in Commit.touchedDatabases(of: events) {
+            let key = keys.database(database)
+            let last = try lastPosition(databaseHeads, key: key, in: txn)
+            result.databases.append(DatabaseSequence(database: database, sequence: last + 1))
+            result.databaseKeys.append(key)
+        }
+        return result
+    }
+
+    /// Writes `commit`'s entries and advances the heads. `positions` must be what
+    /// ``positions(for:in:)`` returned for the commit's events (the commit carries
+    /// the same sequences; the keys are taken from it).
+    func index(_ commit: Commit, positions: Positions, in txn: LMDBWriteTransaction) throws {
+        for (position, zoneKey) in zip(commit.zoneSequences, positions.zoneKeys) {
             var value = BinaryWriter(capacity: 64)
             value.u64(commit.sequence)
-            var changes: [(ZoneKind, String)] = []
-            for event in commit.events where event.database == position.database && event.zoneID == position.zoneID {
+            // Counted first, then written, so no array of changes is built per commit.
+            var count = 0
+            for event in commit.events where Self.zoneKind(of: event) != nil && event.zoneID == position.zoneID
+                && event.database == position.database
+            {
+                count += 1
+            }
+            value.length(count)
+            for event in commit.events {
+                guard let kind = Self.zoneKind(of: event), event.zoneID == position.zoneID,
+                    event.database == position.database
+                else { continue }
+                value.u8(kind.rawValue)
                 switch event {
-                case .recordSaved(_, let record, _): changes.append((.saved, record.recordID.recordName))
-                case .recordDeleted(_, let id, _, _): changes.append((.deleted, id.recordName))
-                case .changeTagBumped(_, let id, _, _): changes.append((.tagBumped, id.recordName))
-                case .zoneSaved: changes.append((.zoneSaved, ""))
-                case .zoneDeleted: changes.append((.zoneDeleted, ""))
-                case .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled: break
+                case .recordSaved(_, let record, _): value.string(record.recordID.recordName)
+                case .recordDeleted(_, let id, _, _), .changeTagBumped(_, let id, _, _): value.string(id.recordName)
+                default: value.string("")
                 }
             }
-            value.length(changes.count)
-            for (kind, name) in changes {
-                value.u8(kind.rawValue)
-                value.string(name)
-            }
-            try txn.put(zoneFeed, key: zoneKey + SequenceKey.bytes(position.sequence), value: value.bytes, flags: .noOverwrite)
+            try txn.put(zoneFeed, key: Self.entryKey(zoneKey, position.sequence), value: value.bytes, flags: .noOverwrite)
             var head = BinaryWriter(capacity: 96)
             head.u64(position.sequence)
             head.databaseID(position.database)
             head.zoneID(position.zoneID)
             try txn.put(zoneHeads, key: zoneKey, value: head.bytes)
         }
-        for position in commit.databaseSequences {
-            let databaseKey = FeedKeys.database(position.database)
+        // Only commits deleting a zone need the set of deleted zones.
+        let deletesZones = commit.events.contains { if case .zoneDeleted = $0 { true } else { false } }
+        for (position, databaseKey) in zip(commit.databaseSequences, positions.databaseKeys) {
             var value = BinaryWriter(capacity: 64)
             value.u64(commit.sequence)
             let zones = commit.zoneSequences.filter { $0.database == position.database }
-            let deleted = Set(commit.events.compactMap { event -> ZoneID? in
+            let deleted: Set<ZoneID> = deletesZones ? Set(commit.events.compactMap { event -> ZoneID? in
                 if case .zoneDeleted(let database, let zone) = event, database == position.database { return zone }
                 return nil
-            })
+            }) : []
             let databaseWide = commit.events.contains { $0.database == position.database && $0.zoneID == nil }
             value.length(zones.count + (databaseWide ? 1 : 0))
             for zone in zones {
@@ -87,13 +107,34 @@ struct FeedIndex {
             }
             if databaseWide { value.u8(DatabaseKind.databaseChanged.rawValue) }
             try txn.put(
-                databaseFeed, key: databaseKey + SequenceKey.bytes(position.sequence), value: value.bytes,
+                databaseFeed, key: Self.entryKey(databaseKey, position.sequence), value: value.bytes,
                 flags: .noOverwrite)
             var head = BinaryWriter(capacity: 64)
             head.u64(position.sequence)
             head.databaseID(position.database)
             try txn.put(databaseHeads, key: databaseKey, value: head.bytes)
         }
+    }
+
+    /// The zone feed kind of `event`, or `nil` for events not in zone feeds.
+    private static func zoneKind(of event: Event) -> ZoneKind? {
+        switch event {
+        case .recordSaved: .saved
+        case .recordDeleted: .deleted
+        case .changeTagBumped: .tagBumped
+        case .zoneSaved: .zoneSaved
+        case .zoneDeleted: .zoneDeleted
+        case .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled: nil
+        }
+    }
+
+    /// A feed entry key, `prefix ‖ u64 position`, built in one allocation.
+    private static func entryKey(_ prefix: [UInt8], _ position: UInt64) -> [UInt8] {
+        var key = [UInt8]()
+        key.reserveCapacity(prefix.count + 8)
+        key.append(contentsOf: prefix)
+        BigEndian.append(position, to: &key)
+        return key
     }
 
     private func lastPosition(_ table: LMDBTable, key: [UInt8], in txn: LMDBReadTransaction) throws -> UInt64 {
@@ -107,7 +148,7 @@ struct FeedIndex {
     func zoneEntries(
         _ database: DatabaseID, _ zone: ZoneID, after: UInt64, limit: Int, in txn: LMDBReadTransaction
     ) throws -> [ZoneFeedEntry] {
-        let zoneKey = FeedKeys.zone(database, zone)
+        let zoneKey = keys.zone(database, zone)
         var entries: [ZoneFeedEntry] = []
         guard limit > 0, after < UInt64.max else { return entries }
         try txn.scan(zoneFeed, from: zoneKey + BigEndian.bytes(after + 1), to: upperBound(zoneKey)) { key, value in
@@ -138,7 +179,7 @@ struct FeedIndex {
     func databaseEntries(
         _ database: DatabaseID, after: UInt64, limit: Int, in txn: LMDBReadTransaction
     ) throws -> [DatabaseFeedEntry] {
-        let databaseKey = FeedKeys.database(database)
+        let databaseKey = keys.database(database)
         var entries: [DatabaseFeedEntry] = []
         guard limit > 0, after < UInt64.max else { return entries }
         try txn.scan(databaseFeed, from: databaseKey + BigEndian.bytes(after + 1), to: upperBound(databaseKey)) {
@@ -166,12 +207,12 @@ struct FeedIndex {
 
     /// The last position of a zone's feed (0 if it has none).
     func zoneHead(_ database: DatabaseID, _ zone: ZoneID, in txn: LMDBReadTransaction) throws -> UInt64 {
-        try lastPosition(zoneHeads, key: FeedKeys.zone(database, zone), in: txn)
+        try lastPosition(zoneHeads, key: keys.zone(database, zone), in: txn)
     }
 
     /// The last position of a database's feed (0 if it has none).
     func databaseHead(_ database: DatabaseID, in txn: LMDBReadTransaction) throws -> UInt64 {
-        try lastPosition(databaseHeads, key: FeedKeys.database(database), in: txn)
+        try lastPosition(databaseHeads, key: keys.database(database), in: txn)
     }
 
     private func upperBound(_ prefix: [UInt8]) -> [UInt8]? {

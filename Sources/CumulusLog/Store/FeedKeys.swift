@@ -1,5 +1,6 @@
 import Crypto
 import CumulusModel
+import Synchronization
 
 /// Fixed-length keys for databases and zones.
 ///
@@ -31,5 +32,78 @@ public enum FeedKeys {
 
     static func digest(_ bytes: [UInt8]) -> [UInt8] {
         Array(SHA256.hash(data: bytes).prefix(length))
+    }
+}
+
+/// The feed keys of the zones and databases written most recently.
+///
+/// Deriving a key costs an encoding and a SHA-256, twice per commit (a zone and a
+/// database) on the writer's serial path, and nearly every commit touches a zone
+/// that one of the last few commits touched. A handful of entries searched by
+/// equality is cheaper than hashing the identities into a dictionary; a miss only
+/// costs the derivation. The keys depend on the identity alone, so a cached key is
+/// never stale.
+final class FeedKeyCache: Sendable {
+    /// Entries kept of each kind; old ones are overwritten round-robin.
+    static let capacity = 8
+
+    private struct State {
+        var zones: [(database: DatabaseID, zone: ZoneID, key: [UInt8])] = []
+        var databases: [(database: DatabaseID, key: [UInt8])] = []
+        var nextZone = 0
+        var nextDatabase = 0
+    }
+
+    // Readers deriving keys for feed fetches may run on any thread beside the writer.
+    private let state = Mutex(State())
+
+    // Identities match by their bytes, as the keys are derived from bytes: `==` on
+    // strings treats canonically equivalent Unicode as equal, and two such names
+    // would have different keys.
+    private static func same(_ a: DatabaseID, _ b: DatabaseID) -> Bool {
+        a.environment == b.environment && a.scope == b.scope && same(a.container, b.container)
+            && same(a.owner, b.owner)
+    }
+
+    private static func same(_ a: ZoneID, _ b: ZoneID) -> Bool {
+        same(a.zoneName, b.zoneName) && same(a.ownerName, b.ownerName)
+    }
+
+    private static func same(_ a: String, _ b: String) -> Bool {
+        !UTF8Order.precedes(a, b) && !UTF8Order.precedes(b, a)
+    }
+
+    /// `FeedKeys.zone(database, zone)`, from the cache when it was derived recently.
+    func zone(_ database: DatabaseID, _ zone: ZoneID) -> [UInt8] {
+        let cached = state.withLock { state in
+            state.zones.first { Self.same($0.zone, zone) && Self.same($0.database, database) }?.key
+        }
+        if let cached { return cached }
+        let key = FeedKeys.zone(database, zone)
+        state.withLock { state in
+            if state.zones.count < Self.capacity {
+                state.zones.append((database, zone, key))
+            } else {
+                state.zones[state.nextZone] = (database, zone, key)
+                state.nextZone = (state.nextZone + 1) % Self.capacity
+            }
+        }
+        return key
+    }
+
+    /// `FeedKeys.database(database)`, from the cache when it was derived recently.
+    func database(_ database: DatabaseID) -> [UInt8] {
+        let cached = state.withLock { state in state.databases.first { Self.same($0.database, database) }?.key }
+        if let cached { return cached }
+        let key = FeedKeys.database(database)
+        state.withLock { state in
+            if state.databases.count < Self.capacity {
+                state.databases.append((database, key))
+            } else {
+                state.databases[state.nextDatabase] = (database, key)
+                state.nextDatabase = (state.nextDatabase + 1) % Self.capacity
+            }
+        }
+        return key
     }
 }

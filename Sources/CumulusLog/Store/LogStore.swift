@@ -208,7 +208,7 @@ public final class LogStore: Sendable {
         let end: [UInt8]? = through == .max ? nil : BigEndian.bytes(through + 1)
         try environment.read { txn in
             try txn.scan(tables.log, from: BigEndian.bytes(max(from, 1)), to: end) { key, value in
-                guard let sequence = SequenceKey.decode(key) else {
+                guard let sequence = BigEndian.decode(UInt64.self, from: key) else {
                     throw LogError.storage("malformed log key")
                 }
                 let frame = try Frame(parsing: value, expectedSequence: sequence)
@@ -304,7 +304,7 @@ public final class LogStore: Sendable {
             var expected = start
             let end: [UInt8]? = through == .max ? nil : BigEndian.bytes(through + 1)
             try txn.scan(tables.log, from: BigEndian.bytes(start), to: end) { key, value in
-                let sequence = SequenceKey.decode(key) ?? 0
+                let sequence = BigEndian.decode(UInt64.self, from: key) ?? 0
                 guard sequence == expected else {
                     report.firstBad = expected
                     report.problem = "commit \(expected) is missing (next stored is \(sequence))"

@@ -8,29 +8,44 @@
 ///
 /// The reader borrows its buffer: it is valid only while the buffer is (inside
 /// `withUnsafeBytes`, or inside the LMDB transaction that returned it).
+///
+/// The primitive reads are `@inlinable`: they run for every byte of every commit
+/// the log decodes, and as opaque cross-module calls they cost more than the work
+/// they do (`Docs/PERFORMANCE.md`).
 public struct BinaryReader {
-    let buffer: UnsafeRawBufferPointer
+    @usableFromInline let buffer: UnsafeRawBufferPointer
     /// Offset of the next byte to read.
-    public private(set) var offset: Int
+    public private(set) var offset: Int {
+        // The stored property stays private to writes from outside; the inlinable
+        // reads below advance it through `_offset`.
+        get { _offset }
+        set { _offset = newValue }
+    }
+    @usableFromInline var _offset: Int
     /// What is being decoded, for error messages ("record", "commit", …).
     public let context: String
 
     /// A reader over `buffer`, starting at its first byte.
     public init(_ buffer: UnsafeRawBufferPointer, context: String = "data") {
         self.buffer = buffer
-        self.offset = 0
+        self._offset = 0
         self.context = context
     }
 
     /// Bytes not yet read.
-    public var remaining: Int { buffer.count - offset }
+    @inlinable public var remaining: Int { buffer.count - _offset }
 
     /// Whether every byte has been read.
-    public var isAtEnd: Bool { offset == buffer.count }
+    @inlinable public var isAtEnd: Bool { _offset == buffer.count }
 
     /// An error located at the current offset.
     public func failure(_ reason: String) -> CumulusError {
         CumulusError(.invalidArguments, "malformed \(context) at byte \(offset): \(reason)")
+    }
+
+    /// The error for reading past the end; out of line, so the inlined reads stay small.
+    @usableFromInline func endOfData() -> CumulusError {
+        failure("unexpected end of data")
     }
 
     /// Throws unless every byte was consumed: trailing garbage is corruption too.
@@ -39,32 +54,43 @@ public struct BinaryReader {
     }
 
     /// One byte.
-    public mutating func u8() throws -> UInt8 {
-        guard offset < buffer.count else { throw failure("unexpected end of data") }
-        defer { offset += 1 }
-        return buffer[offset]
+    @inlinable public mutating func u8() throws -> UInt8 {
+        guard _offset < buffer.count else { throw endOfData() }
+        let byte = buffer[_offset]
+        _offset += 1
+        return byte
     }
 
     /// Four bytes, big-endian.
-    public mutating func u32() throws -> UInt32 {
-        guard remaining >= 4 else { throw failure("unexpected end of data") }
-        var v: UInt32 = 0
-        for i in 0..<4 { v = v << 8 | UInt32(buffer[offset + i]) }
-        offset += 4
-        return v
+    @inlinable public mutating func u32() throws -> UInt32 {
+        guard remaining >= 4 else { throw endOfData() }
+        let value = UInt32(bigEndian: buffer.loadUnaligned(fromByteOffset: _offset, as: UInt32.self))
+        _offset += 4
+        return value
     }
 
     /// Eight bytes, big-endian.
-    public mutating func u64() throws -> UInt64 {
-        guard remaining >= 8 else { throw failure("unexpected end of data") }
-        var v: UInt64 = 0
-        for i in 0..<8 { v = v << 8 | UInt64(buffer[offset + i]) }
-        offset += 8
-        return v
+    @inlinable public mutating func u64() throws -> UInt64 {
+        guard remaining >= 8 else { throw endOfData() }
+        let value = UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: _offset, as: UInt64.self))
+        _offset += 8
+        return value
     }
 
     /// Minimal unsigned LEB128.
-    public mutating func varint() throws -> UInt64 {
+    @inlinable public mutating func varint() throws -> UInt64 {
+        // One-byte varints (counts, lengths, small numbers) are by far the most common.
+        if _offset < buffer.count {
+            let first = buffer[_offset]
+            if first & 0x80 == 0 {
+                _offset += 1
+                return UInt64(first)
+            }
+        }
+        return try multiByteVarint()
+    }
+
+    @usableFromInline mutating func multiByteVarint() throws -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         for index in 0..<10 {
@@ -82,16 +108,20 @@ public struct BinaryReader {
 
     /// A count or length, which must fit in what remains (each item takes at least
     /// `minimumItemSize` bytes), so a forged count cannot cause a huge allocation.
-    public mutating func length(minimumItemSize: Int = 1) throws -> Int {
+    @inlinable public mutating func length(minimumItemSize: Int = 1) throws -> Int {
         let value = try varint()
         guard value <= UInt64(remaining / max(minimumItemSize, 1)) else {
-            throw failure("length \(value) exceeds the \(remaining) bytes left")
+            throw lengthFailure(value)
         }
         return Int(value)
     }
 
+    @usableFromInline func lengthFailure(_ value: UInt64) -> CumulusError {
+        failure("length \(value) exceeds the \(remaining) bytes left")
+    }
+
     /// A zig-zag signed integer.
-    public mutating func zigzag() throws -> Int64 {
+    @inlinable public mutating func zigzag() throws -> Int64 {
         let raw = try varint()
         return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
     }
@@ -105,16 +135,15 @@ public struct BinaryReader {
 
     /// `count` raw bytes.
     public mutating func raw(_ count: Int) throws -> [UInt8] {
-        guard count >= 0, count <= remaining else { throw failure("unexpected end of data") }
-        defer { offset += count }
-        return Array(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + count]))
+        Array(try rawSlice(count))
     }
 
     /// `count` raw bytes without copying; valid as long as the underlying buffer is.
-    public mutating func rawSlice(_ count: Int) throws -> UnsafeRawBufferPointer {
-        guard count >= 0, count <= remaining else { throw failure("unexpected end of data") }
-        defer { offset += count }
-        return UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + count])
+    @inlinable public mutating func rawSlice(_ count: Int) throws -> UnsafeRawBufferPointer {
+        guard count >= 0, count <= remaining else { throw endOfData() }
+        let slice = UnsafeRawBufferPointer(rebasing: buffer[_offset..<_offset + count])
+        _offset += count
+        return slice
     }
 
     /// Length-prefixed raw bytes.
@@ -124,10 +153,43 @@ public struct BinaryReader {
 
     /// Length-prefixed UTF-8; invalid UTF-8 is an error.
     public mutating func string() throws -> String {
+        try stringAndBytes().string
+    }
+
+    /// Length-prefixed UTF-8 and the bytes it was read from (valid as long as the
+    /// buffer is), for callers that must also compare the raw bytes (key order).
+    public mutating func stringAndBytes() throws -> (string: String, bytes: UnsafeRawBufferPointer) {
         let slice = try rawSlice(length())
-        guard let text = String(validating: slice, as: UTF8.self) else {
-            throw failure("invalid UTF-8 in string")
+        guard let text = Self.decodeUTF8(slice) else { throw failure("invalid UTF-8 in string") }
+        return (text, slice)
+    }
+
+    /// `bytes` as a `String` if they are valid UTF-8.
+    ///
+    /// Nearly every string in the formats is ASCII (names, identifiers, keys), and
+    /// `String(validating:as:)` costs about a thousand instructions per call even for
+    /// those (unspecialized generic metadata lookups in the standard library). ASCII
+    /// is valid UTF-8 that `String(decoding:as:)` copies unchanged, so only the rest
+    /// goes through full validation.
+    static func decodeUTF8(_ bytes: UnsafeRawBufferPointer) -> String? {
+        if isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// Whether every byte is below 0x80, checked eight bytes at a time.
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        let count = bytes.count
+        var accumulated: UInt64 = 0
+        while index + 8 <= count {
+            accumulated |= bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
         }
-        return text
+        var tail: UInt8 = 0
+        while index < count {
+            tail |= bytes[index]
+            index += 1
+        }
+        return accumulated & 0x8080_8080_8080_8080 == 0 && tail & 0x80 == 0
     }
 }

@@ -148,9 +148,9 @@ public enum RecordCodec {
 
     static func writeFields(_ fields: [String: FieldValue], home: ZoneID, into writer: inout BinaryWriter) throws {
         writer.length(fields.count)
-        let keys = fields.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        for key in keys {
-            guard let value = fields[key] else { continue }
+        // Sorting the (key, value) pairs saves a dictionary lookup per key afterwards.
+        let entries = fields.sorted { UTF8Order.precedes($0.key, $1.key) }
+        for (key, value) in entries {
             writer.string(key)
             do {
                 try writeValue(value, home: home, into: &writer)
@@ -164,11 +164,12 @@ public enum RecordCodec {
         // Each entry is at least a 1-byte key length, 1-byte tag and 1 payload byte.
         let count = try reader.length(minimumItemSize: 3)
         var fields = [String: FieldValue](minimumCapacity: count)
-        var previous: [UInt8]?
+        // The previous key's bytes in the reader's buffer: order is checked on the
+        // raw bytes, without copying each key into an array.
+        var previous: UnsafeRawBufferPointer?
         for _ in 0..<count {
-            let key = try reader.string()
-            let keyBytes = Array(key.utf8)
-            if let previous, !previous.lexicographicallyPrecedes(keyBytes) {
+            let (key, keyBytes) = try reader.stringAndBytes()
+            if let previous, UTF8Order.compare(previous, keyBytes) >= 0 {
                 throw reader.failure("field keys not in strictly ascending order at '\(key)'")
             }
             previous = keyBytes

@@ -1,0 +1,56 @@
+/// The order the binary formats sort strings in: by their UTF-8 bytes
+/// (`Docs/LOG-FORMAT.md` §2 field keys, §4 changed keys).
+///
+/// Same result as `lhs.utf8.lexicographicallyPrecedes(rhs.utf8)`, which walks the
+/// `UTF8View` index by index and showed up as a few per cent of an append in the
+/// profile; native strings expose their UTF-8 contiguously, so this compares raw
+/// bytes instead and falls back to the view only for bridged strings.
+public enum UTF8Order {
+    /// Whether `lhs` sorts strictly before `rhs` by UTF-8 bytes.
+    @inlinable public static func precedes(_ lhs: String, _ rhs: String) -> Bool {
+        let fast = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in
+                compare(UnsafeRawBufferPointer(left), UnsafeRawBufferPointer(right)) < 0
+            }
+        }
+        if let fast, let result = fast { return result }
+        return lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+    }
+
+    /// `strings` sorted by UTF-8 bytes with equal strings (`==`, which includes
+    /// canonically equivalent Unicode) removed: what `Set(strings).sorted(by: precedes)`
+    /// gives, without building the set when `strings` already are that — all ASCII
+    /// (where `==` is byte equality) and strictly ascending — as stored lists are.
+    public static func sortedUnique(_ strings: [String]) -> [String] {
+        var index = 0
+        while index < strings.count {
+            if !isASCII(strings[index]) { break }
+            if index > 0 && !precedes(strings[index - 1], strings[index]) { break }
+            index += 1
+        }
+        if index == strings.count { return strings }
+        return Set(strings).sorted(by: precedes)
+    }
+
+    /// Whether every UTF-8 byte of `string` is below 0x80.
+    @inlinable public static func isASCII(_ string: String) -> Bool {
+        string.utf8.withContiguousStorageIfAvailable { bytes in
+            for byte in bytes where byte >= 0x80 { return false }
+            return true
+        } ?? string.utf8.allSatisfy { $0 < 0x80 }
+    }
+
+    /// Three-way lexicographic comparison of two byte strings: negative, zero or
+    /// positive as `lhs` sorts before, equal to or after `rhs` (a proper prefix first).
+    @inlinable public static func compare(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Int {
+        let common = min(lhs.count, rhs.count)
+        var index = 0
+        while index < common {
+            let a = lhs[index]
+            let b = rhs[index]
+            if a != b { return a < b ? -1 : 1 }
+            index += 1
+        }
+        return lhs.count == rhs.count ? 0 : (lhs.count < rhs.count ? -1 : 1)
+    }
+}

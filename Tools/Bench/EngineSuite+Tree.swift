@@ -1,0 +1,201 @@
+import CumulusEngine
+import CumulusLog
+import CumulusModel
+import CumulusTestSupport
+import Foundation
+
+extension EngineSuite {
+    /// Records per operation / per SQLite transaction in the bulk runs.
+    static let operationSize = Limits.maxItemsPerOperation
+    /// IDs per `Database.fetch` (and per SQLite read transaction).
+    static let fetchBatch = 100
+
+    /// A three-level tree, built once in both stores and used by the last three
+    /// measurements: the grandchildren are written by the timed 400-record
+    /// operations, all descendants are then fetched by ID, and finally the root is
+    /// deleted, cascading to every descendant.
+    struct Tree {
+        let root: EngineRow
+        /// The root's children (`list-c`, deleteSelf → root).
+        let children: [EngineRow]
+        /// To-do items, `grandchildrenPerChild` per child (deleteSelf → their child).
+        let grandchildren: [EngineRow]
+
+        var descendantIDs: [RecordID] { children.map(\.id) + grandchildren.map(\.id) }
+
+        static func make(_ sizes: Sizes) throws -> Tree {
+            var rng = SeededRandom(seed: 23)
+            let root = try todo(0, name: "project-0", type: "Project", owner: nil, rng: &rng)
+            let children = try (0..<sizes.children).map {
+                try todo($0, name: "list-\($0)", type: "TodoList", owner: root.name, rng: &rng)
+            }
+            let grandchildren = try (0..<(sizes.children * sizes.grandchildrenPerChild)).map {
+                try todo($0, owner: "list-\($0 / sizes.grandchildrenPerChild)", rng: &rng)
+            }
+            return Tree(root: root, children: children, grandchildren: grandchildren)
+        }
+    }
+
+    static func tree(_ sizes: Sizes, _ report: Report) async throws {
+        report.section("engine: 400-record operations")
+        var tree: Tree!
+        let generation = try measure { tree = try Tree.make(sizes) }
+        report.note(
+            "the tree's \(tree.grandchildren.count) grandchildren (1 root, \(tree.children.count) children, "
+                + "\(sizes.grandchildrenPerChild) grandchildren each: \(sizes.descendants) descendants), written into a "
+                + "store holding root and children; Cumulus: sequential Database.modify(saving: 400 records, .allKeys); "
+                + "SQLite: BEGIN, 400 × prepared INSERT, COMMIT; generated in \(Report.format(generation)) s, untimed")
+        let cumulus = try await CumulusStore("tree")
+        defer { cumulus.close() }
+        let sqlite = try SQLiteRecords("tree")
+        defer { sqlite.close() }
+
+        // Bulk: one round (the tree is built once), SQLite first.
+        try sqlite.insert([tree.root][...] + tree.children, perTransaction: operationSize)
+        let sqliteBulk = try measure { try sqlite.insert(tree.grandchildren[...], perTransaction: operationSize) }
+        try await cumulus.save([tree.root][...])
+        try await cumulus.save(tree.children[...])
+        let cumulusBulk = try await measureAsync { try await cumulus.save(tree.grandchildren[...]) }
+        let rows = Double(tree.grandchildren.count)
+        report.compare(
+            "records/s, 400 per operation", Figure(rows / cumulusBulk, "records/s"),
+            baseline: "SQLite 400 rows/txn", Figure(rows / sqliteBulk, "records/s"), target: .atLeast(4))
+
+        try fetchByID(tree, cumulus, sqlite, sizes, report)
+        try await deleteTree(tree, cumulus, sqlite, sizes, report)
+    }
+
+    // MARK: - Fetch
+
+    /// Fetch by ID: every descendant once per pass, in a seeded random order, in
+    /// batches of 100 IDs; SQLite does a primary-key lookup per ID (prepared
+    /// statement, one read transaction per batch, as a `fetch` reads one snapshot).
+    private static func fetchByID(_ tree: Tree, _ cumulus: CumulusStore, _ sqlite: SQLiteRecords, _ sizes: Sizes, _ report: Report)
+        throws
+    {
+        report.section("engine: fetch by ID (warm, one thread)")
+        var rng = SeededRandom(seed: 31)
+        let ids = tree.descendantIDs.shuffled(using: &rng)
+        report.note(
+            "\(ids.count) records, random order, \(fetchBatch) IDs per Database.fetch; SQLite: BEGIN, \(fetchBatch) × "
+                + "SELECT type, data … WHERE zone=? AND name=? copying the blob out, COMMIT; best of \(sizes.rounds) alternating rounds")
+        let select = try sqlite.db.prepare("SELECT type, data FROM records WHERE zone = ?1 AND name = ?2")
+        let begin = try sqlite.db.prepare("BEGIN")
+        let commit = try sqlite.db.prepare("COMMIT")
+        let zone = SampleData.zone.zoneName
+
+        /// SQLite lookups of every ID; `decode` also turns each blob into a `Record`.
+        func sqlitePass(decode: Bool) throws -> Double {
+            var found = 0
+            var bytes = 0
+            let elapsed = try measure {
+                var start = 0
+                while start < ids.count {
+                    let end = min(ids.count, start + fetchBatch)
+                    try begin.run()
+                    for id in ids[start..<end] {
+                        try select.bind(1, text: zone)
+                        try select.bind(2, text: id.recordName)
+                        if try select.step() {
+                            let blob = select.withBlob(1) { [UInt8]($0) }
+                            if decode { _ = try RecordCodec.decode(blob) }
+                            bytes += blob.count
+                            found += 1
+                        }
+                        try select.reset()
+                    }
+                    try commit.run()
+                    start = end
+                }
+            }
+            guard found == ids.count, bytes > 0 else {
+                throw BenchFailure("SQLite fetch: \(found) of \(ids.count) rows found")
+            }
+            return Double(ids.count) / elapsed
+        }
+
+        func cumulusPass() throws -> Double {
+            var found = 0
+            let elapsed = try measure {
+                var start = 0
+                while start < ids.count {
+                    let end = min(ids.count, start + fetchBatch)
+                    for item in try cumulus.db.fetch(Array(ids[start..<end]), as: actor) {
+                        if case .success = item.result { found += 1 }
+                    }
+                    start = end
+                }
+            }
+            guard found == ids.count else { throw BenchFailure("Cumulus fetch: \(found) of \(ids.count) records found") }
+            return Double(ids.count) / elapsed
+        }
+
+        var sqliteRate = 0.0
+        var decodeRate = 0.0
+        var cumulusRate = 0.0
+        for _ in 0..<sizes.rounds {
+            sqliteRate = max(sqliteRate, try sqlitePass(decode: false))
+            cumulusRate = max(cumulusRate, try cumulusPass())
+            decodeRate = max(decodeRate, try sqlitePass(decode: true))
+        }
+        report.compare(
+            "records/s, fetch by ID", Figure(cumulusRate, "records/s"),
+            baseline: "SQLite PK lookup + blob", Figure(sqliteRate, "records/s"), target: .atLeast(2))
+        report.compare(
+            "  (same, beside decoding SQLite's blob)", Figure(cumulusRate, "records/s"),
+            baseline: "SQLite + RecordCodec.decode", Figure(decodeRate, "records/s"))
+    }
+
+    // MARK: - Delete
+
+    /// Deleting the root: Cumulus one `modify(deleting: [root])`, the cascade planned
+    /// and committed as one durable commit; SQLite one `DELETE` of the root row in
+    /// autocommit, `ON DELETE CASCADE` doing the rest through the owner index. Both
+    /// are checked afterwards: every descendant must be gone.
+    private static func deleteTree(
+        _ tree: Tree, _ cumulus: CumulusStore, _ sqlite: SQLiteRecords, _ sizes: Sizes, _ report: Report
+    ) async throws {
+        report.section("engine: deleting an owner with \(sizes.descendants) descendants (three levels)")
+        report.note(
+            "Cumulus: one Database.modify(deleting: [root]); SQLite: DELETE FROM records WHERE zone=? AND name=root "
+                + "(autocommit) with ON DELETE CASCADE; one run each (the tree is built once); verified afterwards by "
+                + "fetching/counting every descendant")
+        let all = tree.descendantIDs + [tree.root.id]
+
+        let before = try sqlite.count()
+        guard before == all.count else { throw BenchFailure("SQLite holds \(before) rows before the delete, not \(all.count)") }
+        let delete = try sqlite.db.prepare("DELETE FROM records WHERE zone = ?1 AND name = ?2")
+        try delete.bind(1, text: SampleData.zone.zoneName)
+        try delete.bind(2, text: tree.root.name)
+        let sqliteTime = try measure { try delete.run() }
+        let after = try sqlite.count()
+        guard after == 0 else { throw BenchFailure("SQLite's cascade left \(after) of \(before) rows") }
+
+        let existing = try cumulus.existing(all)
+        guard existing == all.count else { throw BenchFailure("Cumulus holds \(existing) of \(all.count) records before the delete") }
+        var result: ModifyResult?
+        let cumulusTime = try await measureAsync {
+            result = try await cumulus.db.modify(deleting: [tree.root.id], as: actor)
+        }
+        let remaining = try cumulus.existing(all)
+        var deletedEvents = 0
+        if let sequence = result?.sequence {
+            for commit in try cumulus.container.store.range(from: sequence, through: sequence) {
+                for event in commit.events {
+                    if case .recordDeleted = event { deletedEvents += 1 }
+                }
+            }
+        }
+        let itemError = result.flatMap { $0.itemErrors.first.map { "\($0.value)" } }
+        let verified = remaining == 0 && deletedEvents == all.count && itemError == nil
+        report.note(
+            "after: SQLite \(after) rows; Cumulus \(remaining) of \(all.count) records fetchable, "
+                + "\(deletedEvents) recordDeleted events in the commit\(itemError.map { ", error: \($0)" } ?? "")")
+        if !verified { report.note("Cumulus DID NOT delete everything: its figure is counted as missed") }
+        report.compare(
+            "seconds to delete root + \(sizes.descendants)", Figure(verified ? cumulusTime : .infinity, "s"),
+            baseline: "SQLite ON DELETE CASCADE", Figure(sqliteTime, "s"), target: .atMost(1))
+        report.info("  Cumulus records deleted/s", Figure(Double(all.count) / cumulusTime, "records/s"))
+        report.info("  SQLite rows deleted/s", Figure(Double(all.count) / sqliteTime, "records/s"))
+    }
+}

@@ -1,0 +1,234 @@
+import CumulusEngine
+import CumulusModel
+import CumulusTestSupport
+import Foundation
+
+/// The engine's figures: durable single-record saves, 400-record operations, fetch
+/// by ID and a three-level cascading delete, each against SQLite doing the same to
+/// the same rows (the same `RecordCodec` bytes as a BLOB) in the same process.
+enum EngineSuite: BenchSuite {
+    static let name = "engine"
+
+    /// How much work each measurement does; `--quick` shrinks all of it.
+    struct Sizes {
+        /// Timed single-record saves per Cumulus run, by concurrent caller count.
+        var saves: [(callers: Int, count: Int)]
+        /// Timed single-row commits per SQLite run.
+        var sqliteSaves: Int
+        /// Untimed saves before each durable run.
+        var warmUp: Int
+        /// Durable runs and fetch passes are repeated this often, alternating with the
+        /// baseline, and the best of each kept.
+        var rounds: Int
+        /// The tree deleted at the end: children of the root, grandchildren per child.
+        /// Descendants = children × (1 + grandchildrenPerChild).
+        var children: Int
+        var grandchildrenPerChild: Int
+
+        var descendants: Int { children * (1 + grandchildrenPerChild) }
+
+        // 200 × (1 + 499) = 100,000 descendants. Not 100 children of ~1,000: the
+        // engine (like CloudKit) allows at most 750 deleteSelf references per target.
+        static let full = Sizes(
+            saves: [(1, 1_000), (64, 10_000)], sqliteSaves: 1_000, warmUp: 100, rounds: 2,
+            children: 200, grandchildrenPerChild: 499)
+        static let quick = Sizes(
+            saves: [(1, 200), (64, 2_000)], sqliteSaves: 200, warmUp: 50, rounds: 1,
+            children: 20, grandchildrenPerChild: 499)
+    }
+
+    static func run(quick: Bool, report: Report) async throws {
+        let sizes = quick ? Sizes.quick : Sizes.full
+        report.section("engine: workload")
+        report.note(
+            "SampleData to-do items (~400-byte records) in custom zone \(SampleData.zone.zoneName) of a private database; "
+                + "SQLite stores RecordCodec.encode of the same records as a BLOB")
+        report.note(
+            "SQLite \(SQLiteDatabase.libraryVersion): WAL, synchronous=FULL, foreign_keys=ON; "
+                + "records(zone, name, type, data BLOB, owner, PRIMARY KEY(zone, name), "
+                + "FOREIGN KEY(zone, owner) REFERENCES records(zone, name) ON DELETE CASCADE), index on (zone, owner)")
+        if quick {
+            report.note(
+                "--quick: smaller N (\(sizes.descendants) descendants instead of 100,000, fewer saves, one round); "
+                    + "figures are not comparable with a full run")
+        }
+        try await singleSaves(sizes, report)
+        try await tree(sizes, report)
+    }
+}
+
+// MARK: - Data
+
+/// One record as both stores get it: the record for Cumulus, its `RecordCodec`
+/// bytes for SQLite, and the name of its deleteSelf owner (the SQLite `owner`).
+struct EngineRow: Sendable {
+    let record: Record
+    let bytes: [UInt8]
+    let owner: String?
+
+    init(_ record: Record, owner: String?) throws {
+        self.record = record
+        self.bytes = try RecordCodec.encode(record)
+        self.owner = owner
+    }
+
+    var name: String { record.recordID.recordName }
+    var id: RecordID { record.recordID }
+}
+
+extension EngineSuite {
+    /// The acting user: the sample database's owner.
+    static var actor: String { SampleData.database.owner }
+
+    /// The `index`th sample to-do item, renamed `name` if given, whose `list`
+    /// reference (deleteSelf) points at `owner`, or is removed for `nil`.
+    static func todo(_ index: Int, name: String? = nil, type: String? = nil, owner: String?, rng: inout SeededRandom)
+        throws -> EngineRow
+    {
+        var record = SampleData.todoItem(index, rng: &rng)
+        if let name { record.recordID = RecordID(recordName: name, zoneID: SampleData.zone) }
+        if let type { record.recordType = type }
+        record["list"] = owner.map {
+            .reference(Reference(recordID: RecordID(recordName: $0, zoneID: SampleData.zone), action: .deleteSelf))
+        }
+        return try EngineRow(record, owner: owner)
+    }
+
+    /// A to-do list: the owner the items of the save runs refer to (it exists in both
+    /// stores, so Cumulus and SQLite both check and index a real reference).
+    static func list(_ index: Int, rng: inout SeededRandom) throws -> EngineRow {
+        try todo(index, name: "list-\(index)", type: "TodoList", owner: nil, rng: &rng)
+    }
+}
+
+/// Bytes this process has caused to be written to storage so far (`write_bytes` of
+/// /proc/self/io, Linux), or `nil` where that is not available. Counted when pages are
+/// dirtied, so it includes what fdatasync will have to flush.
+func processWriteBytes() -> Int? {
+    guard let text = try? String(contentsOfFile: "/proc/self/io", encoding: .utf8) else { return nil }
+    for line in text.split(separator: "\n") where line.hasPrefix("write_bytes:") {
+        return Int(line.dropFirst("write_bytes:".count).trimmingCharacters(in: .whitespaces))
+    }
+    return nil
+}
+
+/// Bytes written since `before` (from `processWriteBytes`), divided by `count`.
+func bytesWritten(since before: Int?, per count: Int) -> Double? {
+    guard let before, let now = processWriteBytes(), count > 0 else { return nil }
+    return Double(now - before) / Double(count)
+}
+
+// MARK: - Stores
+
+/// A fresh Cumulus container with the sample zone, in its own directory.
+final class CumulusStore: Sendable {
+    let directory: ScratchDirectory
+    let container: Container
+    let db: Database
+
+    init(_ label: String) async throws {
+        directory = ScratchDirectory("engine-\(label)")
+        container = try Container(path: directory.path)
+        db = container.database(SampleData.database)
+        for (zone, result) in try await db.saveZones([SampleData.zone], as: EngineSuite.actor) {
+            guard case .success = result else { throw BenchFailure("creating zone \(zone.zoneName): \(result)") }
+        }
+    }
+
+    /// Saves `rows` (`.allKeys`) in operations of at most `perOperation` records;
+    /// throws if any item failed.
+    func save(_ rows: ArraySlice<EngineRow>, perOperation: Int = Limits.maxItemsPerOperation) async throws {
+        var start = rows.startIndex
+        while start < rows.endIndex {
+            let end = min(rows.endIndex, start + perOperation)
+            try Self.check(
+                try await db.modify(saving: rows[start..<end].map(\.record), savePolicy: .allKeys, as: EngineSuite.actor))
+            start = end
+        }
+    }
+
+    /// How many of `ids` exist (fetched in batches of 400).
+    func existing(_ ids: [RecordID]) throws -> Int {
+        var found = 0
+        var start = 0
+        while start < ids.count {
+            let end = min(ids.count, start + 400)
+            for item in try db.fetch(Array(ids[start..<end]), as: EngineSuite.actor) {
+                if case .success = item.result { found += 1 }
+            }
+            start = end
+        }
+        return found
+    }
+
+    static func check(_ result: ModifyResult) throws {
+        if let (id, error) = result.itemErrors.first {
+            throw BenchFailure("modify failed for \(id.recordName) (\(result.itemErrors.count) items): \(error)")
+        }
+    }
+
+    func close() {
+        container.close()
+        directory.remove()
+    }
+}
+
+/// A fresh SQLite database (WAL, synchronous=FULL, foreign keys on) with the
+/// `records` table, in its own directory.
+final class SQLiteRecords {
+    let directory: ScratchDirectory
+    let db: SQLiteDatabase
+    private let insertRow: SQLiteStatement
+    private let begin: SQLiteStatement
+    private let commit: SQLiteStatement
+    private let zone = SampleData.zone.zoneName
+
+    init(_ label: String) throws {
+        directory = ScratchDirectory("sqlite-\(label)")
+        try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+        db = try SQLiteDatabase(path: directory.path + "/records.sqlite")
+        try db.exec("PRAGMA journal_mode=WAL")
+        let mode = try db.prepare("PRAGMA journal_mode")
+        guard try mode.step(), mode.text(0) == "wal" else { throw BenchFailure("SQLite did not switch to WAL") }
+        try db.exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON")
+        guard try db.scalar("PRAGMA foreign_keys") == 1, try db.scalar("PRAGMA synchronous") == 2 else {
+            throw BenchFailure("SQLite did not accept foreign_keys=ON / synchronous=FULL")
+        }
+        try db.exec(
+            """
+            CREATE TABLE records(
+                zone TEXT NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL, data BLOB NOT NULL, owner TEXT,
+                PRIMARY KEY(zone, name),
+                FOREIGN KEY(zone, owner) REFERENCES records(zone, name) ON DELETE CASCADE);
+            CREATE INDEX records_owner ON records(zone, owner);
+            """)
+        insertRow = try db.prepare("INSERT INTO records(zone, name, type, data, owner) VALUES (?1, ?2, ?3, ?4, ?5)")
+        begin = try db.prepare("BEGIN")
+        commit = try db.prepare("COMMIT")
+    }
+
+    /// Inserts `rows`, `perTransaction` per transaction; 1 means autocommit, one
+    /// durable transaction per INSERT.
+    func insert(_ rows: ArraySlice<EngineRow>, perTransaction: Int) throws {
+        var start = rows.startIndex
+        while start < rows.endIndex {
+            let end = min(rows.endIndex, start + perTransaction)
+            if perTransaction > 1 { try begin.run() }
+            for row in rows[start..<end] {
+                try insertRow.bind(1, text: zone)
+                try insertRow.bind(2, text: row.name)
+                try insertRow.bind(3, text: row.record.recordType)
+                try insertRow.bind(4, blob: row.bytes)
+                try insertRow.bind(5, optionalText: row.owner)
+                try insertRow.run()
+            }
+            if perTransaction > 1 { try commit.run() }
+            start = end
+        }
+    }
+
+    /// Rows in the table.
+    func count() throws -> Int64 { try db.scalar("SELECT count(*) FROM records") }
+
+    func close() { directory.remove() }
+}
