@@ -1,5 +1,6 @@
 import Crypto
 import CumulusModel
+import Synchronization
 
 /// Keys of the query indexes (`Docs/LOG-FORMAT.md` §9):
 ///
@@ -29,8 +30,17 @@ public enum IndexKeys {
         }
     }
 
+    /// Type and field names are few and repeat on every save: remember their hashes.
+    private static let hashes = Mutex<[String: [UInt8]]>([:])
+
     static func hash8(_ text: String) -> [UInt8] {
-        Array(SHA256.hash(data: Array(text.utf8)).prefix(8))
+        if let known = hashes.withLock({ $0[text] }) { return known }
+        let hash = Array(SHA256.hash(data: Array(text.utf8)).prefix(8))
+        hashes.withLock { cache in
+            if cache.count >= 65_536 { cache.removeAll(keepingCapacity: true) }
+            cache[text] = hash
+        }
+        return hash
     }
 
     /// The prefix of one field's entries for one type in one zone.

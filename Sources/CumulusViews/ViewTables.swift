@@ -19,6 +19,9 @@ public struct ViewTables: Sendable {
     public let fieldIndex: LMDBTable
     /// Full-text tokens for queries (``IndexKeys``) → empty.
     public let tokenIndex: LMDBTable
+    /// zone key ‖ actor → u64 sequence ‖ the client change token data of that
+    /// user's latest commit in the zone that carried one (echoed by zone changes).
+    public let clientTokens: LMDBTable
 
     /// Opens (creating) the view tables of `environment`.
     public init(environment: LMDBEnvironment) throws {
@@ -30,8 +33,9 @@ public struct ViewTables: Sendable {
         subscriptions = try environment.table("subscriptions")
         fieldIndex = try environment.table("fieldIndex")
         tokenIndex = try environment.table("tokenIndex")
+        clientTokens = try environment.table("clientTokens")
     }
 
     /// Every view table with its name, in a fixed order (for rebuild and digests).
-    public var all: [LMDBTable] { [records, refsIn, refsOut, byType, zones, subscriptions, fieldIndex, tokenIndex] }
+    public var all: [LMDBTable] { [records, refsIn, refsOut, byType, zones, subscriptions, fieldIndex, tokenIndex, clientTokens] }
 }

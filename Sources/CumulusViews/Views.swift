@@ -28,6 +28,28 @@ public final class Views: Sendable {
         for event in commit.events {
             try apply(event, sequence: commit.sequence, in: txn)
         }
+        if let token = commit.clientChangeTokenData {
+            var value = BinaryWriter(capacity: 16 + token.count)
+            value.u64(commit.sequence)
+            value.blob(token)
+            for position in commit.zoneSequences {
+                let key = FeedKeys.zone(position.database, position.zoneID) + Array(commit.actor.utf8)
+                if try txn.withValue(tables.zones, key: ViewKeys.zone(position.database, position.zoneID), { _ in true }) != nil
+                    || position.zoneID.isDefaultZone
+                {
+                    try txn.put(tables.clientTokens, key: key, value: value.bytes)
+                }
+            }
+        }
+    }
+
+    /// The `clientChangeTokenData` of `actor`'s latest commit in a zone that carried one.
+    public func clientChangeToken(_ zoneKey: [UInt8], actor: String, in txn: LMDBReadTransaction) throws -> [UInt8]? {
+        try txn.withValue(tables.clientTokens, key: zoneKey + Array(actor.utf8)) { buffer in
+            var reader = BinaryReader(buffer, context: "client token")
+            _ = try reader.u64()
+            return try reader.blob()
+        } ?? nil
     }
 
     func apply(_ event: Event, sequence: UInt64, in txn: LMDBWriteTransaction) throws {
@@ -107,7 +129,10 @@ public final class Views: Sendable {
 
     private func deleteZone(_ zoneID: ZoneID, in database: DatabaseID, _ txn: LMDBWriteTransaction) throws {
         let zoneKey = FeedKeys.zone(database, zoneID)
-        for table in [tables.records, tables.refsIn, tables.refsOut, tables.byType, tables.fieldIndex, tables.tokenIndex] {
+        for table in [
+            tables.records, tables.refsIn, tables.refsOut, tables.byType, tables.fieldIndex, tables.tokenIndex,
+            tables.clientTokens,
+        ] {
             // Collect, then delete: a table must not change under its own scan.
             while true {
                 var keys: [[UInt8]] = []

@@ -64,7 +64,8 @@ struct ModifyPlanner {
                     if case .save(let i) = item { pending.remove(saves[i].record.recordID) }
                     continue
                 }
-                let itemCheckpoint = overlay
+                // Items check everything before they change the overlay, so a failing
+                // item leaves nothing to undo (no per-item copy of the overlay).
                 do {
                     switch item {
                     case .save(let index):
@@ -75,10 +76,8 @@ struct ModifyPlanner {
                         try planDelete(deletes[index], &overlay)
                         deleteResults[index] = .success(())
                     }
-                } catch {
-                    overlay = itemCheckpoint
-                    failed[item] = (error as? CumulusError)
-                        ?? CumulusError(.internalError, "planning failed: \(error)")
+                } catch let error as CumulusError {
+                    failed[item] = error
                 }
             }
             for (item, error) in failed { record(item, .failure(error), &saveResults, &deleteResults) }
@@ -224,30 +223,34 @@ struct ModifyPlanner {
                 .permissionFailure, "only the record's creator may delete it in the public database", recordID: id)
         }
         // Cascade through deleteSelf references, breadth first; a record already
-        // deleted is skipped, which is what ends cycles.
-        try overlay.delete(existing, cause: .direct)
-        var removed = [id]
-        var queue = [id]
+        // taken is skipped, which is what ends cycles. Nothing changes until every
+        // check has passed.
+        var taken: Set<RecordID> = [id]
+        var victims: [(record: Record, cause: DeleteCause)] = [(existing, .direct)]
         var head = 0
-        while head < queue.count {
-            let owner = queue[head]
+        while head < victims.count {
+            let owner = victims[head].record.recordID
             head += 1
             for edge in try overlay.incoming(owner).sorted(by: { $0.source.utf8.lexicographicallyPrecedes($1.source.utf8) })
             where edge.action == .deleteSelf {
                 let source = RecordID(recordName: edge.source, zoneID: owner.zoneID)
-                guard let victim = try overlay.record(source) else { continue }
-                try overlay.delete(victim, cause: .cascade(owner: owner))
-                removed.append(source)
-                queue.append(source)
+                guard !taken.contains(source), let victim = try overlay.record(source) else { continue }
+                taken.insert(source)
+                victims.append((victim, .cascade(owner: owner)))
             }
         }
-        for target in removed {
-            if let holder = try overlay.incoming(target).first(where: { $0.action == .validate }) {
-                throw CumulusError(
-                    .referenceViolation,
-                    "\(holder.source) holds a validating reference to \(target.recordName); delete or change it first",
-                    recordID: id)
+        for victim in victims {
+            let target = victim.record.recordID
+            for edge in try overlay.incoming(target) where edge.action == .validate {
+                let holder = RecordID(recordName: edge.source, zoneID: target.zoneID)
+                if !taken.contains(holder), try overlay.record(holder) != nil {
+                    throw CumulusError(
+                        .referenceViolation,
+                        "\(edge.source) holds a validating reference to \(target.recordName); delete or change it first",
+                        recordID: id)
+                }
             }
         }
+        for victim in victims { try overlay.delete(victim.record, cause: victim.cause) }
     }
 }
