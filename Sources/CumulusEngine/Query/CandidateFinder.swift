@@ -57,9 +57,17 @@ struct CandidateFinder {
             switch filter.comparator {
             case .equals, .in:
                 var names = Set<String>()
-                for case .string(let name) in filter.value.scalars
-                where try views.recordExists(RecordID(recordName: name, zoneID: zoneID), in: database, txn) {
-                    names.insert(name)
+                for value in filter.value.scalars {
+                    // The predicate form sends a name, the web form a REFERENCE.
+                    let name: String
+                    switch value {
+                    case .string(let text): name = text
+                    case .reference(let reference) where reference.recordID.zoneID == zoneID: name = reference.recordID.recordName
+                    default: continue
+                    }
+                    if try views.recordExists(RecordID(recordName: name, zoneID: zoneID), in: database, txn) {
+                        names.insert(name)
+                    }
                 }
                 return names
             default:

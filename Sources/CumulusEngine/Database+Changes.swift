@@ -1,0 +1,309 @@
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+import CumulusViews
+
+/// Change feeds (SPEC §7): what changed in a zone, or which zones changed in a
+/// database, since a token. Served from the log's feed indexes, so the work is
+/// proportional to what changed, not to the zone's size. Every zone has a feed —
+/// the default zone and the public database included.
+extension Database {
+    /// Changes per page when the caller does not say.
+    public static let defaultChangesLimit = 200
+    /// Most changes per page.
+    public static let maxChangesLimit = 1_000
+
+    /// The records changed and deleted in `zoneID` since `token` (`nil`: since the
+    /// zone's creation). A token this server did not issue, from another log, or from
+    /// before the zone was deleted and re-created is `changeTokenExpired`. A token
+    /// ahead of this node's log (a follower catching up) is waited on for up to
+    /// `catchUpTimeout`, then refused as retryable.
+    public func fetchZoneChanges(
+        _ zoneID: ZoneID, since token: ChangeToken? = nil, resultsLimit: Int? = nil, desiredKeys: [String]? = nil,
+        catchUpTimeout: Duration = .zero, as actor: String?
+    ) async throws -> ZoneChanges {
+        try AccessPolicy.checkRead(id, actor: actor)
+        let limit = try changesLimit(resultsLimit)
+        let zone = Normalizer(database: id).zone(zoneID)
+        let store = container.store
+        let views = container.views
+        let database = id
+        let secret = container.secret
+        let zoneKey = FeedKeys.zone(database, zone)
+
+        var start: (position: UInt64, offset: UInt32)?
+        var incarnation: UInt64 = 0
+        if let token {
+            let contents = try token.open(secret: secret, expecting: .zone)
+            guard contents.logID == store.logID else {
+                throw CumulusError(.changeTokenExpired, "the change token comes from another server's log; fetch again without a token")
+            }
+            guard contents.database == database, contents.zoneID == zone else {
+                throw CumulusError(.changeTokenExpired, "the change token belongs to another zone; fetch again without a token")
+            }
+            incarnation = contents.incarnation
+            start = (contents.position, contents.offset)
+            try await waitUntilFeed(reaches: contents.position, timeout: catchUpTimeout) { txn in
+                try store.zoneHead(database, zone, in: txn)
+            }
+        }
+        let known = start
+        let knownIncarnation = incarnation
+        let page = try store.environment.read { txn -> (changes: [String: ChangeState], order: [String], next: (UInt64, UInt32), more: Bool, incarnation: UInt64, lastSequence: UInt64) in
+            let current: UInt64
+            if zone.isDefaultZone {
+                guard database.scope != .shared else { throw CumulusError(.zoneNotFound, "the shared database has no default zone") }
+                current = 0
+            } else {
+                guard let stored = try views.zone(zone, in: database, txn) else {
+                    throw CumulusError(.zoneNotFound, "zone \(zone.zoneName) does not exist")
+                }
+                current = stored.incarnation
+            }
+            var from: (UInt64, UInt32)
+            if let known {
+                guard knownIncarnation == current else {
+                    throw CumulusError(
+                        .changeTokenExpired,
+                        "zone \(zone.zoneName) was deleted and created again since the change token was issued; fetch again without a token")
+                }
+                from = known
+            } else {
+                from = (try creationPosition(zone, incarnation: current, txn), 0)
+            }
+            var walk = FeedWalk(limit: limit)
+            var after = from.0
+            let skip = from.1
+            outer: while true {
+                let entries = try store.zoneFeed(database, zone, after: after, limit: 256, in: txn)
+                if entries.isEmpty { break }
+                for entry in entries {
+                    let first = entry.zoneSequence == from.0 + 1 ? Int(skip) : 0
+                    if !walk.consume(entry.zoneSequence, entry.sequence, entry.changes, skipping: first) { break outer }
+                    after = entry.zoneSequence
+                }
+            }
+            return (walk.states, walk.order, walk.next ?? (after, 0), walk.stopped, current, walk.lastSequence)
+        }
+
+        // Build the answer in one snapshot: current records, and tombstones from the log.
+        let wanted = desiredKeys.map(Set.init)
+        var changed: [Record] = []
+        var deleted: [RecordDeletion] = []
+        var commits: [UInt64: Commit] = [:]
+        let clientToken = try store.environment.read { txn -> [UInt8]? in
+            for name in page.order {
+                guard let state = page.changes[name] else { continue }
+                let recordID = RecordID(recordName: name, zoneID: zone)
+                switch state {
+                case .changed:
+                    // A record changed again after this page (or deleted) is reported by
+                    // the page that holds its last change, so a client paging through the
+                    // history sees each record once, at its latest version.
+                    guard var record = try views.record(recordID, in: database, txn),
+                        !Self.changedAfter(record, page.lastSequence)
+                    else { continue }
+                    if let wanted {
+                        record.setStored(
+                            fields: record.fields.filter { wanted.contains($0.key) },
+                            encryptedValues: record.encryptedValues.filter { wanted.contains($0.key) })
+                    }
+                    changed.append(record)
+                case .deleted(let sequence):
+                    // Re-created after this page: a later page reports it as changed.
+                    if page.more, try views.recordExists(recordID, in: database, txn) { continue }
+                    if commits[sequence] == nil { commits[sequence] = try store.read(sequence) }
+                    var type = ""
+                    var cause = DeleteCause.direct
+                    for case .recordDeleted(let db, let deletedID, let recordType, let why) in commits[sequence]?.events ?? []
+                    where db == database && deletedID == recordID {
+                        type = recordType
+                        cause = why
+                    }
+                    deleted.append(RecordDeletion(recordID: recordID, recordType: type, cause: cause))
+                }
+            }
+            return try actor.flatMap { try views.clientChangeToken(zoneKey, actor: $0, in: txn) }
+        }
+        let next = ChangeToken.make(
+            ChangeToken.Contents(
+                kind: .zone, logID: store.logID, epoch: store.epoch, database: database, zoneID: zone,
+                incarnation: page.incarnation, position: page.next.0, offset: page.next.1),
+            secret: secret)
+        return ZoneChanges(
+            changed: changed, deleted: deleted, token: next, moreComing: page.more, clientChangeTokenData: clientToken)
+    }
+
+    /// The zones changed and deleted in this database since `token` (`nil`: ever).
+    public func fetchDatabaseChanges(
+        since token: ChangeToken? = nil, resultsLimit: Int? = nil, catchUpTimeout: Duration = .zero, as actor: String?
+    ) async throws -> DatabaseChanges {
+        try AccessPolicy.checkRead(id, actor: actor)
+        let limit = try changesLimit(resultsLimit)
+        let store = container.store
+        let views = container.views
+        let database = id
+        var from: (UInt64, UInt32) = (0, 0)
+        if let token {
+            let contents = try token.open(secret: container.secret, expecting: .database)
+            guard contents.logID == store.logID else {
+                throw CumulusError(.changeTokenExpired, "the change token comes from another server's log; fetch again without a token")
+            }
+            guard contents.database == database else {
+                throw CumulusError(.changeTokenExpired, "the change token belongs to another database; fetch again without a token")
+            }
+            from = (contents.position, contents.offset)
+            try await waitUntilFeed(reaches: contents.position, timeout: catchUpTimeout) { txn in
+                try store.databaseHead(database, in: txn)
+            }
+        }
+        let start = from
+        let result = try store.environment.read { txn -> DatabaseChanges in
+            var states: [ZoneID: Bool] = [:]  // true: changed, false: deleted
+            var order: [ZoneID] = []
+            var consumed = 0
+            var after = start.0
+            var next: (UInt64, UInt32)?
+            outer: while true {
+                let entries = try store.databaseFeed(database, after: after, limit: 256, in: txn)
+                if entries.isEmpty { break }
+                for entry in entries {
+                    let skip = entry.databaseSequence == start.0 + 1 ? Int(start.1) : 0
+                    for (index, change) in entry.changes.enumerated() where index >= skip {
+                        if consumed == limit {
+                            next = (entry.databaseSequence - 1, UInt32(index))
+                            break outer
+                        }
+                        consumed += 1
+                        switch change {
+                        case .zoneChanged(let zone):
+                            if states[zone] == nil { order.append(zone) }
+                            states[zone] = true
+                        case .zoneDeleted(let zone):
+                            if states[zone] == nil { order.append(zone) }
+                            states[zone] = false
+                        case .databaseChanged:
+                            break
+                        }
+                    }
+                    after = entry.databaseSequence
+                }
+            }
+            var changedZones: [ZoneID] = []
+            var deletedZones: [ZoneID] = []
+            for zone in order {
+                if states[zone] == true {
+                    if try zone.isDefaultZone || views.zone(zone, in: database, txn) != nil { changedZones.append(zone) }
+                } else {
+                    deletedZones.append(zone)
+                }
+            }
+            let position = next ?? (after, 0)
+            let token = ChangeToken.make(
+                ChangeToken.Contents(
+                    kind: .database, logID: store.logID, epoch: store.epoch, database: database, zoneID: nil,
+                    incarnation: 0, position: position.0, offset: position.1),
+                secret: container.secret)
+            return DatabaseChanges(changedZones: changedZones, deletedZones: deletedZones, token: token, moreComing: next != nil)
+        }
+        return result
+    }
+
+    // MARK: - Helpers
+
+    enum ChangeState {
+        case changed
+        case deleted(sequence: UInt64)
+    }
+
+    /// Accumulates feed changes into per-record states until the page is full.
+    struct FeedWalk {
+        let limit: Int
+        var states: [String: ChangeState] = [:]
+        var order: [String] = []
+        var consumed = 0
+        var next: (UInt64, UInt32)?
+        /// The global sequence of the last change consumed.
+        var lastSequence: UInt64 = 0
+        var stopped: Bool { next != nil }
+
+        init(limit: Int) { self.limit = limit }
+
+        /// Consumes one entry's changes (after skipping `skip`); `false` once the page is full.
+        mutating func consume(_ zoneSequence: UInt64, _ sequence: UInt64, _ changes: [ZoneFeedEntry.Change], skipping skip: Int) -> Bool {
+            for (index, change) in changes.enumerated() where index >= skip {
+                let name: String
+                let state: ChangeState
+                switch change {
+                case .saved(let recordName), .tagBumped(let recordName):
+                    name = recordName
+                    state = .changed
+                case .deleted(let recordName):
+                    name = recordName
+                    state = .deleted(sequence: sequence)
+                case .zoneSaved, .zoneDeleted:
+                    continue
+                }
+                if consumed == limit {
+                    next = (zoneSequence - 1, UInt32(index))
+                    return false
+                }
+                consumed += 1
+                lastSequence = sequence
+                if states[name] == nil { order.append(name) }
+                states[name] = state
+            }
+            return true
+        }
+    }
+
+    /// Whether the record's current version was written after global sequence
+    /// `sequence` (change tags are the base-36 sequence of the commit that wrote them).
+    static func changedAfter(_ record: Record, _ sequence: UInt64) -> Bool {
+        guard let tag = record.recordChangeTag, let written = UInt64(tag, radix: 36) else { return false }
+        return written > sequence
+    }
+
+    private func changesLimit(_ requested: Int?) throws -> Int {
+        let limit = requested ?? Self.defaultChangesLimit
+        guard limit > 0, limit <= Self.maxChangesLimit else {
+            throw CumulusError(.invalidArguments, "resultsLimit must be between 1 and \(Self.maxChangesLimit)")
+        }
+        return limit
+    }
+
+    /// The zone feed position just before the zone's current incarnation began.
+    private func creationPosition(_ zone: ZoneID, incarnation: UInt64, _ txn: LMDBReadTransaction) throws -> UInt64 {
+        guard incarnation > 0 else { return 0 }
+        guard let commit = try container.store.read(incarnation),
+            let position = commit.zoneSequences.first(where: { $0.database == id && $0.zoneID == zone })
+        else {
+            throw CumulusError(.internalError, "the commit that created zone \(zone.zoneName) is missing from the log")
+        }
+        return position.sequence - 1
+    }
+
+    /// Waits (up to `timeout`) until a feed's head reaches `position`; a token ahead
+    /// of this node's log after that is refused as retryable.
+    private func waitUntilFeed(
+        reaches position: UInt64, timeout: Duration, head: @Sendable @escaping (LMDBReadTransaction) throws -> UInt64
+    ) async throws {
+        let store = container.store
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while try store.environment.read({ try head($0) }) < position {
+            guard clock.now < deadline else {
+                throw CumulusError(
+                    .serverRejectedRequest,
+                    "this server has not yet caught up with the change token's position; retry shortly")
+            }
+            let seen = store.head.sequence
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await store.waitForCommit(after: seen) }
+                group.addTask { try await Task.sleep(until: min(deadline, clock.now + .milliseconds(100)), clock: clock) }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+}
