@@ -1,4 +1,3 @@
-import Crypto
 import CumulusModel
 import Foundation
 
@@ -45,7 +44,6 @@ public struct ChangeToken: Sendable, Hashable {
     }
 
     static let format: UInt8 = 1
-    static let macLength = 16
 
     static func make(_ contents: Contents, secret: [UInt8]) -> ChangeToken {
         var writer = BinaryWriter(capacity: 128)
@@ -58,8 +56,7 @@ public struct ChangeToken: Sendable, Hashable {
         writer.u64(contents.incarnation)
         writer.u64(contents.position)
         writer.u32(contents.offset)
-        let mac = HMAC<SHA256>.authenticationCode(for: writer.bytes, using: SymmetricKey(data: secret))
-        return ChangeToken(bytes: writer.bytes + Array(mac).prefix(macLength))
+        return ChangeToken(bytes: TokenSeal.seal(writer.bytes, secret: secret))
     }
 
     /// The token's contents, or `changeTokenExpired` saying why it cannot be used.
@@ -67,11 +64,7 @@ public struct ChangeToken: Sendable, Hashable {
         func expired(_ why: String) -> CumulusError {
             CumulusError(.changeTokenExpired, "the change token \(why); fetch again without a token")
         }
-        guard bytes.count > Self.macLength else { throw expired("is damaged") }
-        let body = Array(bytes.dropLast(Self.macLength))
-        let mac = Array(bytes.suffix(Self.macLength))
-        let expected = Array(HMAC<SHA256>.authenticationCode(for: body, using: SymmetricKey(data: secret)).prefix(Self.macLength))
-        guard zip(mac, expected).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else {
+        guard let body = TokenSeal.open(bytes, secret: secret) else {
             throw expired("is damaged, forged, or was issued by another server")
         }
         do {

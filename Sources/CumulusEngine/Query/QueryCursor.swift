@@ -1,4 +1,3 @@
-import Crypto
 import CumulusModel
 import Foundation
 
@@ -28,7 +27,6 @@ public struct QueryCursor: Sendable, Hashable {
     }
 
     static let format: UInt8 = 1
-    static let macLength = 16
 
     struct Contents {
         var database: DatabaseID
@@ -49,20 +47,12 @@ public struct QueryCursor: Sendable, Hashable {
         }
         try QueryCodec.encode(contents.query, into: &writer)
         writer.blob(contents.position)
-        let mac = HMAC<SHA256>.authenticationCode(for: writer.bytes, using: SymmetricKey(data: secret))
-        return QueryCursor(bytes: writer.bytes + Array(mac).prefix(macLength))
+        return QueryCursor(bytes: TokenSeal.seal(writer.bytes, secret: secret))
     }
 
     func open(secret: [UInt8]) throws -> Contents {
         let refused = CumulusError(.invalidArguments, "the query cursor is damaged or was not issued by this server")
-        guard bytes.count > Self.macLength else { throw refused }
-        let body = Array(bytes.dropLast(Self.macLength))
-        let mac = Array(bytes.suffix(Self.macLength))
-        let expected = Array(HMAC<SHA256>.authenticationCode(for: body, using: SymmetricKey(data: secret))).prefix(Self.macLength)
-        // Constant-time comparison: a forger learns nothing from timing.
-        guard mac.count == expected.count, zip(mac, expected).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else {
-            throw refused
-        }
+        guard let body = TokenSeal.open(bytes, secret: secret) else { throw refused }
         return try body.withUnsafeBytes { buffer in
             var reader = BinaryReader(buffer, context: "query cursor")
             guard try reader.u8() == Self.format else { throw refused }
