@@ -4,7 +4,7 @@
 SWIFT      ?= swift
 DEB_DEPS   := liblmdb-dev libzstd-dev pkg-config libsqlite3-dev zstd
 SUDO       := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
-DATA       ?= .cumulus/data
+DATA       ?= ./cumulus-data
 CRASH_KILLS ?= 20
 
 .PHONY: all deps build test run bench crash crash-soak clean
@@ -34,7 +34,7 @@ test: build
 
 ## run: start Cumulus on the embedded default data directory
 run: build
-	$(SWIFT) run --skip-build cumulus --help
+	$(SWIFT) run --skip-build cumulus serve --dev --data $(DATA)
 
 ## bench: release-build benchmarks, each figure beside its same-run baseline
 bench: deps

@@ -15,6 +15,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // System libraries: Debian's liblmdb-dev and libzstd-dev (`make deps`).
@@ -75,9 +77,22 @@ let package = Package(
             ]
         ),
 
+        // The CloudKit Web Services–compatible HTTP API: JSON mapping, authentication,
+        // routes. `CloudKitAPI` is plain request → response logic; Hummingbird only carries it.
+        .target(
+            name: "CumulusServer",
+            dependencies: [
+                "CumulusModel", "CumulusStorage", "CumulusLog", "CumulusEngine",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+
         .executableTarget(
             name: "cumulus",
             dependencies: [
+                "CumulusServer",
                 "CumulusModel",
                 "CumulusStorage",
                 "CumulusLog",
@@ -113,6 +128,13 @@ let package = Package(
         .testTarget(
             name: "CumulusEngineTests",
             dependencies: ["CumulusEngine", "CumulusViews", "CumulusLog", "CumulusModel", "CumulusStorage", "CumulusTestSupport"]
+        ),
+        .testTarget(
+            name: "CumulusServerTests",
+            dependencies: [
+                "CumulusServer", "CumulusEngine", "CumulusModel", "CumulusTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

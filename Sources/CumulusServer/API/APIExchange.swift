@@ -1,0 +1,62 @@
+import CumulusModel
+import Foundation
+
+/// An HTTP request as the API sees it, independent of the HTTP server carrying it.
+public struct APIRequest: Sendable {
+    /// `GET`, `POST`, …
+    public var method: String
+    /// The path, e.g. `/database/1/iCloud.x/development/private/records/modify`.
+    public var path: String
+    /// Query parameters, percent-decoded.
+    public var query: [String: String]
+    /// The body bytes.
+    public var body: [UInt8]
+
+    /// A request.
+    public init(method: String, path: String, query: [String: String] = [:], body: [UInt8] = []) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.body = body
+    }
+}
+
+/// An HTTP response: a status and a JSON body (errors included: clients read only JSON).
+public struct APIResponse: Sendable {
+    /// The HTTP status.
+    public var status: Int
+    /// The JSON body.
+    public var json: JSONValue
+
+    /// A response.
+    public init(status: Int = 200, json: JSONValue) {
+        self.status = status
+        self.json = json
+    }
+
+    /// A request-level error: `{uuid, serverErrorCode, reason}` with CloudKit's status.
+    static func error(_ code: ServerErrorCode, _ reason: String, redirectURL: String? = nil) -> APIResponse {
+        var body: [String: JSONValue] = [
+            "uuid": .string(UUID().uuidString), "serverErrorCode": .string(code.name), "reason": .string(reason),
+        ]
+        if let redirectURL { body["redirectURL"] = .string(redirectURL) }
+        return APIResponse(status: code.status, json: .object(body))
+    }
+
+    /// The body as UTF-8 JSON.
+    public func bodyBytes() -> [UInt8] {
+        (try? Array(json.serialized())) ?? Array(#"{"serverErrorCode":"INTERNAL_ERROR","reason":"unencodable"}"#.utf8)
+    }
+}
+
+/// A per-item error dictionary inside a 200 answer (CLOUDKIT.md §1.3).
+func itemError(_ error: CumulusError, name: String? = nil, creating: Bool = false) -> JSONValue {
+    var dict: [String: JSONValue] = [
+        "serverErrorCode": .string(ServerErrorCode(error, creating: creating).name),
+        "reason": .string(error.message),
+        "uuid": .string(UUID().uuidString),
+    ]
+    if let name = name ?? error.recordID?.recordName { dict["recordName"] = .string(name) }
+    if let server = error.serverRecord { dict["serverRecord"] = RecordJSON.encode(server) }
+    return .object(dict)
+}

@@ -1,0 +1,202 @@
+import CumulusEngine
+import CumulusModel
+import Foundation
+
+/// `records/modify`, `records/lookup`, `records/query`, `records/changes` (CLOUDKIT.md §1.3–§1.5).
+extension CloudKitAPI {
+    /// The zone a request addresses (`zoneID`, default zone when absent).
+    func zone(_ body: JSONValue) throws -> ZoneID {
+        guard let json = body["zoneID"], json != .null else { return .default }
+        return try ZoneID(wire: json, field: "zoneID")
+    }
+
+    func desiredKeys(_ json: JSONValue?) throws -> Set<String>? {
+        guard let json, json != .null else { return nil }
+        guard case .array(let items) = json else { throw CumulusError(.invalidArguments, "'desiredKeys' must be a list of field names") }
+        return Set(try items.map { item in
+            guard let key = item.stringValue else { throw CumulusError(.invalidArguments, "'desiredKeys' must hold strings") }
+            return key
+        })
+    }
+
+    func modifyRecords(_ context: Context) async throws -> APIResponse {
+        let body = context.body
+        guard case .array(let operations)? = body["operations"] else {
+            throw CumulusError(.invalidArguments, "'operations' must be a list of {operationType, record}")
+        }
+        guard operations.count <= Self.maxOperations else {
+            throw CumulusError(.limitExceeded, "\(operations.count) operations; the limit is \(Self.maxOperations) per request")
+        }
+        let zone = try zone(body)
+        let topKeys = try desiredKeys(body["desiredKeys"])
+        var saves: [RecordSave] = []
+        var deletes: [RecordDelete] = []
+        // Where each operation's result lands, in request order.
+        enum Slot { case save(Int, creating: Bool, keys: Set<String>?), delete(Int, name: String) }
+        var slots: [Slot] = []
+        for (index, operation) in operations.enumerated() {
+            guard let type = operation["operationType"]?.stringValue else {
+                throw CumulusError(.invalidArguments, "operation \(index) needs an 'operationType'")
+            }
+            guard let recordJSON = operation["record"] else {
+                throw CumulusError(.invalidArguments, "operation \(index) needs a 'record'")
+            }
+            let keys = try desiredKeys(operation["desiredKeys"]) ?? topKeys
+            let mode: SaveMode
+            switch type {
+            case "create": mode = .create
+            case "update": mode = .update
+            case "forceUpdate": mode = .forceUpdate
+            case "replace": mode = .replace
+            case "forceReplace": mode = .forceReplace
+            case "delete", "forceDelete":
+                let record = try RecordJSON.decode(recordJSON, zone: zone, requireType: false)
+                if type == "delete" {
+                    guard let tag = record.recordChangeTag else {
+                        throw CumulusError(.invalidArguments, "operation \(index): 'delete' needs the record's recordChangeTag (or use forceDelete)")
+                    }
+                    deletes.append(RecordDelete(record.recordID, mode: .ifTagMatches(tag)))
+                } else {
+                    deletes.append(RecordDelete(record.recordID, mode: .force))
+                }
+                slots.append(.delete(deletes.count - 1, name: record.recordID.recordName))
+                continue
+            default:
+                throw CumulusError(
+                    .invalidArguments,
+                    "operation \(index): unknown operationType '\(type)'; use create, update, forceUpdate, replace, forceReplace, delete or forceDelete")
+            }
+            let record = try RecordJSON.decode(recordJSON, zone: zone, requireType: true)
+            if (mode == .update || mode == .replace) && record.recordChangeTag == nil {
+                throw CumulusError(.invalidArguments, "operation \(index): '\(type)' needs the record's recordChangeTag (or use force\(type.prefix(1).uppercased() + type.dropFirst()))")
+            }
+            saves.append(RecordSave(record, mode: mode))
+            slots.append(.save(saves.count - 1, creating: mode == .create, keys: keys))
+        }
+        let atomic = body["atomic"]?.boolValue ?? true
+        let result = try await context.database.modify(
+            ModifyOperation(saves: saves, deletes: deletes, atomic: atomic, itemLimit: Self.maxOperations),
+            as: context.caller.user)
+        var records: [JSONValue] = []
+        for slot in slots {
+            switch slot {
+            case .save(let index, let creating, let keys):
+                let item = result.saveResults[index]
+                switch item.result {
+                case .success(let record):
+                    records.append(RecordJSON.encode(record, desiredKeys: keys, numbersAsStrings: context.numbersAsStrings))
+                case .failure(let error):
+                    records.append(itemError(error, name: item.recordID.recordName, creating: creating))
+                }
+            case .delete(let index, let name):
+                switch result.deleteResults[index].result {
+                case .success:
+                    records.append(["recordName": .string(name), "deleted": true])
+                case .failure(let error):
+                    records.append(itemError(error, name: name))
+                }
+            }
+        }
+        return APIResponse(json: ["records": .array(records)])
+    }
+
+    func lookupRecords(_ context: Context) throws -> APIResponse {
+        guard case .array(let requested)? = context.body["records"] else {
+            throw CumulusError(.invalidArguments, "'records' must be a list of {recordName}")
+        }
+        guard requested.count <= Self.maxOperations else {
+            throw CumulusError(.limitExceeded, "\(requested.count) records; the limit is \(Self.maxOperations) per request")
+        }
+        let zone = try zone(context.body)
+        let topKeys = try desiredKeys(context.body["desiredKeys"])
+        var ids: [RecordID] = []
+        var keys: [Set<String>?] = []
+        for (index, entry) in requested.enumerated() {
+            guard let name = entry["recordName"]?.stringValue else {
+                throw CumulusError(.invalidArguments, "records[\(index)] needs a 'recordName'")
+            }
+            ids.append(RecordID(recordName: name, zoneID: zone))
+            keys.append(try desiredKeys(entry["desiredKeys"]) ?? topKeys)
+        }
+        let results = try context.database.fetch(ids, as: context.caller.user)
+        let records: [JSONValue] = zip(results, keys).map { item, keys in
+            switch item.result {
+            case .success(let record): RecordJSON.encode(record, desiredKeys: keys, numbersAsStrings: context.numbersAsStrings)
+            case .failure(let error): itemError(error, name: item.recordID.recordName)
+            }
+        }
+        return APIResponse(json: ["records": .array(records)])
+    }
+
+    func queryRecords(_ context: Context) throws -> APIResponse {
+        let body = context.body
+        let limit = try body["resultsLimit"].map { value -> Int in
+            guard let number = value.int64Value, number > 0 else {
+                throw CumulusError(.invalidArguments, "'resultsLimit' must be a positive integer")
+            }
+            return Int(min(number, Int64(Self.maxOperations)))
+        } ?? Self.maxOperations
+        let keys = try desiredKeys(body["desiredKeys"]).map(Array.init)
+        let result: QueryResult
+        if let marker = body["continuationMarker"]?.stringValue {
+            guard let cursor = QueryCursor(base64: marker) else {
+                throw CumulusError(.invalidArguments, "'continuationMarker' is not one this server issued")
+            }
+            result = try context.database.query(continuing: cursor, resultsLimit: limit, desiredKeys: keys, as: context.caller.user)
+        } else {
+            guard let queryJSON = body["query"] else { throw CumulusError(.invalidArguments, "'query' is required") }
+            let zoneGiven = body["zoneID"] != nil && body["zoneID"] != .null
+            let zone = try zone(body)
+            let query = try Query(wire: queryJSON, defaultZone: zone)
+            // zoneWide searches every zone; it is ignored when a zone is named.
+            let everyZone = !zoneGiven && (body["zoneWide"]?.boolValue ?? false)
+            result = try context.database.query(
+                query, in: everyZone ? nil : zone, resultsLimit: limit, desiredKeys: keys, as: context.caller.user)
+        }
+        var answer: [String: JSONValue] = [
+            "records": .array(result.records.map { RecordJSON.encode($0, numbersAsStrings: context.numbersAsStrings) }),
+        ]
+        if let cursor = result.cursor { answer["continuationMarker"] = .string(cursor.base64) }
+        return APIResponse(json: .object(answer))
+    }
+
+    func recordChanges(_ context: Context) async throws -> APIResponse {
+        guard context.body["zoneID"] != nil else { throw CumulusError(.invalidArguments, "'zoneID' is required") }
+        let zone = try zone(context.body)
+        let page = try await zonePage(context, zone: zone, options: context.body)
+        return APIResponse(json: .object(page))
+    }
+
+    /// One zone's changes as `records/changes` and `changes/zone` answer them.
+    func zonePage(_ context: Context, zone: ZoneID, options: JSONValue) async throws -> [String: JSONValue] {
+        var token: ChangeToken?
+        if let string = options["syncToken"]?.stringValue {
+            guard let parsed = ChangeToken(base64: string) else {
+                throw CumulusError(.changeTokenExpired, "the syncToken is not one this server issued; fetch again without one")
+            }
+            token = parsed
+        }
+        let limit: Int? = try options["resultsLimit"].map { value -> Int in
+            guard let number = value.int64Value, number > 0 else {
+                throw CumulusError(.invalidArguments, "'resultsLimit' must be a positive integer")
+            }
+            return Int(min(number, Int64(Database.maxChangesLimit)))
+        }
+        let keys = try desiredKeys(options["desiredKeys"]).map(Array.init)
+        let changes = try await context.database.fetchZoneChanges(
+            zone, since: token, resultsLimit: limit, desiredKeys: keys, as: context.caller.user)
+        let records = changes.changed.map { RecordJSON.encode($0, numbersAsStrings: context.numbersAsStrings) }
+            + changes.deleted.map(RecordJSON.deletion)
+        var page: [String: JSONValue] = [
+            "zoneID": (changes.changed.first?.recordID.zoneID ?? changes.deleted.first?.recordID.zoneID ?? zone).wireJSON,
+            "records": .array(records),
+            "syncToken": .string(changes.token.base64),
+            "moreComing": .bool(changes.moreComing),
+            "reverse": false,
+        ]
+        if let client = changes.clientChangeTokenData {
+            page["clientChangeTokenData"] = .string(Data(client).base64EncodedString())
+        }
+        return page
+    }
+}

@@ -1,0 +1,115 @@
+import CumulusEngine
+import CumulusModel
+import Foundation
+
+/// `zones/list`, `zones/lookup`, `zones/modify`, `zones/changes`, `changes/database`,
+/// `changes/zone` (CLOUDKIT.md §1.5–§1.6).
+extension CloudKitAPI {
+    static func zoneJSON(_ zone: Zone) -> JSONValue {
+        ["zoneID": zone.zoneID.wireJSON, "atomic": .bool(zone.capabilities.contains(.atomic))]
+    }
+
+    static func zoneError(_ zoneID: ZoneID, _ error: CumulusError) -> JSONValue {
+        [
+            "zoneID": zoneID.wireJSON, "serverErrorCode": .string(ServerErrorCode(error).name),
+            "reason": .string(error.message),
+        ]
+    }
+
+    func listZones(_ context: Context) throws -> APIResponse {
+        let zones = try context.database.allZones(as: context.caller.user)
+        return APIResponse(json: ["zones": .array(zones.map(Self.zoneJSON))])
+    }
+
+    func lookupZones(_ context: Context) throws -> APIResponse {
+        guard case .array(let requested)? = context.body["zones"] else {
+            throw CumulusError(.invalidArguments, "'zones' must be a list of zone IDs")
+        }
+        let ids = try requested.enumerated().map { index, entry in
+            try ZoneID(wire: entry["zoneID"] ?? entry, field: "zones[\(index)]")
+        }
+        let results = try context.database.fetchZones(ids, as: context.caller.user)
+        return APIResponse(json: ["zones": .array(results.map { item in
+            switch item.result {
+            case .success(let zone): Self.zoneJSON(zone)
+            case .failure(let error): Self.zoneError(item.zoneID, error)
+            }
+        })])
+    }
+
+    func modifyZones(_ context: Context) async throws -> APIResponse {
+        guard case .array(let operations)? = context.body["operations"] else {
+            throw CumulusError(.invalidArguments, "'operations' must be a list of {operationType, zone}")
+        }
+        guard operations.count <= Self.maxOperations else {
+            throw CumulusError(.limitExceeded, "\(operations.count) operations; the limit is \(Self.maxOperations)")
+        }
+        var answers: [JSONValue] = []
+        for (index, operation) in operations.enumerated() {
+            guard let type = operation["operationType"]?.stringValue else {
+                throw CumulusError(.invalidArguments, "operation \(index) needs an 'operationType'")
+            }
+            guard let zoneJSON = operation["zone"] else { throw CumulusError(.invalidArguments, "operation \(index) needs a 'zone'") }
+            let zoneID = try ZoneID(wire: zoneJSON["zoneID"] ?? zoneJSON, field: "operations[\(index)].zone")
+            switch type {
+            case "create":
+                let result = try await context.database.saveZones([zoneID], as: context.caller.user)[0]
+                switch result.result {
+                case .success(let zone): answers.append(Self.zoneJSON(zone))
+                case .failure(let error): answers.append(Self.zoneError(result.zoneID, error))
+                }
+            case "delete":
+                let result = try await context.database.deleteZones([zoneID], as: context.caller.user)[0]
+                switch result.result {
+                case .success: answers.append(["zoneID": result.zoneID.wireJSON, "deleted": true])
+                case .failure(let error): answers.append(Self.zoneError(result.zoneID, error))
+                }
+            default:
+                throw CumulusError(.invalidArguments, "operation \(index): unknown operationType '\(type)'; use create or delete")
+            }
+        }
+        return APIResponse(json: ["zones": .array(answers)])
+    }
+
+    /// `zones/changes` (token key `metaSyncToken`, though both keys are accepted and
+    /// answered, as clients differ) and `changes/database` (`syncToken`).
+    func zoneListChanges(_ context: Context, metaKeys: Bool) async throws -> APIResponse {
+        let body = context.body
+        var token: ChangeToken?
+        if let string = (body["metaSyncToken"] ?? body["syncToken"])?.stringValue {
+            guard let parsed = ChangeToken(base64: string) else {
+                throw CumulusError(.changeTokenExpired, "the sync token is not one this server issued; fetch again without one")
+            }
+            token = parsed
+        }
+        let limit = body["resultsLimit"]?.int64Value.map { Int(max(1, min($0, Int64(Database.maxChangesLimit)))) }
+        let changes = try await context.database.fetchDatabaseChanges(since: token, resultsLimit: limit, as: context.caller.user)
+        let zones: [JSONValue] = changes.changedZones.map { ["zoneID": $0.wireJSON] }
+            + changes.deletedZones.map { ["zoneID": $0.wireJSON, "deleted": true] }
+        let tokenString = JSONValue.string(changes.token.base64)
+        var answer: [String: JSONValue] = ["zones": .array(zones), "moreComing": .bool(changes.moreComing), "syncToken": tokenString]
+        if metaKeys { answer["metaSyncToken"] = tokenString }
+        return APIResponse(json: .object(answer))
+    }
+
+    func zoneChanges(_ context: Context) async throws -> APIResponse {
+        guard case .array(let requested)? = context.body["zones"] else {
+            throw CumulusError(.invalidArguments, "'zones' must be a list of {zoneID, syncToken?}")
+        }
+        var answers: [JSONValue] = []
+        for (index, entry) in requested.enumerated() {
+            guard let zoneJSON = entry["zoneID"] else { throw CumulusError(.invalidArguments, "zones[\(index)] needs a 'zoneID'") }
+            let zoneID = try ZoneID(wire: zoneJSON, field: "zones[\(index)].zoneID")
+            var options = entry.objectValue ?? [:]
+            for key in ["resultsLimit", "desiredKeys"] where options[key] == nil {
+                if let value = context.body[key] { options[key] = value }
+            }
+            do {
+                answers.append(.object(try await zonePage(context, zone: zoneID, options: .object(options))))
+            } catch let error as CumulusError {
+                answers.append(Self.zoneError(zoneID, error))
+            }
+        }
+        return APIResponse(json: ["zones": .array(answers)])
+    }
+}

@@ -1,0 +1,132 @@
+import CumulusEngine
+import CumulusModel
+import Foundation
+
+/// CloudKit Web Services on top of a ``Container`` (CLOUDKIT.md §1): routing,
+/// authentication, JSON in and out, and the mapping of errors to CloudKit's codes.
+///
+/// Plain request → response logic with no HTTP server in it, so every route is
+/// tested in process; ``CumulusHTTPServer`` only carries bytes to and from it.
+public struct CloudKitAPI: Sendable {
+    /// The data directory served.
+    public let container: Container
+    /// Credentials.
+    public let auth: AuthStore
+    /// Largest request body accepted.
+    public static let maxBodyBytes = 4 << 20
+    /// Most operations in one `records/modify` (CloudKit's 200).
+    public static let maxOperations = Limits.maxItemsPerHTTPRequest
+
+    /// An API over `container`, authenticating with `auth`.
+    public init(container: Container, auth: AuthStore) {
+        self.container = container
+        self.auth = auth
+    }
+
+    /// Who is calling, once authenticated.
+    struct Caller {
+        var container: String
+        var user: String?
+    }
+
+    /// Everything a route handler needs.
+    struct Context {
+        var caller: Caller
+        var database: Database
+        var body: JSONValue
+        var numbersAsStrings: Bool
+    }
+
+    /// Answers one request. Never throws: every failure becomes a CloudKit error body.
+    public func handle(_ request: APIRequest) async -> APIResponse {
+        do {
+            return try await route(request)
+        } catch let error as CumulusError {
+            return .error(ServerErrorCode(error), error.message)
+        } catch let failure as AuthenticationFailure {
+            let which = failure == .badAPIToken ? "ckAPIToken" : "ckWebAuthToken"
+            return .error(.authenticationFailed, "the \(which) is not valid for this container; mint a new one")
+        } catch {
+            return .error(.internalError, "internal error: \(error)")
+        }
+    }
+
+    private func route(_ request: APIRequest) async throws -> APIResponse {
+        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        if parts == ["healthz"] { return APIResponse(json: ["status": "ok"]) }
+        // /database/1/{container}/{environment}/{database}/{op…}; tokens/* has no database segment.
+        guard parts.count >= 5, parts[0] == "database", parts[1] == "1" else {
+            return .error(.notFound, "no such endpoint: \(request.path); paths look like /database/1/{container}/{environment}/{database}/records/modify")
+        }
+        let containerName = parts[2]
+        guard let environment = DatabaseID.Environment(name: parts[3]) else {
+            return .error(.badRequest, "environment must be 'development' or 'production', not '\(parts[3])'")
+        }
+        guard request.body.count <= Self.maxBodyBytes else {
+            return .error(.limitExceeded, "request body of \(request.body.count) bytes; the limit is \(Self.maxBodyBytes)")
+        }
+        let caller = try authenticate(request, container: containerName)
+        guard let scope = DatabaseScope(name: parts[4]) else {
+            return .error(.badRequest, "database must be 'public', 'private' or 'shared', not '\(parts[4])'")
+        }
+        let operation = parts.dropFirst(5).joined(separator: "/")
+        let body: JSONValue = request.body.isEmpty ? .object([:]) : try JSONValue.parse(Data(request.body))
+        guard case .object = body else { return .error(.badRequest, "the request body must be a JSON object") }
+        let owner: String
+        switch scope {
+        case .public: owner = ""
+        case .private, .shared:
+            guard let user = caller.user else {
+                return .error(
+                    .authenticationRequired, "sign in (ckWebAuthToken) to use the \(scope) database",
+                    redirectURL: "/signin")
+            }
+            owner = user
+        }
+        let database = container.database(
+            DatabaseID(container: containerName, environment: environment, scope: scope, owner: owner))
+        let numbersAsStrings = body["numbersAsStrings"]?.boolValue ?? body["numberAsStrings"]?.boolValue
+            ?? (request.query["numbersAsStrings"] == "true")
+        let context = Context(caller: caller, database: database, body: body, numbersAsStrings: numbersAsStrings)
+        switch (request.method, operation) {
+        case ("POST", "records/modify"): return try await modifyRecords(context)
+        case ("POST", "records/lookup"): return try lookupRecords(context)
+        case ("POST", "records/query"): return try queryRecords(context)
+        case ("POST", "records/changes"): return try await recordChanges(context)
+        case ("GET", "zones/list"), ("POST", "zones/list"): return try listZones(context)
+        case ("POST", "zones/lookup"): return try lookupZones(context)
+        case ("POST", "zones/modify"): return try await modifyZones(context)
+        case ("POST", "zones/changes"): return try await zoneListChanges(context, metaKeys: true)
+        case ("POST", "changes/database"): return try await zoneListChanges(context, metaKeys: false)
+        case ("POST", "changes/zone"): return try await zoneChanges(context)
+        case ("GET", "users/current"), ("POST", "users/current"), ("GET", "users/caller"), ("POST", "users/caller"):
+            guard let user = caller.user else {
+                return .error(.authenticationRequired, "sign in to learn who you are", redirectURL: "/signin")
+            }
+            return APIResponse(json: ["userRecordName": .string(user)])
+        default:
+            return .error(.notFound, "no endpoint \(request.method) \(operation) in the \(scope) database")
+        }
+    }
+
+    /// API token (required) and web auth token (optional) from the query string.
+    private func authenticate(_ request: APIRequest, container: String) throws -> Caller {
+        guard let apiToken = request.query["ckAPIToken"], !apiToken.isEmpty else {
+            throw CumulusError(.notAuthenticated, "missing ckAPIToken: every request needs the container's API token")
+        }
+        guard let owner = try auth.container(forAPIToken: apiToken), owner == container else {
+            throw AuthenticationFailure.badAPIToken
+        }
+        guard let webToken = request.query["ckWebAuthToken"], !webToken.isEmpty else {
+            return Caller(container: container, user: nil)
+        }
+        guard let user = try auth.user(forWebAuthToken: webToken) else { throw AuthenticationFailure.badWebAuthToken }
+        return Caller(container: container, user: user)
+    }
+
+    /// Credentials that do not check out: `AUTHENTICATION_FAILED` (401), saying
+    /// nothing about what exists.
+    enum AuthenticationFailure: Error {
+        case badAPIToken, badWebAuthToken
+    }
+}

@@ -1,0 +1,101 @@
+import Crypto
+import CumulusModel
+import CumulusStorage
+import Foundation
+
+/// API tokens, users and web auth tokens (CLOUDKIT.md §1.1, §11), kept in the data
+/// directory's `auth` table. Only SHA-256 hashes of tokens are stored: a copied
+/// data directory does not leak working credentials.
+///
+/// Credentials are configuration, not records: they are not log events, so they
+/// are not replicated by the log (a follower gets them with its snapshot).
+public final class AuthStore: Sendable {
+    let environment: LMDBEnvironment
+    let table: LMDBTable
+
+    /// Opens (creating) the auth table of `environment`.
+    public init(environment: LMDBEnvironment) throws {
+        self.environment = environment
+        table = try environment.table("auth")
+    }
+
+    static func hash(_ token: String) -> [UInt8] { Array(SHA256.hash(data: Array(token.utf8))) }
+
+    static func randomHex(_ bytes: Int) -> String {
+        var random = SystemRandomNumberGenerator()
+        return (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &random)) }.joined()
+    }
+
+    /// Mints an API token for `container`: 64 hexadecimal characters, as Apple's are
+    /// (some clients refuse any other shape).
+    public func createAPIToken(container: String) throws -> String {
+        let token = Self.randomHex(32)
+        try environment.write { txn in
+            try txn.put(table, key: [0x61] + Self.hash(token), value: Array(container.utf8))
+        }
+        return token
+    }
+
+    /// Revokes an API token; returns whether it existed.
+    @discardableResult
+    public func revokeAPIToken(_ token: String) throws -> Bool {
+        try environment.write { txn in try txn.delete(table, key: [0x61] + Self.hash(token)) }
+    }
+
+    /// The container an API token opens, or `nil`.
+    public func container(forAPIToken token: String) throws -> String? {
+        try environment.read { txn in
+            try txn.get(table, key: [0x61] + Self.hash(token)).map { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+
+    /// Adds a user and returns its user record name (`_` and 32 hex digits, like CloudKit's).
+    public func addUser(name: String? = nil) throws -> String {
+        let user = name ?? "_" + Self.randomHex(16)
+        try NameRules.checkRecordName(user, allowSystem: true)
+        try environment.write { txn in
+            try txn.put(table, key: [0x75] + Array(user.utf8), value: [UInt8]())
+        }
+        return user
+    }
+
+    /// Whether `user` was added.
+    public func userExists(_ user: String) throws -> Bool {
+        try environment.read { try $0.contains(table, key: [0x75] + Array(user.utf8)) }
+    }
+
+    /// Every user, sorted.
+    public func users() throws -> [String] {
+        var users: [String] = []
+        try environment.read { txn in
+            try txn.scan(table, prefix: [0x75]) { key, _ in
+                users.append(String(decoding: UnsafeRawBufferPointer(rebasing: key[1...]), as: UTF8.self))
+                return true
+            }
+        }
+        return users
+    }
+
+    /// Mints a web auth token for `user` (URL-safe: hex).
+    public func createWebAuthToken(for user: String) throws -> String {
+        guard try userExists(user) else { throw CumulusError(.invalidArguments, "no user \(user); add it first") }
+        let token = Self.randomHex(24)
+        try environment.write { txn in
+            try txn.put(table, key: [0x77] + Self.hash(token), value: Array(user.utf8))
+        }
+        return token
+    }
+
+    /// Revokes a web auth token; returns whether it existed.
+    @discardableResult
+    public func revokeWebAuthToken(_ token: String) throws -> Bool {
+        try environment.write { txn in try txn.delete(table, key: [0x77] + Self.hash(token)) }
+    }
+
+    /// The user a web auth token signs in, or `nil`.
+    public func user(forWebAuthToken token: String) throws -> String? {
+        try environment.read { txn in
+            try txn.get(table, key: [0x77] + Self.hash(token)).map { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+}

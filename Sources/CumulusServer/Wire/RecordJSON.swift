@@ -1,0 +1,110 @@
+import CumulusEngine
+import CumulusModel
+import Foundation
+
+/// A record as CloudKit Web Services writes and reads it (CLOUDKIT.md §1.8).
+enum RecordJSON {
+    /// The record dictionary of a response. `desiredKeys` limits the fields (nil: all).
+    static func encode(_ record: Record, desiredKeys: Set<String>? = nil, numbersAsStrings: Bool = false) -> JSONValue {
+        var fields: [String: JSONValue] = [:]
+        for (key, value) in record.fields where desiredKeys?.contains(key) ?? true {
+            var field = value.wireField
+            if numbersAsStrings, case .object(var dict) = field, let number = dict["value"] {
+                switch number {
+                case .int(let int): dict["value"] = .string(String(int))
+                case .double(let double): dict["value"] = .string(String(double))
+                default: break
+                }
+                field = .object(dict)
+            }
+            fields[key] = field
+        }
+        var dict: [String: JSONValue] = [
+            "recordName": .string(record.recordID.recordName),
+            "recordType": .string(record.recordType),
+            "fields": .object(fields),
+            "zoneID": record.recordID.zoneID.wireJSON,
+            "deleted": .bool(false),
+        ]
+        if let tag = record.recordChangeTag { dict["recordChangeTag"] = .string(tag) }
+        if let date = record.creationDate {
+            dict["created"] = stamp(date, record.creatorUserRecordID)
+        }
+        if let date = record.modificationDate {
+            dict["modified"] = stamp(date, record.lastModifiedUserRecordID)
+        }
+        if let parent = record.parent { dict["parent"] = ["recordName": .string(parent.recordID.recordName)] }
+        if let share = record.share {
+            dict["share"] = ["recordName": .string(share.recordID.recordName), "zoneID": share.recordID.zoneID.wireJSON]
+        }
+        return .object(dict)
+    }
+
+    static func stamp(_ date: Timestamp, _ user: RecordID?) -> JSONValue {
+        [
+            "timestamp": .int(date.millisecondsSince1970),
+            "userRecordName": .string(user?.recordName ?? ""),
+            "deviceID": "Cumulus",
+        ]
+    }
+
+    /// A deletion as a change feed reports it.
+    static func deletion(_ deletion: RecordDeletion) -> JSONValue {
+        [
+            "recordName": .string(deletion.recordID.recordName),
+            "recordType": .string(deletion.recordType),
+            "zoneID": deletion.recordID.zoneID.wireJSON,
+            "deleted": true,
+        ]
+    }
+
+    /// The client's record from a request: name (a UUID when absent), type, change
+    /// tag, fields (a null value removes the field), parent. Every field it sends is
+    /// marked changed; server-set fields are ignored.
+    static func decode(_ json: JSONValue, zone: ZoneID, requireType: Bool) throws -> Record {
+        guard case .object(let dict) = json else {
+            throw CumulusError(.invalidArguments, "'record' must be an object")
+        }
+        let name = try dict["recordName"].map { value -> String in
+            guard let name = value.stringValue else { throw CumulusError(.invalidArguments, "'recordName' must be a string") }
+            return name
+        } ?? UUID().uuidString
+        let type: String
+        if let value = dict["recordType"] {
+            guard let string = value.stringValue else { throw CumulusError(.invalidArguments, "'recordType' must be a string") }
+            type = string == "cloudKit.share" ? "cloudkit.share" : string
+        } else if requireType {
+            throw CumulusError(.invalidArguments, "record \(name) needs a 'recordType'")
+        } else {
+            type = ""
+        }
+        var record = Record(recordType: type, recordID: RecordID(recordName: name, zoneID: zone))
+        if let tag = dict["recordChangeTag"] {
+            guard let string = tag.stringValue else { throw CumulusError(.invalidArguments, "'recordChangeTag' must be a string") }
+            record.recordChangeTag = string
+        }
+        if let fields = dict["fields"], fields != .null {
+            guard case .object(let entries) = fields else {
+                throw CumulusError(.invalidArguments, "'fields' must be an object of field dictionaries")
+            }
+            for (key, field) in entries {
+                if case .object(let inner) = field, inner["value"] == nil || inner["value"] == .null {
+                    record[key] = nil
+                } else if field == .null {
+                    record[key] = nil
+                } else {
+                    record[key] = try FieldValue(wireField: field, field: key, defaultZone: zone)
+                }
+            }
+        }
+        if let parent = dict["parent"], parent != .null {
+            guard let parentName = parent["recordName"]?.stringValue else {
+                throw CumulusError(.invalidArguments, "'parent' needs a 'recordName'")
+            }
+            record.parent = Reference(recordID: RecordID(recordName: parentName, zoneID: zone))
+        } else if dict["parent"] == .null {
+            record.parent = nil
+        }
+        return record
+    }
+}

@@ -1,0 +1,62 @@
+import CumulusEngine
+import CumulusModel
+import CumulusServer
+import Foundation
+import Testing
+
+/// A served container in a temporary directory, with two users and their tokens.
+final class APIWorld: @unchecked Sendable {
+    static let containerName = "iCloud.com.example.todo"
+    let path: String
+    let container: Container
+    let auth: AuthStore
+    let api: CloudKitAPI
+    let apiToken: String
+    let alice: String
+    let aliceToken: String
+    let bob: String
+    let bobToken: String
+
+    init(_ label: String = #function) throws {
+        path = NSTemporaryDirectory() + "cumulus-api-\(label.filter(\.isLetter))-\(UUID().uuidString)"
+        container = try Container(path: path)
+        auth = try AuthStore(environment: container.store.environment)
+        api = CloudKitAPI(container: container, auth: auth)
+        apiToken = try auth.createAPIToken(container: Self.containerName)
+        alice = try auth.addUser()
+        aliceToken = try auth.createWebAuthToken(for: alice)
+        bob = try auth.addUser()
+        bobToken = try auth.createWebAuthToken(for: bob)
+    }
+
+    deinit {
+        container.close()
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// POSTs `body` (JSON text) to `operation` in `database`, as `user` (nil: no web token).
+    func post(
+        _ operation: String, _ body: String, database: String = "private", token: String?? = nil, apiToken: String? = nil
+    ) async throws -> (status: Int, json: JSONValue) {
+        var query = ["ckAPIToken": apiToken ?? self.apiToken]
+        switch token {
+        case .none: query["ckWebAuthToken"] = aliceToken
+        case .some(.none): break
+        case .some(.some(let value)): query["ckWebAuthToken"] = value
+        }
+        let response = await api.handle(APIRequest(
+            method: operation.hasSuffix("list") || operation.hasPrefix("users") ? "GET" : "POST",
+            path: "/database/1/\(Self.containerName)/development/\(database)/\(operation)",
+            query: query, body: Array(body.utf8)))
+        let json = try JSONValue.parse(Data(response.bodyBytes()))
+        return (response.status, json)
+    }
+}
+
+extension JSONValue {
+    /// `records[i]`-style access for tests.
+    subscript(index: Int) -> JSONValue? {
+        guard case .array(let items) = self, items.indices.contains(index) else { return nil }
+        return items[index]
+    }
+}

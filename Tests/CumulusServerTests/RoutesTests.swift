@@ -1,0 +1,151 @@
+import CumulusModel
+import CumulusServer
+import Foundation
+import HummingbirdTesting
+import Logging
+import Testing
+
+@Suite("CloudKit Web Services routes")
+struct RoutesTests {
+    let createZone = #"{"operations":[{"operationType":"create","zone":{"zoneID":{"zoneName":"Lists"}}}]}"#
+    let saveListAndItems = #"""
+        {"zoneID":{"zoneName":"Lists"},"operations":[
+          {"operationType":"create","record":{"recordName":"groceries","recordType":"TodoList","fields":{"title":{"value":"Groceries"}}}},
+          {"operationType":"create","record":{"recordName":"milk","recordType":"TodoItem","fields":{"title":{"value":"Milk"},"list":{"value":{"recordName":"groceries","action":"DELETE_SELF"},"type":"REFERENCE"}}}},
+          {"operationType":"create","record":{"recordName":"eggs","recordType":"TodoItem","fields":{"title":{"value":"Eggs"},"list":{"value":{"recordName":"groceries","action":"DELETE_SELF"},"type":"REFERENCE"}}}}
+        ]}
+        """#
+
+    @Test("the to-do session: zone, list and owned items, query by reference, cascade, changes")
+    func todoSession() async throws {
+        let world = try APIWorld()
+        var answer = try await world.post("zones/modify", createZone)
+        #expect(answer.status == 200)
+        #expect(answer.json["zones"]?[0]?["zoneID"]?["zoneName"] == "Lists")
+        answer = try await world.post("records/modify", saveListAndItems)
+        #expect(answer.status == 200)
+        #expect(answer.json["records"]?[2]?["recordChangeTag"]?.stringValue != nil)
+        answer = try await world.post("records/query", #"""
+            {"zoneID":{"zoneName":"Lists"},"query":{"recordType":"TodoItem",
+             "filterBy":[{"comparator":"EQUALS","fieldName":"list","fieldValue":{"value":{"recordName":"groceries"},"type":"REFERENCE"}}],
+             "sortBy":[{"fieldName":"title"}]}}
+            """#)
+        #expect(answer.json["records"]?.arrayValue?.compactMap { $0["recordName"]?.stringValue } == ["eggs", "milk"])
+        answer = try await world.post("records/modify", #"{"zoneID":{"zoneName":"Lists"},"operations":[{"operationType":"forceDelete","record":{"recordName":"groceries"}}]}"#)
+        #expect(answer.json["records"]?[0]?["deleted"] == true)
+        answer = try await world.post("records/lookup", #"{"zoneID":{"zoneName":"Lists"},"records":[{"recordName":"milk"}]}"#)
+        #expect(answer.status == 200)
+        #expect(answer.json["records"]?[0]?["serverErrorCode"] == "NOT_FOUND")
+        answer = try await world.post("records/changes", #"{"zoneID":{"zoneName":"Lists"}}"#)
+        let deleted = answer.json["records"]?.arrayValue?.filter { $0["deleted"] == true }.compactMap { $0["recordName"]?.stringValue }
+        #expect(Set(deleted ?? []) == ["groceries", "milk", "eggs"])
+        #expect(answer.json["syncToken"]?.stringValue != nil && answer.json["moreComing"] == false)
+    }
+
+    @Test("every operation type, with CloudKit's per-item error codes")
+    func operationTypes() async throws {
+        let world = try APIWorld()
+        _ = try await world.post("zones/modify", createZone)
+        let created = try await world.post("records/modify", #"{"zoneID":{"zoneName":"Lists"},"operations":[{"operationType":"create","record":{"recordName":"n","recordType":"Note","fields":{"a":{"value":1},"b":{"value":"x"}}}}]}"#)
+        let tag = created.json["records"]?[0]?["recordChangeTag"]?.stringValue ?? ""
+        func op(_ type: String, _ record: String) async throws -> JSONValue? {
+            try await world.post("records/modify", #"{"zoneID":{"zoneName":"Lists"},"operations":[{"operationType":"\#(type)","record":\#(record)}]}"#).json["records"]?[0]
+        }
+        #expect(try await op("create", #"{"recordName":"n","recordType":"Note"}"#)?["serverErrorCode"] == "EXISTS")
+        #expect(try await op("update", #"{"recordName":"n","recordType":"Note","recordChangeTag":"stale","fields":{"a":{"value":2}}}"#)?["serverErrorCode"] == "CONFLICT")
+        let updated = try await op("update", #"{"recordName":"n","recordType":"Note","recordChangeTag":"\#(tag)","fields":{"a":{"value":2}}}"#)
+        #expect(updated?["fields"]?["a"]?["value"] == 2 && updated?["fields"]?["b"]?["value"] == "x")
+        let newTag = updated?["recordChangeTag"]?.stringValue ?? ""
+        let replaced = try await op("replace", #"{"recordName":"n","recordType":"Note","recordChangeTag":"\#(newTag)","fields":{"a":{"value":3}}}"#)
+        #expect(replaced?["fields"]?["b"] == nil && replaced?["fields"]?["a"]?["value"] == 3)
+        #expect(try await op("forceUpdate", #"{"recordName":"fresh","recordType":"Note","fields":{"a":{"value":1}}}"#)?["recordName"] == "fresh")
+        #expect(try await op("forceReplace", #"{"recordName":"n","recordType":"Note","fields":{}}"#)?["fields"] == .object([:]))
+        #expect(try await op("delete", #"{"recordName":"n","recordChangeTag":"stale"}"#)?["serverErrorCode"] == "CONFLICT")
+        #expect(try await op("forceDelete", #"{"recordName":"n"}"#)?["deleted"] == true)
+        #expect(try await op("forceDelete", #"{"recordName":"n"}"#)?["serverErrorCode"] == "NOT_FOUND")
+        let missingZone = try await world.post("records/modify", #"{"zoneID":{"zoneName":"Nope"},"operations":[{"operationType":"create","record":{"recordName":"x","recordType":"T"}}]}"#)
+        #expect(missingZone.json["records"]?[0]?["serverErrorCode"] == "ZONE_NOT_FOUND")
+        let atomic = try await world.post("records/modify", #"{"zoneID":{"zoneName":"Lists"},"operations":[{"operationType":"create","record":{"recordName":"ok","recordType":"T"}},{"operationType":"create","record":{"recordName":"_bad","recordType":"T"}}]}"#)
+        #expect(atomic.json["records"]?[0]?["serverErrorCode"] == "ATOMIC_ERROR")
+        #expect(atomic.json["records"]?[1]?["serverErrorCode"] == "BAD_REQUEST")
+    }
+
+    @Test("request-level errors: bad JSON, unknown comparator, too many operations, credentials")
+    func requestErrors() async throws {
+        let world = try APIWorld()
+        var answer = try await world.post("records/modify", "{not json")
+        #expect(answer.status == 400 && answer.json["serverErrorCode"] == "BAD_REQUEST")
+        answer = try await world.post("records/query", #"{"query":{"recordType":"T","filterBy":[{"comparator":"SOUNDS_LIKE","fieldName":"a","fieldValue":{"value":1}}]}}"#)
+        #expect(answer.status == 400)
+        #expect(answer.json["reason"]?.stringValue?.contains("SOUNDS_LIKE") == true)
+        let many = (0..<201).map { #"{"operationType":"create","record":{"recordName":"r\#($0)","recordType":"T"}}"# }.joined(separator: ",")
+        answer = try await world.post("records/modify", #"{"operations":[\#(many)]}"#)
+        #expect(answer.status == 400 && answer.json["serverErrorCode"] == "LIMIT_EXCEEDED")
+        answer = try await world.post("zones/list", "", token: .some(nil))
+        #expect(answer.status == 421 && answer.json["serverErrorCode"] == "AUTHENTICATION_REQUIRED")
+        answer = try await world.post("zones/list", "", token: "not-a-token")
+        #expect(answer.status == 401 && answer.json["serverErrorCode"] == "AUTHENTICATION_FAILED")
+        answer = try await world.post("zones/list", "", apiToken: String(repeating: "0", count: 64))
+        #expect(answer.status == 401)
+        // No web token: the public database reads, but does not write.
+        answer = try await world.post("records/query", #"{"query":{"recordType":"T"}}"#, database: "public", token: .some(nil))
+        #expect(answer.status == 200)
+        answer = try await world.post("records/modify", #"{"operations":[{"operationType":"create","record":{"recordName":"p","recordType":"T"}}]}"#, database: "public", token: .some(nil))
+        #expect(answer.status == 421)
+    }
+
+    @Test("public records are changed only by their creator: ACCESS_DENIED for another user")
+    func wrongUser() async throws {
+        let world = try APIWorld()
+        let saved = try await world.post("records/modify", #"{"operations":[{"operationType":"create","record":{"recordName":"post","recordType":"Post","fields":{"t":{"value":"hi"}}}}]}"#, database: "public")
+        #expect(saved.json["records"]?[0]?["recordName"] == "post")
+        let edit = try await world.post("records/modify", #"{"operations":[{"operationType":"forceUpdate","record":{"recordName":"post","recordType":"Post","fields":{"t":{"value":"x"}}}}]}"#, database: "public", token: world.bobToken)
+        #expect(edit.json["records"]?[0]?["serverErrorCode"] == "ACCESS_DENIED")
+        // Bob's private database is his own: Alice's zones are not in it.
+        _ = try await world.post("zones/modify", createZone)
+        let bobs = try await world.post("zones/list", "", token: world.bobToken)
+        #expect(bobs.json["zones"]?.arrayValue?.count == 1)
+    }
+
+    @Test("zones: list, lookup, changes with metaSyncToken; database and zone changes; users/current")
+    func zonesAndChanges() async throws {
+        let world = try APIWorld()
+        _ = try await world.post("zones/modify", createZone)
+        _ = try await world.post("records/modify", saveListAndItems)
+        var answer = try await world.post("zones/lookup", #"{"zones":[{"zoneName":"Lists"},{"zoneName":"Nope"}]}"#)
+        #expect(answer.json["zones"]?[0]?["atomic"] == true)
+        #expect(answer.json["zones"]?[1]?["serverErrorCode"] == "ZONE_NOT_FOUND")
+        answer = try await world.post("zones/changes", "{}")
+        let meta = answer.json["metaSyncToken"]?.stringValue ?? ""
+        #expect(answer.json["syncToken"]?.stringValue == meta && !meta.isEmpty)
+        answer = try await world.post("changes/database", #"{"syncToken":"\#(meta)"}"#)
+        #expect(answer.json["zones"]?.arrayValue?.isEmpty == true)
+        answer = try await world.post("changes/zone", #"{"zones":[{"zoneID":{"zoneName":"Lists"},"resultsLimit":2}]}"#)
+        #expect(answer.json["zones"]?[0]?["records"]?.arrayValue?.count == 2)
+        #expect(answer.json["zones"]?[0]?["moreComing"] == true)
+        answer = try await world.post("changes/zone", #"{"zones":[{"zoneID":{"zoneName":"Lists"},"syncToken":"AAAA"}]}"#)
+        #expect(answer.json["zones"]?[0]?["serverErrorCode"] == "CHANGE_TOKEN_EXPIRED")
+        answer = try await world.post("users/current", "")
+        #expect(answer.json["userRecordName"]?.stringValue == world.alice)
+    }
+
+    @Test("over HTTP through Hummingbird: JSON in, JSON out, statuses")
+    func overHTTP() async throws {
+        let world = try APIWorld()
+        let app = CumulusHTTPServer.application(api: world.api, logger: Logger(label: "test"))
+        let query = "ckAPIToken=\(world.apiToken)&ckWebAuthToken=\(world.aliceToken)"
+        try await app.test(.router) { client in
+            try await client.execute(
+                uri: "/database/1/\(APIWorld.containerName)/development/private/zones/list?\(query)", method: .get
+            ) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType]?.hasPrefix("application/json") == true)
+                let json = try JSONValue.parse(Data(response.body.readableBytesView))
+                #expect(json["zones"]?[0]?["zoneID"]?["zoneName"] == "_defaultZone")
+            }
+            try await client.execute(uri: "/nowhere", method: .get) { response in
+                #expect(response.status == .notFound)
+            }
+        }
+    }
+}
