@@ -21,14 +21,44 @@ struct CandidateFinder {
     let recordType: String
 
     /// The names satisfying every indexable filter, or `nil` if no filter is indexable.
-    func candidates(for filters: [QueryFilter]) throws -> Set<String>? {
+    /// With `selectiveOnly`, ranges are left out: when a plan walks another index in
+    /// order, checking a broad range on the few records it reads beats building a set
+    /// of every record in the range.
+    func candidates(for filters: [QueryFilter], selectiveOnly: Bool = false) throws -> Set<String>? {
         var result: Set<String>?
         for filter in filters {
+            if selectiveOnly, [.lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals].contains(filter.comparator) {
+                continue
+            }
             guard let names = try names(for: filter) else { continue }
             result = result.map { $0.intersection(names) } ?? names
             if result?.isEmpty == true { return result }
         }
         return result
+    }
+
+    /// Whether the index answers `filter` exactly, so records it yields need not be
+    /// checked against it again: token searches (the index holds exactly the
+    /// evaluator's tokens) and equality with values short enough to be kept whole.
+    static func isExact(_ filter: QueryFilter) -> Bool {
+        switch filter.comparator {
+        case .containsAllTokens, .containsAnyTokens:
+            if case .string(let text) = filter.value, filter.key == .allTokens { return !Tokenizer.tokens(text).isEmpty }
+            return false
+        case .equals, .in, .listContains, .listContainsAny:
+            guard filter.key != .recordName, filter.key != .allTokens else { return false }
+            if filter.comparator == .equals, case .list = filter.value { return false }
+            return filter.value.scalars.allSatisfy { value in
+                switch value {
+                case .int64, .double, .timestamp: true
+                case .string(let text): TextFolding.caseFolded(text).utf8.count <= 100
+                case .reference(let reference): reference.recordID.recordName.utf8.count <= 100
+                default: false
+                }
+            }
+        default:
+            return false
+        }
     }
 
     /// The names satisfying one filter, or `nil` if no index answers it.

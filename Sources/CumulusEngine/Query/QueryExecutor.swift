@@ -47,11 +47,25 @@ struct QueryExecutor {
         CandidateFinder(views: views, txn: txn, database: database, zoneKey: zoneKey, zoneID: zone, recordType: type)
     }
 
-    private func load(_ name: String, _ zone: ZoneID, _ query: Query) throws -> Record? {
-        guard let record = try views.record(RecordID(recordName: name, zoneID: zone), in: database, txn),
-            QueryEvaluator.matches(record, query)
+    /// Reads a candidate and checks it against the filters its candidate set did
+    /// not already settle (`residual`).
+    private func load(_ name: String, _ zoneKey: [UInt8], _ residual: Query) throws -> Record? {
+        guard let record = try views.record(zoneKey: zoneKey, name: name, txn),
+            QueryEvaluator.matches(record, residual)
         else { return nil }
         return record
+    }
+
+    /// The query without the filters an index answered exactly for `candidates`.
+    private func residual(_ query: Query, candidatesFromIndex: Bool, selectiveOnly: Bool = false) -> Query {
+        guard candidatesFromIndex else { return query }
+        var rest = query
+        rest.filters = query.filters.filter { filter in
+            let used = !selectiveOnly
+                || ![.lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals].contains(filter.comparator)
+            return !(used && CandidateFinder.isExact(filter))
+        }
+        return rest
     }
 
     // MARK: Plans
@@ -62,13 +76,14 @@ struct QueryExecutor {
         let candidates = try finder(zone, zoneKey, query.recordType).candidates(for: query.filters)
         let names = try candidates.map { $0.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
             ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
+        let rest = residual(query, candidatesFromIndex: candidates != nil)
         var page = Page(records: [], more: false)
         for name in names {
             var key: [UInt8] = []
             OrderedEncoding.appendEscaped(name.utf8, to: &key)
             key += zoneKey
             if let position, !position.lexicographicallyPrecedes(key) { continue }
-            guard let record = try load(name, zone, query) else { continue }
+            guard let record = try load(name, zoneKey, rest) else { continue }
             if page.records.count == limit {
                 page.more = true
                 break
@@ -82,7 +97,8 @@ struct QueryExecutor {
         _ query: Query, zone: ZoneID, zoneKey: [UInt8], field: String, after position: [UInt8]?, limit: Int
     ) throws -> Page {
         let sort = query.sort[0]
-        let candidates = try finder(zone, zoneKey, query.recordType).candidates(for: query.filters)
+        let candidates = try finder(zone, zoneKey, query.recordType).candidates(for: query.filters, selectiveOnly: true)
+        let rest = residual(query, candidatesFromIndex: candidates != nil, selectiveOnly: true)
         let prefix = IndexKeys.fieldPrefix(zoneKey, type: query.recordType, field: field)
         var page = Page(records: [], more: false)
         let inMissingPhase = position?.first == 0xFF
@@ -107,7 +123,7 @@ struct QueryExecutor {
                     let split = IndexKeys.splitValue(suffix)
                 else { return true }
                 if let candidates, !candidates.contains(split.name) { return true }
-                guard !seen.contains(split.name), let record = try load(split.name, zone, query),
+                guard !seen.contains(split.name), let record = try load(split.name, zoneKey, rest),
                     SortPosition.sortValue(record, sort) == split.value
                 else { return true }
                 seen.insert(split.name)
@@ -135,7 +151,7 @@ struct QueryExecutor {
             OrderedEncoding.appendEscaped(name.utf8, to: &tail)
             let key = [0xFF] + (sort.ascending ? tail : tail.map { ~$0 }) + zoneKey
             if let position, inMissingPhase, !position.lexicographicallyPrecedes(key) { continue }
-            guard let record = try load(name, zone, query), SortPosition.sortValue(record, sort) == nil else { continue }
+            guard let record = try load(name, zoneKey, rest), SortPosition.sortValue(record, sort) == nil else { continue }
             if !offer(record, key) { break }
         }
         return page
@@ -178,8 +194,9 @@ struct QueryExecutor {
             let candidates = try finder(zone, zoneKey, query.recordType).candidates(for: query.filters)
             let names = try candidates.map(Array.init)
                 ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
+            let rest = residual(query, candidatesFromIndex: candidates != nil)
             for name in names {
-                guard let record = try load(name, zone, query) else { continue }
+                guard let record = try load(name, zoneKey, rest) else { continue }
                 let at = SortPosition.of(record, sort: query.sort, zoneKey: zoneKey)
                 if let position, !position.lexicographicallyPrecedes(at) { continue }
                 matches.append((record, at))

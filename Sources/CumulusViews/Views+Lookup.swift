@@ -1,0 +1,12 @@
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+
+extension Views {
+    /// The record named `name` in the zone whose key is `zoneKey`, or `nil`: for
+    /// callers that already hold the zone key (a query reads many records of one zone
+    /// and need not hash the zone's identity for each).
+    public func record(zoneKey: [UInt8], name: String, _ txn: LMDBReadTransaction) throws -> Record? {
+        try txn.withValue(tables.records, key: ViewKeys.record(zoneKey, name)) { try RecordCodec.decode(Self.copy($0)) }
+    }
+}
