@@ -23,6 +23,8 @@ public final class Container: Sendable {
     /// 32 random bytes made when the directory was created: the key that
     /// authenticates query cursors and change tokens this server issues.
     let secret: [UInt8]
+    /// Deletes `firesOnce` subscriptions once they have fired (``FiredOnceReaper``).
+    private let reaper: Task<Void, Never>?
 
     /// Opens (creating if needed) the data directory at `path`.
     public init(path: String, environmentOptions: LMDBEnvironment.Options = .init(), writerOptions: LogWriter.Options = .init())
@@ -30,13 +32,18 @@ public final class Container: Sendable {
     {
         self.path = path
         let environment = try LMDBEnvironment(path: path, options: environmentOptions)
-        store = try LogStore(environment: environment)
+        let store = try LogStore(environment: environment)
+        self.store = store
         let views = try Views(environment: environment)
         self.views = views
         secret = try Self.loadSecret(environment)
-        writer = LogWriter(store: store, options: writerOptions) { commit, txn in
+        let writer = LogWriter(store: store, options: writerOptions) { commit, txn in
             try views.apply(commit, in: txn)
         }
+        self.writer = writer
+        // It captures the parts, not the container, so the container can still go away.
+        reaper = environmentOptions.readOnly
+            ? nil : Task.detached { await FiredOnceReaper.run(store: store, views: views, writer: writer) }
     }
 
     private static func loadSecret(_ environment: LMDBEnvironment) throws -> [UInt8] {
@@ -92,10 +99,12 @@ public final class Container: Sendable {
     /// Finishes queued writes and stops the writer. Also done when the container
     /// goes away; the environment closes when the last reference to it does.
     public func close() {
+        reaper?.cancel()
         writer.close()
     }
 
     deinit {
+        reaper?.cancel()
         writer.close()
     }
 }

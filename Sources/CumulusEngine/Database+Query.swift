@@ -87,7 +87,7 @@ extension Database {
         return QueryResult(records: records, cursor: cursor)
     }
 
-    private func normalizeReferences(_ value: FieldValue) -> FieldValue {
+    func normalizeReferences(_ value: FieldValue) -> FieldValue {
         let normalizer = Normalizer(database: id)
         switch value {
         case .reference(let reference):

@@ -22,6 +22,18 @@ public struct ViewTables: Sendable {
     /// zone key ‖ actor → u64 sequence ‖ the client change token data of that
     /// user's latest commit in the zone that carried one (echoed by zone changes).
     public let clientTokens: LMDBTable
+    /// ``SubscriptionIndex`` keys (database key ‖ kind ‖ type hash / zone key ‖
+    /// subscription ID) → empty: which subscriptions a record event could fire.
+    public let subscriptionIndex: LMDBTable
+    /// database key ‖ subscription ID → u64 commit sequence ‖ database ID ‖ subscription
+    /// ID: `firesOnce` subscriptions that fired and await their logged deletion.
+    public let subscriptionsFired: LMDBTable
+    /// database key ‖ subscription ID → u64 sequence of the last commit that fired it.
+    public let subscriptionState: LMDBTable
+    /// user key ‖ u64 per-user sequence → the notification (``NotificationCodec``).
+    public let notifications: LMDBTable
+    /// user key → u64 the user's last notification sequence.
+    public let notificationHeads: LMDBTable
 
     /// Opens (creating) the view tables of `environment`.
     public init(environment: LMDBEnvironment) throws {
@@ -34,8 +46,18 @@ public struct ViewTables: Sendable {
         fieldIndex = try environment.table("fieldIndex")
         tokenIndex = try environment.table("tokenIndex")
         clientTokens = try environment.table("clientTokens")
+        subscriptionIndex = try environment.table("subscriptionIndex")
+        subscriptionsFired = try environment.table("subscriptionsFired")
+        subscriptionState = try environment.table("subscriptionState")
+        notifications = try environment.table("notifications")
+        notificationHeads = try environment.table("notificationHeads")
     }
 
     /// Every view table with its name, in a fixed order (for rebuild and digests).
-    public var all: [LMDBTable] { [records, refsIn, refsOut, byType, zones, subscriptions, fieldIndex, tokenIndex, clientTokens] }
+    public var all: [LMDBTable] {
+        [
+            records, refsIn, refsOut, byType, zones, subscriptions, fieldIndex, tokenIndex, clientTokens,
+            subscriptionIndex, subscriptionsFired, subscriptionState, notifications, notificationHeads,
+        ]
+    }
 }

@@ -15,6 +15,8 @@ import CumulusStorage
 public final class Views: Sendable {
     /// The tables.
     public let tables: ViewTables
+    /// Decoded subscription definitions, so matching does not decode per event.
+    let subscriptionCache = SubscriptionCache()
 
     /// Opens the views in `environment` (the log's own, so one transaction covers both).
     public init(environment: LMDBEnvironment) throws {
@@ -25,8 +27,16 @@ public final class Views: Sendable {
 
     /// Applies every event of `commit`, in order.
     public func apply(_ commit: Commit, in txn: LMDBWriteTransaction) throws {
+        var firing = Firing(commit: commit)
+        // Without any subscription (an O(1) count) matching costs nothing; the count
+        // is taken again after a subscription is saved within the commit.
+        var anySubscriptions: Bool?
         for event in commit.events {
+            if anySubscriptions == nil { anySubscriptions = try txn.count(tables.subscriptionIndex) > 0 }
+            // Match first: subscriptions compare the state before the event with after.
+            if anySubscriptions == true { try notify(event, &firing, txn) }
             try apply(event, sequence: commit.sequence, in: txn)
+            if case .subscriptionSaved = event { anySubscriptions = nil }
         }
         if let token = commit.clientChangeTokenData {
             var value = BinaryWriter(capacity: 16 + token.count)
@@ -71,9 +81,9 @@ public final class Views: Sendable {
         case .zoneDeleted(let database, let zoneID):
             try deleteZone(zoneID, in: database, txn)
         case .subscriptionSaved(let database, let subscriptionID, let definition):
-            try txn.put(tables.subscriptions, key: ViewKeys.subscription(database, subscriptionID), value: definition)
+            try saveSubscription(database, subscriptionID, definition: definition, txn)
         case .subscriptionDeleted(let database, let subscriptionID):
-            _ = try txn.delete(tables.subscriptions, key: ViewKeys.subscription(database, subscriptionID))
+            try removeSubscription(database, subscriptionID, txn)
         case .dictionaryInstalled:
             break  // the log keeps dictionaries itself
         }

@@ -1,0 +1,210 @@
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+import CumulusViews
+import Foundation
+
+/// Subscriptions (SPEC §8, CLOUDKIT.md §6). A subscription belongs to the user who
+/// saves it; saving and deleting are log events, so replay and followers have them,
+/// and the views match every later commit against them in the commit's transaction.
+///
+/// Subscription IDs are unique per database. In the public database, where several
+/// users subscribe, an ID another user holds is refused (`permissionFailure`) rather
+/// than replaced, and each user sees only their own subscriptions.
+extension Database {
+    /// Saves (creates or replaces) subscriptions; per subscription, the subscription
+    /// as saved (owned by `actor`) or why it was refused.
+    public func saveSubscriptions(_ subscriptions: [Subscription], as actor: String?) async throws
+        -> [(subscriptionID: String, result: Result<Subscription, CumulusError>)]
+    {
+        let actor = try AccessPolicy.checkWrite(id, actor: actor)
+        let database = id
+        var prepared: [Result<(Subscription, [UInt8]), CumulusError>] = []
+        var seen = Set<String>()
+        for subscription in subscriptions {
+            guard seen.insert(subscription.subscriptionID).inserted else {
+                throw CumulusError(
+                    .invalidArguments, "subscription \(subscription.subscriptionID) appears twice; one operation per subscription")
+            }
+            do {
+                let normalized = try normalize(subscription, owner: actor)
+                prepared.append(.success((normalized, try SubscriptionCodec.encode(normalized))))
+            } catch let error as CumulusError {
+                prepared.append(.failure(error))
+            }
+        }
+        let items = prepared
+        let views = container.views
+        let (_, results) = try await container.writer.submit { context -> (CommitRequest?, [Result<Subscription, CumulusError>]) in
+            var events: [Event] = []
+            var results: [Result<Subscription, CumulusError>] = []
+            for item in items {
+                guard case .success(let (subscription, definition)) = item else {
+                    if case .failure(let error) = item { results.append(.failure(error)) }
+                    continue
+                }
+                do {
+                    try Self.checkStored(subscription, in: database, views: views, context.transaction)
+                    events.append(
+                        .subscriptionSaved(database: database, subscriptionID: subscription.subscriptionID, definition: definition))
+                    results.append(.success(subscription))
+                } catch let error as CumulusError {
+                    results.append(.failure(error))
+                }
+            }
+            let request = events.isEmpty ? nil : CommitRequest(actor: actor, requestID: UUID().uuidString, events: events)
+            return (request, results)
+        }
+        return zip(subscriptions.map(\.subscriptionID), results).map { ($0, $1) }
+    }
+
+    /// Deletes subscriptions by ID: per ID, success or `unknownItem`.
+    public func deleteSubscriptions(_ subscriptionIDs: [String], as actor: String?) async throws
+        -> [(subscriptionID: String, result: Result<Void, CumulusError>)]
+    {
+        let actor = try AccessPolicy.checkWrite(id, actor: actor)
+        let database = id
+        let views = container.views
+        let (_, results) = try await container.writer.submit { context -> (CommitRequest?, [Result<Void, CumulusError>]) in
+            var events: [Event] = []
+            var results: [Result<Void, CumulusError>] = []
+            var deleted = Set<String>()
+            for subscriptionID in subscriptionIDs {
+                let stored = try views.subscription(subscriptionID, in: database, context.transaction)
+                guard let stored, stored.owner == actor, deleted.insert(subscriptionID).inserted else {
+                    results.append(.failure(Self.unknownSubscription(subscriptionID)))
+                    continue
+                }
+                events.append(.subscriptionDeleted(database: database, subscriptionID: subscriptionID))
+                results.append(.success(()))
+            }
+            let request = events.isEmpty ? nil : CommitRequest(actor: actor, requestID: UUID().uuidString, events: events)
+            return (request, results)
+        }
+        return zip(subscriptionIDs, results).map { ($0, $1) }
+    }
+
+    /// Fetches subscriptions by ID: per ID, the subscription or `unknownItem`.
+    public func fetchSubscriptions(_ subscriptionIDs: [String], as actor: String?) throws
+        -> [(subscriptionID: String, result: Result<Subscription, CumulusError>)]
+    {
+        let actor = try subscriptionReader(actor)
+        let views = container.views
+        let database = id
+        return try container.store.environment.read { txn in
+            try subscriptionIDs.map { subscriptionID in
+                guard let stored = try views.subscription(subscriptionID, in: database, txn), stored.owner == actor else {
+                    return (subscriptionID, .failure(Self.unknownSubscription(subscriptionID)))
+                }
+                return (subscriptionID, .success(stored))
+            }
+        }
+    }
+
+    /// Every subscription `actor` holds in this database, by ID.
+    public func allSubscriptions(as actor: String?) throws -> [Subscription] {
+        let actor = try subscriptionReader(actor)
+        let views = container.views
+        let database = id
+        return try container.store.environment.read { txn in
+            try views.subscriptions(in: database, txn).filter { $0.owner == actor }
+        }
+    }
+
+    /// How far behind the log each subscription is: the commit that last fired it
+    /// and the log's head. `unknownItem` for IDs `actor` does not hold.
+    public func subscriptionStatus(_ subscriptionIDs: [String], as actor: String?) throws
+        -> [(subscriptionID: String, result: Result<SubscriptionStatus, CumulusError>)]
+    {
+        let actor = try subscriptionReader(actor)
+        let views = container.views
+        let database = id
+        let store = container.store
+        return try store.environment.read { txn in
+            let head = store.head.sequence
+            return try subscriptionIDs.map { subscriptionID in
+                guard let stored = try views.subscription(subscriptionID, in: database, txn), stored.owner == actor else {
+                    return (subscriptionID, .failure(Self.unknownSubscription(subscriptionID)))
+                }
+                let last = try views.lastFired(subscriptionID, in: database, txn)
+                return (subscriptionID, .success(SubscriptionStatus(subscriptionID: subscriptionID, lastFiredSequence: last, logHead: head)))
+            }
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// Subscriptions are per user, so reading them needs a signed-in user even in
+    /// the public database.
+    private func subscriptionReader(_ actor: String?) throws -> String {
+        try AccessPolicy.checkRead(id, actor: actor)
+        guard let actor, !actor.isEmpty else {
+            throw CumulusError(.notAuthenticated, "sign in to use subscriptions")
+        }
+        return actor
+    }
+
+    /// The subscription as stored: owned by `owner`, zones normalized like records',
+    /// references in the query normalized like a query's, and valid for this
+    /// database's scope (CLOUDKIT.md §6).
+    private func normalize(_ subscription: Subscription, owner: String) throws -> Subscription {
+        var normalized = subscription
+        normalized.owner = owner
+        let normalizer = Normalizer(database: id)
+        switch subscription.kind {
+        case .query(var query, let zoneID, let firesOn, let firesOnce):
+            guard id.scope != .shared else {
+                throw CumulusError(.invalidArguments, "query subscriptions exist only in the public and private databases")
+            }
+            query.filters = query.filters.map { filter in
+                var copy = filter
+                copy.value = normalizeReferences(filter.value)
+                return copy
+            }
+            normalized.kind = .query(query, zoneID: zoneID.map(normalizer.zone), firesOn: firesOn, firesOnce: firesOnce)
+        case .zone(let zoneID, let recordType):
+            guard id.scope == .private else {
+                throw CumulusError(.invalidArguments, "zone subscriptions exist only in the private database")
+            }
+            normalized.kind = .zone(normalizer.zone(zoneID), recordType: recordType)
+        case .database:
+            guard id.scope != .public else {
+                throw CumulusError(.invalidArguments, "database subscriptions exist only in the private and shared databases")
+            }
+        }
+        try normalized.validate()
+        do {
+            // Reject definitions the log could not store (a query value with no canonical form).
+            _ = try SubscriptionCodec.encode(normalized)
+        } catch let error as CumulusError {
+            throw CumulusError(.invalidArguments, error.message)
+        }
+        return normalized
+    }
+
+    /// Checks against stored state, on the writer: the zone exists, and the ID is not
+    /// another user's.
+    private static func checkStored(
+        _ subscription: Subscription, in database: DatabaseID, views: Views, _ txn: LMDBReadTransaction
+    ) throws {
+        let zoneID: ZoneID? =
+            switch subscription.kind {
+            case .query(_, let zoneID, _, _): zoneID
+            case .zone(let zoneID, _): zoneID
+            case .database: nil
+            }
+        if let zoneID, !zoneID.isDefaultZone, try views.zone(zoneID, in: database, txn) == nil {
+            throw CumulusError(.zoneNotFound, "zone \(zoneID.zoneName) does not exist")
+        }
+        if let existing = try views.subscription(subscription.subscriptionID, in: database, txn),
+            existing.owner != subscription.owner
+        {
+            throw CumulusError(
+                .permissionFailure, "subscription ID \(subscription.subscriptionID) is taken by another user; choose another")
+        }
+    }
+
+    private static func unknownSubscription(_ subscriptionID: String) -> CumulusError {
+        CumulusError(.unknownItem, "subscription \(subscriptionID) does not exist")
+    }
+}

@@ -1,0 +1,245 @@
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+
+/// Subscriptions and notifications (SPEC §8), derived inside ``Views/apply(_:in:)``:
+/// each record event is matched against the subscriptions that could fire (found
+/// through ``SubscriptionIndex``) while the views still hold the state *before* the
+/// event, and every notification is written in the commit's own transaction — so a
+/// notification exists exactly when its commit does, a rebuild derives the same
+/// ones, and no crash can leave one for a commit that was lost.
+extension Views {
+    /// What one commit has fired so far: zone and database subscriptions fire once
+    /// per commit, however many of its events touch them.
+    struct Firing {
+        let commit: Commit
+        /// database key ‖ subscription ID of the zone/database subscriptions fired.
+        var fired: Set<[UInt8]> = []
+        /// The touch prefixes already looked up in this commit.
+        var touched: Set<[UInt8]> = []
+
+        init(commit: Commit) { self.commit = commit }
+
+        func databaseSequence(_ database: DatabaseID) -> UInt64 {
+            commit.databaseSequences.first { $0.database == database }?.sequence ?? 0
+        }
+    }
+
+    /// Fires the subscriptions `event` matches; call before applying the event.
+    func notify(_ event: Event, _ firing: inout Firing, _ txn: LMDBWriteTransaction) throws {
+        switch event {
+        case .recordSaved(let database, let record, _):
+            try fireQueries(database, recordID: record.recordID, recordType: record.recordType, firing: &firing, txn) {
+                old, subscription, query, firesOn in
+                if old == nil {
+                    return firesOn.contains(.creation) && QueryEvaluator.matches(record, query) ? .recordCreated : nil
+                }
+                return firesOn.contains(.update) && QueryEvaluator.matches(record, query) ? .recordUpdated : nil
+            }
+            try touch(database, record.recordID.zoneID, recordType: record.recordType, &firing, txn)
+        case .recordDeleted(let database, let recordID, let recordType, _):
+            try fireQueries(database, recordID: recordID, recordType: recordType, firing: &firing, txn) {
+                old, subscription, query, firesOn in
+                guard firesOn.contains(.deletion), let old, QueryEvaluator.matches(old, query) else { return nil }
+                return .recordDeleted
+            }
+            try touch(database, recordID.zoneID, recordType: recordType, &firing, txn)
+        case .zoneSaved(let database, let zone):
+            try touch(database, zone.zoneID, recordType: nil, &firing, txn)
+        case .zoneDeleted(let database, let zoneID):
+            try touch(database, zoneID, recordType: nil, &firing, txn)
+        case .changeTagBumped, .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled:
+            break  // a tag bump is a consequence of another change, which fires on its own
+        }
+    }
+
+    /// Query subscriptions on `recordType`: `decide` gets the record as it was before
+    /// the event (`nil` if none) and returns the reason to fire, if any.
+    private func fireQueries(
+        _ database: DatabaseID, recordID: RecordID, recordType: String, firing: inout Firing, _ txn: LMDBWriteTransaction,
+        decide: (Record?, Subscription, Query, FiresOn) -> SubscriptionNotification.Reason?
+    ) throws {
+        let databaseKey = FeedKeys.database(database)
+        let prefix = SubscriptionIndex.queryPrefix(databaseKey, recordType: recordType)
+        let ids = try subscriptionIDs(under: prefix, txn)
+        guard !ids.isEmpty else { return }
+        // Read the previous version only when some subscription could care.
+        let old = try record(recordID, in: database, txn)
+        for id in ids {
+            guard let subscription = try storedSubscription(databaseKey, id, txn),
+                case .query(let query, let zoneID, let firesOn, let firesOnce) = subscription.kind,
+                zoneID.map({ $0 == recordID.zoneID }) ?? true
+            else { continue }
+            let stateKey = databaseKey + Array(id.utf8)
+            if firesOnce, try txn.contains(tables.subscriptionsFired, key: stateKey) { continue }
+            guard let reason = decide(old, subscription, query, firesOn) else { continue }
+            try emit(
+                subscription, reason: reason, database: database, zoneID: recordID.zoneID, recordID: recordID,
+                firing: firing, txn)
+            if firesOnce {
+                var value = BinaryWriter(capacity: 96)
+                value.u64(firing.commit.sequence)
+                value.databaseID(database)
+                value.string(id)
+                try txn.put(tables.subscriptionsFired, key: stateKey, value: value.bytes)
+            }
+        }
+    }
+
+    /// Zone and database subscriptions a change in `zoneID` fires (once per commit each).
+    private func touch(
+        _ database: DatabaseID, _ zoneID: ZoneID, recordType: String?, _ firing: inout Firing, _ txn: LMDBWriteTransaction
+    ) throws {
+        let databaseKey = FeedKeys.database(database)
+        let zoneKey = FeedKeys.zone(database, zoneID)
+        for prefix in SubscriptionIndex.touchPrefixes(databaseKey, zoneKey: zoneKey, recordType: recordType)
+        where firing.touched.insert(prefix).inserted {
+            for id in try subscriptionIDs(under: prefix, txn) {
+                let firedKey = databaseKey + Array(id.utf8)
+                guard firing.fired.insert(firedKey).inserted,
+                    let subscription = try storedSubscription(databaseKey, id, txn)
+                else { continue }
+                switch subscription.kind {
+                case .zone:
+                    try emit(subscription, reason: .recordZone, database: database, zoneID: zoneID, recordID: nil, firing: firing, txn)
+                case .database:
+                    try emit(subscription, reason: .database, database: database, zoneID: nil, recordID: nil, firing: firing, txn)
+                case .query:
+                    continue
+                }
+            }
+        }
+    }
+
+    /// Appends a notification to the owner's stream and records when the subscription fired.
+    private func emit(
+        _ subscription: Subscription, reason: SubscriptionNotification.Reason, database: DatabaseID, zoneID: ZoneID?,
+        recordID: RecordID?, firing: Firing, _ txn: LMDBWriteTransaction
+    ) throws {
+        let userKey = SubscriptionIndex.userKey(subscription.owner)
+        let head = try txn.withValue(tables.notificationHeads, key: userKey) { buffer -> UInt64 in
+            var reader = BinaryReader(buffer, context: "notification head")
+            return try reader.u64()
+        } ?? 0
+        let notification = SubscriptionNotification(
+            sequence: head + 1, subscriptionID: subscription.subscriptionID, reason: reason, database: database,
+            zoneID: zoneID, recordID: recordID, commitSequence: firing.commit.sequence,
+            databaseSequence: firing.databaseSequence(database))
+        try txn.put(
+            tables.notifications, key: SubscriptionIndex.notificationKey(userKey, head + 1),
+            value: NotificationCodec.encode(notification))
+        var value = BinaryWriter(capacity: 8)
+        value.u64(head + 1)
+        try txn.put(tables.notificationHeads, key: userKey, value: value.bytes)
+        var state = BinaryWriter(capacity: 8)
+        state.u64(firing.commit.sequence)
+        try txn.put(
+            tables.subscriptionState, key: FeedKeys.database(database) + Array(subscription.subscriptionID.utf8),
+            value: state.bytes)
+    }
+
+    /// The subscription IDs under an index prefix (the ID is the key's tail).
+    private func subscriptionIDs(under prefix: [UInt8], _ txn: LMDBReadTransaction) throws -> [String] {
+        var ids: [String] = []
+        try txn.scan(tables.subscriptionIndex, prefix: prefix) { key, _ in
+            ids.append(String(decoding: UnsafeRawBufferPointer(rebasing: key[prefix.count...]), as: UTF8.self))
+            return true
+        }
+        return ids
+    }
+
+    private func storedSubscription(_ databaseKey: [UInt8], _ id: String, _ txn: LMDBReadTransaction) throws -> Subscription? {
+        guard let definition = try txn.get(tables.subscriptions, key: databaseKey + Array(id.utf8)) else { return nil }
+        return try subscriptionCache.subscription(definition)
+    }
+
+    // MARK: - Saving and deleting subscriptions
+
+    /// Applies `subscriptionSaved`: the definition, its index entry, and a fresh
+    /// firing state (a replaced subscription starts over).
+    func saveSubscription(_ database: DatabaseID, _ id: String, definition: [UInt8], _ txn: LMDBWriteTransaction) throws {
+        try removeSubscription(database, id, txn)
+        let subscription = try subscriptionCache.subscription(definition)
+        try txn.put(tables.subscriptions, key: ViewKeys.subscription(database, id), value: definition)
+        try txn.put(tables.subscriptionIndex, key: SubscriptionIndex.key(subscription, in: database), value: [UInt8]())
+    }
+
+    /// Applies `subscriptionDeleted` (and the first half of a replacement).
+    func removeSubscription(_ database: DatabaseID, _ id: String, _ txn: LMDBWriteTransaction) throws {
+        let key = ViewKeys.subscription(database, id)
+        if let old = try txn.get(tables.subscriptions, key: key) {
+            let subscription = try subscriptionCache.subscription(old)
+            _ = try txn.delete(tables.subscriptionIndex, key: SubscriptionIndex.key(subscription, in: database))
+            _ = try txn.delete(tables.subscriptions, key: key)
+        }
+        _ = try txn.delete(tables.subscriptionsFired, key: key)
+        _ = try txn.delete(tables.subscriptionState, key: key)
+    }
+
+    // MARK: - Reading
+
+    /// The subscription `id` of `database`, or `nil`.
+    public func subscription(_ id: String, in database: DatabaseID, _ txn: LMDBReadTransaction) throws -> Subscription? {
+        try storedSubscription(FeedKeys.database(database), id, txn)
+    }
+
+    /// Every subscription of `database`, by ID (byte order).
+    public func subscriptions(in database: DatabaseID, _ txn: LMDBReadTransaction) throws -> [Subscription] {
+        var definitions: [[UInt8]] = []
+        try txn.scan(tables.subscriptions, prefix: FeedKeys.database(database)) { _, value in
+            definitions.append(Array(value))
+            return true
+        }
+        return try definitions.map { try subscriptionCache.subscription($0) }
+    }
+
+    /// The global sequence of the last commit that fired subscription `id`, if any.
+    public func lastFired(_ id: String, in database: DatabaseID, _ txn: LMDBReadTransaction) throws -> UInt64? {
+        try txn.withValue(tables.subscriptionState, key: ViewKeys.subscription(database, id)) { buffer in
+            var reader = BinaryReader(buffer, context: "subscription state")
+            return try reader.u64()
+        }
+    }
+
+    /// `firesOnce` subscriptions that fired and still await their logged deletion.
+    public func firedOnceSubscriptions(_ txn: LMDBReadTransaction) throws -> [(database: DatabaseID, subscriptionID: String)] {
+        var result: [(DatabaseID, String)] = []
+        try txn.scan(tables.subscriptionsFired, prefix: []) { _, value in
+            var reader = BinaryReader(value, context: "fired subscription")
+            _ = try reader.u64()
+            result.append((try reader.databaseID(), try reader.string()))
+            return true
+        }
+        return result
+    }
+
+    /// Whether `firesOnce` subscription `id` has fired and awaits deletion.
+    public func hasFiredOnce(_ id: String, in database: DatabaseID, _ txn: LMDBReadTransaction) throws -> Bool {
+        try txn.contains(tables.subscriptionsFired, key: ViewKeys.subscription(database, id))
+    }
+
+    /// The sequence of `user`'s latest notification (0: none yet).
+    public func notificationHead(for user: String, _ txn: LMDBReadTransaction) throws -> UInt64 {
+        try txn.withValue(tables.notificationHeads, key: SubscriptionIndex.userKey(user)) { buffer in
+            var reader = BinaryReader(buffer, context: "notification head")
+            return try reader.u64()
+        } ?? 0
+    }
+
+    /// `user`'s notifications after sequence `after`, in order, at most `limit`.
+    public func notifications(for user: String, after: UInt64, limit: Int, _ txn: LMDBReadTransaction) throws
+        -> [SubscriptionNotification]
+    {
+        guard limit > 0, after < .max else { return [] }
+        let userKey = SubscriptionIndex.userKey(user)
+        var result: [SubscriptionNotification] = []
+        try txn.scan(
+            tables.notifications, from: SubscriptionIndex.notificationKey(userKey, after + 1),
+            to: SubscriptionIndex.notificationKey(userKey, .max)
+        ) { _, value in
+            result.append(try NotificationCodec.decode(value))
+            return result.count < limit
+        }
+        return result
+    }
+}

@@ -1,0 +1,113 @@
+import CumulusEngine
+import CumulusLog
+import CumulusModel
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// "The notifier never delivers a change that a crash then loses": a child process
+/// (this test binary, re-run with one test selected) writes matching records from
+/// several tasks and prints each acknowledged one; the parent SIGKILLs it mid-flight,
+/// reopens the directory and checks that notifications and the log agree exactly.
+@Suite("Subscriptions: crash durability")
+struct NotificationCrashTests {
+    static let childVariable = "CUMULUS_NOTIFY_CRASH_DIR"
+
+    @Test("child: writes until killed (does nothing unless started by the crash test)")
+    func crashChild() async throws {
+        guard let path = ProcessInfo.processInfo.environment[Self.childVariable] else { return }
+        let container = try Container(path: path)
+        let db = container.privateDatabase(container: EngineWorld.containerID, user: EngineWorld.user)
+        let zone = ZoneID(zoneName: "Lists", ownerName: EngineWorld.user)
+        _ = try await db.saveZones([zone], as: EngineWorld.user)
+        _ = try await db.saveSubscriptions(
+            [querySubscription("todos", "Todo"), Subscription(subscriptionID: "zone", kind: .zone(zone, recordType: nil))],
+            as: EngineWorld.user)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    for index in 0..<1_000_000 {
+                        let name = "w\(worker)-\(index)"
+                        _ = try await db.modify(
+                            saving: [Record.make("Todo", name, in: zone)], savePolicy: .allKeys, as: EngineWorld.user)
+                        // Printed only once the writer has acknowledged (fsynced) the commit.
+                        FileHandle.standardOutput.write(Data("ack \(name)\n".utf8))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    @Test("after SIGKILL: every acknowledged write was notified, and no notification outlived its commit")
+    func killedWriter() async throws {
+        for round in 0..<3 {
+            let path = NSTemporaryDirectory() + "cumulus-notify-crash-\(round)-\(UUID().uuidString)"
+            let output = path + ".out"
+            defer {
+                try? FileManager.default.removeItem(atPath: path)
+                try? FileManager.default.removeItem(atPath: output)
+            }
+            _ = FileManager.default.createFile(atPath: output, contents: nil)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+            process.arguments = ["--testing-library", "swift-testing", "--filter", "crashChild"]
+            process.environment = ProcessInfo.processInfo.environment.merging([Self.childVariable: path]) { $1 }
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+            process.standardOutput = handle
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            // Let it acknowledge some writes, then kill it at a random moment.
+            let deadline = ContinuousClock.now + .seconds(60)
+            while acknowledged(output).count < 20 * (round + 1), process.isRunning, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...50)))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            try handle.close()
+            let acked = acknowledged(output)
+            #expect(acked.count >= 20, "the child acknowledged too little before the kill")
+
+            let container = try Container(path: path)
+            defer { container.close() }
+            let head = container.store.head.sequence
+            var notifications: [SubscriptionNotification] = []
+            var token: NotificationToken?
+            while true {
+                let page = try container.notifications(for: EngineWorld.user, since: token, limit: 1_000)
+                notifications += page.notifications
+                token = page.token
+                if !page.moreComing { break }
+            }
+            let queryNotified = Set(notifications.filter { $0.subscriptionID == "todos" }.compactMap(\.recordID?.recordName))
+            // Nothing acknowledged was lost…
+            #expect(acked.isSubset(of: queryNotified), "round \(round): acknowledged writes without a notification")
+            // …and nothing notified is missing from the log: each notification's commit
+            // exists and holds the record it names.
+            #expect(notifications.allSatisfy { $0.commitSequence <= head })
+            var saved = Set<String>()
+            try container.store.commits(from: 1) { commit in
+                for case .recordSaved(_, let record, _) in commit.events where record.recordType == "Todo" {
+                    saved.insert(record.recordID.recordName)
+                }
+                return true
+            }
+            #expect(queryNotified == saved, "round \(round): notifications and the log disagree")
+            #expect(notifications.map(\.sequence) == Array(1...UInt64(notifications.count)))
+            // The notification views equal a rebuild from the surviving log.
+            let report = try container.verify()
+            #expect(report.isHealthy, "\(report.lines)")
+        }
+    }
+
+    private func acknowledged(_ output: String) -> Set<String> {
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        // A line cut by the kill has no newline yet: only complete lines count.
+        let complete = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        return Set(complete.compactMap { $0.hasPrefix("ack ") ? String($0.dropFirst(4)) : nil })
+    }
+}
