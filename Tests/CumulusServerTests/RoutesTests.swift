@@ -149,3 +149,33 @@ struct RoutesTests {
         }
     }
 }
+
+@Suite("Subscription routes")
+struct SubscriptionRoutesTests {
+    @Test("create, list, lookup, delete; a bad subscription gets its own error")
+    func subscriptionLifecycle() async throws {
+        let world = try APIWorld()
+        _ = try await world.post("zones/modify", #"{"operations":[{"operationType":"create","zone":{"zoneID":{"zoneName":"Lists"}}}]}"#)
+        var answer = try await world.post("subscriptions/modify", #"""
+            {"operations":[
+              {"operationType":"create","subscription":{"subscriptionID":"new-items","subscriptionType":"query",
+                "query":{"recordType":"TodoItem","filterBy":[{"comparator":"EQUALS","fieldName":"done","fieldValue":{"value":0}}]},
+                "firesOn":["create","delete"]}},
+              {"operationType":"create","subscription":{"subscriptionID":"lists","subscriptionType":"zone","zoneID":{"zoneName":"Lists"}}},
+              {"operationType":"create","subscription":{"subscriptionID":"bad","subscriptionType":"sometimes"}}]}
+            """#)
+        #expect(answer.status == 200)
+        #expect(answer.json["subscriptions"]?[0]?["firesOn"] == ["create", "delete"])
+        #expect(answer.json["subscriptions"]?[1]?["subscriptionType"] == "zone")
+        #expect(answer.json["subscriptions"]?[2]?["serverErrorCode"] == "BAD_REQUEST")
+        answer = try await world.post("subscriptions/list", "")
+        #expect(Set(answer.json["subscriptions"]?.arrayValue?.compactMap { $0["subscriptionID"]?.stringValue } ?? []) == ["new-items", "lists"])
+        answer = try await world.post("subscriptions/lookup", #"{"subscriptions":[{"subscriptionID":"lists"},{"subscriptionID":"nope"}]}"#)
+        #expect(answer.json["subscriptions"]?[0]?["zoneID"]?["zoneName"] == "Lists")
+        #expect(answer.json["subscriptions"]?[1]?["serverErrorCode"] == "NOT_FOUND")
+        answer = try await world.post("subscriptions/modify", #"{"operations":[{"operationType":"delete","subscription":{"subscriptionID":"lists"}}]}"#)
+        #expect(answer.json["subscriptions"]?[0]?["deleted"] == true)
+        answer = try await world.post("subscriptions/list", "")
+        #expect(answer.json["subscriptions"]?.arrayValue?.count == 1)
+    }
+}

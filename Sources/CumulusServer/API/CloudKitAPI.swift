@@ -99,6 +99,9 @@ public struct CloudKitAPI: Sendable {
         case ("POST", "zones/changes"): return try await zoneListChanges(context, metaKeys: true)
         case ("POST", "changes/database"): return try await zoneListChanges(context, metaKeys: false)
         case ("POST", "changes/zone"): return try await zoneChanges(context)
+        case ("GET", "subscriptions/list"), ("POST", "subscriptions/list"): return try listSubscriptions(context)
+        case ("POST", "subscriptions/lookup"): return try lookupSubscriptions(context)
+        case ("POST", "subscriptions/modify"): return try await modifySubscriptions(context)
         case ("GET", "users/current"), ("POST", "users/current"), ("GET", "users/caller"), ("POST", "users/caller"):
             guard let user = caller.user else {
                 return .error(.authenticationRequired, "sign in to learn who you are", redirectURL: "/signin")
