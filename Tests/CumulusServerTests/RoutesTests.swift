@@ -179,3 +179,64 @@ struct SubscriptionRoutesTests {
         #expect(answer.json["subscriptions"]?.arrayValue?.count == 1)
     }
 }
+
+@Suite("Live notifications over HTTP")
+struct NotificationRoutesTests {
+    func request(_ world: APIWorld, _ path: String, query: [String: String] = [:], headers: [String: String] = [:], body: String = "")
+        -> APIRequest
+    {
+        var all = ["ckAPIToken": world.apiToken, "ckWebAuthToken": world.aliceToken]
+        all.merge(query) { $1 }
+        return APIRequest(
+            method: path.hasSuffix("create") ? "POST" : "GET",
+            path: "/database/1/\(APIWorld.containerName)/development/\(path)", query: all, headers: headers,
+            body: Array(body.utf8))
+    }
+
+    @Test("tokens/create gives a long-poll URL; the poll waits for, then returns, notifications in order")
+    func longPoll() async throws {
+        let world = try APIWorld()
+        _ = try await world.post("subscriptions/modify", #"{"operations":[{"operationType":"create","subscription":{"subscriptionID":"db","subscriptionType":"database"}}]}"#)
+        let created = await world.api.handle(request(world, "tokens/create", body: #"{"apnsEnvironment":"development"}"#))
+        let json = try JSONValue.parse(Data(created.bodyBytes()))
+        #expect(json["webcourierURL"]?.stringValue?.hasSuffix("/notifications/poll") == true)
+        let empty = await world.api.handle(request(world, "notifications/poll", query: ["timeout": "0"]))
+        #expect(try JSONValue.parse(Data(empty.bodyBytes()))["notifications"] == [])
+        let waiting = Task { await world.api.handle(request(world, "notifications/poll", query: ["timeout": "10"])) }
+        try await Task.sleep(for: .milliseconds(100))
+        _ = try await world.post("records/modify", #"{"operations":[{"operationType":"create","record":{"recordName":"a","recordType":"T"}}]}"#)
+        let answer = try JSONValue.parse(Data(await waiting.value.bodyBytes()))
+        #expect(answer["notifications"]?[0]?["subscriptionID"] == "db")
+        #expect(answer["notifications"]?[0]?["databaseChangeToken"]?.stringValue != nil)
+        // Resuming from the returned token gives only what came after.
+        _ = try await world.post("records/modify", #"{"operations":[{"operationType":"create","record":{"recordName":"b","recordType":"T"}}]}"#)
+        let next = await world.api.handle(request(world, "notifications/poll", query: ["since": answer["token"]?.stringValue ?? "", "timeout": "0"]))
+        let nextJSON = try JSONValue.parse(Data(next.bodyBytes()))
+        #expect(nextJSON["notifications"]?.arrayValue?.count == 1)
+        #expect(nextJSON["notifications"]?[0]?["notificationID"] == 2)
+    }
+
+    @Test("the SSE stream resumes after Last-Event-ID and refuses callers without a user")
+    func serverSentEvents() async throws {
+        let world = try APIWorld()
+        _ = try await world.post("subscriptions/modify", #"{"operations":[{"operationType":"create","subscription":{"subscriptionID":"db","subscriptionType":"database"}}]}"#)
+        for name in ["a", "b", "c"] {
+            _ = try await world.post("records/modify", #"{"operations":[{"operationType":"create","record":{"recordName":"\#(name)","recordType":"T"}}]}"#)
+        }
+        var ids: [String] = []
+        var events = try world.api.notificationEvents(request(world, "notifications/stream")).makeAsyncIterator()
+        while ids.count < 3, let event = try await events.next() {
+            if let line = event.split(separator: "\n").first(where: { $0.hasPrefix("id: ") }) { ids.append(String(line.dropFirst(4))) }
+        }
+        #expect(ids.count == 3)
+        var resumed = try world.api.notificationEvents(request(world, "notifications/stream", headers: ["last-event-id": ids[0]])).makeAsyncIterator()
+        var seen: [String] = []
+        while seen.count < 2, let event = try await resumed.next() {
+            if let line = event.split(separator: "\n").first(where: { $0.hasPrefix("id: ") }) { seen.append(String(line.dropFirst(4))) }
+        }
+        #expect(seen == Array(ids.dropFirst()))
+        var anonymous = request(world, "notifications/stream")
+        anonymous.query["ckWebAuthToken"] = nil
+        #expect(throws: CumulusError.self) { try world.api.notificationEvents(anonymous) }
+    }
+}

@@ -93,7 +93,7 @@ public enum JSONValue: Sendable, Hashable {
     /// The document as UTF-8 JSON, keys sorted so equal values give equal bytes.
     public func serialized(prettyPrinted: Bool = false) throws -> Data {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = prettyPrinted ? [.sortedKeys, .prettyPrinted] : [.sortedKeys]
+        encoder.outputFormatting = prettyPrinted ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(self)
     }
 }

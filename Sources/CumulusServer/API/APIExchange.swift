@@ -9,14 +9,19 @@ public struct APIRequest: Sendable {
     public var path: String
     /// Query parameters, percent-decoded.
     public var query: [String: String]
+    /// Header fields, names lower-cased.
+    public var headers: [String: String]
     /// The body bytes.
     public var body: [UInt8]
 
     /// A request.
-    public init(method: String, path: String, query: [String: String] = [:], body: [UInt8] = []) {
+    public init(
+        method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: [UInt8] = []
+    ) {
         self.method = method
         self.path = path
         self.query = query
+        self.headers = headers
         self.body = body
     }
 }

@@ -41,6 +41,15 @@ public struct CloudKitAPI: Sendable {
     public func handle(_ request: APIRequest) async -> APIResponse {
         do {
             return try await route(request)
+        } catch {
+            return Self.errorResponse(error)
+        }
+    }
+
+    /// The CloudKit error body for a failure.
+    public static func errorResponse(_ error: any Error) -> APIResponse {
+        do {
+            throw error
         } catch let error as CumulusError {
             return .error(ServerErrorCode(error), error.message)
         } catch let failure as AuthenticationFailure {
@@ -61,6 +70,11 @@ public struct CloudKitAPI: Sendable {
         let containerName = parts[2]
         guard let environment = DatabaseID.Environment(name: parts[3]) else {
             return .error(.badRequest, "environment must be 'development' or 'production', not '\(parts[3])'")
+        }
+        switch (request.method, parts.dropFirst(4).joined(separator: "/")) {
+        case ("POST", "tokens/create"): return try createTokens(request)
+        case ("GET", "notifications/poll"), ("POST", "notifications/poll"): return try await poll(request)
+        default: break
         }
         guard request.body.count <= Self.maxBodyBytes else {
             return .error(.limitExceeded, "request body of \(request.body.count) bytes; the limit is \(Self.maxBodyBytes)")
@@ -113,7 +127,7 @@ public struct CloudKitAPI: Sendable {
     }
 
     /// API token (required) and web auth token (optional) from the query string.
-    private func authenticate(_ request: APIRequest, container: String) throws -> Caller {
+    func authenticate(_ request: APIRequest, container: String) throws -> Caller {
         guard let apiToken = request.query["ckAPIToken"], !apiToken.isEmpty else {
             throw CumulusError(.notAuthenticated, "missing ckAPIToken: every request needs the container's API token")
         }

@@ -21,7 +21,8 @@ public final class AuthStore: Sendable {
 
     static func hash(_ token: String) -> [UInt8] { Array(SHA256.hash(data: Array(token.utf8))) }
 
-    static func randomHex(_ bytes: Int) -> String {
+    /// `bytes` random bytes as lower-case hex.
+    public static func randomHex(_ bytes: Int) -> String {
         var random = SystemRandomNumberGenerator()
         return (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &random)) }.joined()
     }

@@ -25,13 +25,33 @@ public enum CumulusHTTPServer {
             let body = try await request.collectBody(upTo: CloudKitAPI.maxBodyBytes)
             var query: [String: String] = [:]
             for (key, value) in request.uri.queryParameters { query[String(key)] = String(value) }
-            answer = await api.handle(
-                APIRequest(
-                    method: request.method.rawValue, path: request.uri.path, query: query,
-                    body: Array(body.readableBytesView)))
+            var headers: [String: String] = [:]
+            for field in request.headers { headers[field.name.canonicalName] = field.value }
+            let apiRequest = APIRequest(
+                method: request.method.rawValue, path: request.uri.path, query: query, headers: headers,
+                body: Array(body.readableBytesView))
+            if request.method == .get, request.uri.path.hasSuffix("/notifications/stream") {
+                do {
+                    let events = try api.notificationEvents(apiRequest)
+                    var fields = HTTPFields()
+                    fields[.contentType] = "text/event-stream"
+                    fields[.cacheControl] = "no-cache"
+                    return Response(
+                        status: .ok, headers: fields,
+                        body: ResponseBody(asyncSequence: events.map { ByteBuffer(string: $0) }))
+                } catch {
+                    answer = CloudKitAPI.errorResponse(error)
+                    return json(answer)
+                }
+            }
+            answer = await api.handle(apiRequest)
         } catch {
             answer = .error(.limitExceeded, "the request body is larger than \(CloudKitAPI.maxBodyBytes) bytes or could not be read")
         }
+        return json(answer)
+    }
+
+    static func json(_ answer: APIResponse) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         return Response(

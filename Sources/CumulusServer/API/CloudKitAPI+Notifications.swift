@@ -1,0 +1,116 @@
+import CumulusEngine
+import CumulusModel
+import Foundation
+
+/// Live notifications over HTTP (SPEC §8): a Server-Sent Events stream per user,
+/// resumable with `Last-Event-ID`, and the `tokens/create` long-poll URL
+/// (`webcourierURL`) that answers with the same notifications.
+///
+/// Routes (no database segment, as `tokens/create` has none):
+/// `GET  /database/1/{container}/{environment}/notifications/stream`  (text/event-stream)
+/// `GET  /database/1/{container}/{environment}/notifications/poll?since=TOKEN&timeout=S`
+/// `POST /database/1/{container}/{environment}/tokens/create`
+extension CloudKitAPI {
+    /// Longest a long-poll waits for a notification.
+    public static let maxPollSeconds = 60
+
+    /// A notification as the HTTP API writes it, with the database change token after it.
+    func notificationJSON(_ notification: SubscriptionNotification) -> JSONValue {
+        let reasons: [SubscriptionNotification.Reason: String] = [
+            .recordCreated: "recordCreated", .recordUpdated: "recordUpdated", .recordDeleted: "recordDeleted",
+            .recordZone: "recordZone", .database: "database",
+        ]
+        var dict: [String: JSONValue] = [
+            "notificationID": .int(Int64(clamping: notification.sequence)),
+            "subscriptionID": .string(notification.subscriptionID),
+            "reason": .string(reasons[notification.reason] ?? "unknown"),
+            "databaseScope": .string(notification.database.scope.description.uppercased()),
+            "databaseChangeToken": .string(container.databaseChangeToken(after: notification).base64),
+        ]
+        if let zone = notification.zoneID { dict["zoneID"] = zone.wireJSON }
+        if let record = notification.recordID { dict["recordName"] = .string(record.recordName) }
+        return .object(dict)
+    }
+
+    /// The signed-in user of a notification request, or the error to answer with.
+    func notificationUser(_ request: APIRequest) throws -> String {
+        let parts = request.path.split(separator: "/").map(String.init)
+        guard parts.count >= 4 else { throw CumulusError(.invalidArguments, "no such endpoint") }
+        let caller = try authenticate(request, container: parts[2])
+        guard let user = caller.user else {
+            throw CumulusError(.notAuthenticated, "sign in (ckWebAuthToken) to receive notifications")
+        }
+        return user
+    }
+
+    func token(_ text: String?, user: String) throws -> NotificationToken? {
+        guard let text, !text.isEmpty else { return nil }
+        guard let token = NotificationToken(base64: text) else {
+            throw CumulusError(.changeTokenExpired, "the notification token is not one this server issued; start again without one")
+        }
+        return token
+    }
+
+    /// `tokens/create`: where to long-poll for this user's notifications.
+    func createTokens(_ request: APIRequest) throws -> APIResponse {
+        _ = try notificationUser(request)
+        let base = request.path.replacingOccurrences(of: "/tokens/create", with: "")
+        let body = (try? JSONValue.parse(Data(request.body))) ?? .object([:])
+        return APIResponse(json: [
+            "apnsEnvironment": .string(body["apnsEnvironment"]?.stringValue ?? "development"),
+            "apnsToken": .string(AuthStore.randomHex(16)),
+            "webcourierURL": .string("\(base)/notifications/poll"),
+        ])
+    }
+
+    /// The long-poll: notifications after `since`, waiting up to `timeout` seconds for one.
+    func poll(_ request: APIRequest) async throws -> APIResponse {
+        let user = try notificationUser(request)
+        let since = try token(request.query["since"], user: user)
+        let timeout = min(Int(request.query["timeout"] ?? "") ?? 30, Self.maxPollSeconds)
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(max(timeout, 0))
+        while true {
+            let seen = container.store.head.sequence
+            let page = try container.notifications(for: user, since: since, limit: 200)
+            if !page.notifications.isEmpty || clock.now >= deadline {
+                return APIResponse(json: [
+                    "notifications": .array(page.notifications.map(notificationJSON)),
+                    "token": .string(page.token.base64), "moreComing": .bool(page.moreComing),
+                ])
+            }
+            let store = container.store
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await store.waitForCommit(after: seen) }
+                group.addTask { try? await Task.sleep(until: deadline, clock: clock) }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// The SSE stream: each event's `id` is the notification token after it, so a
+    /// client that reconnects with `Last-Event-ID` resumes exactly where it was.
+    public func notificationEvents(_ request: APIRequest) throws -> AsyncThrowingStream<String, Error> {
+        let user = try notificationUser(request)
+        let since = try token(request.headers["last-event-id"] ?? request.query["since"], user: user)
+        let stream = container.notificationStream(for: user, since: since)
+        let api = self
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    continuation.yield(": cumulus notifications for \(user)\n\n")
+                    for try await notification in stream {
+                        let id = api.container.notificationToken(for: user, through: notification.sequence).base64
+                        let data = String(decoding: try api.notificationJSON(notification).serialized(), as: UTF8.self)
+                        continuation.yield("id: \(id)\nevent: notification\ndata: \(data)\n\n")
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
