@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // System libraries: Debian's liblmdb-dev and libzstd-dev (`make deps`).
@@ -85,6 +86,7 @@ let package = Package(
                 "CumulusModel", "CumulusStorage", "CumulusLog", "CumulusEngine",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -132,7 +134,7 @@ let package = Package(
         .testTarget(
             name: "CumulusServerTests",
             dependencies: [
-                "CumulusServer", "CumulusEngine", "CumulusModel", "CumulusTestSupport",
+                "CumulusServer", "CumulusEngine", "CumulusLog", "CumulusModel", "CumulusTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),

@@ -1,3 +1,4 @@
+import CumulusLog
 import CumulusModel
 import CumulusServer
 import Foundation
@@ -238,5 +239,28 @@ struct NotificationRoutesTests {
         var anonymous = request(world, "notifications/stream")
         anonymous.query["ckWebAuthToken"] = nil
         #expect(throws: CumulusError.self) { try world.api.notificationEvents(anonymous) }
+    }
+}
+
+@Suite("Operations endpoints")
+struct OperationsTests {
+    @Test("/healthz answers; /metrics counts requests by route and status, commits and group sizes")
+    func metrics() async throws {
+        let world = try APIWorld()
+        let metrics = ServerMetrics()
+        let api = CloudKitAPI(container: world.container, auth: world.auth, metrics: metrics)
+        let health = await api.handle(APIRequest(method: "GET", path: "/healthz"))
+        #expect(health.status == 200)
+        let base = "/database/1/\(APIWorld.containerName)/development/private"
+        let query = ["ckAPIToken": world.apiToken, "ckWebAuthToken": world.aliceToken]
+        _ = await api.handle(APIRequest(method: "GET", path: base + "/zones/list", query: query))
+        _ = await api.handle(APIRequest(method: "POST", path: base + "/records/modify", query: query, body: Array("{".utf8)))
+        metrics.recordGroup(LogWriter.GroupReport(commits: 3, bytes: 900, append: .milliseconds(1), commit: .milliseconds(2)))
+        let text = await api.handle(APIRequest(method: "GET", path: "/metrics")).text ?? ""
+        #expect(text.contains(#"cumulus_requests_total{route="zones/list",status="200"} 1"#))
+        #expect(text.contains(#"cumulus_requests_total{route="records/modify",status="400"} 1"#))
+        #expect(text.contains("cumulus_commits_total 3"))
+        #expect(text.contains("cumulus_commit_seconds_bucket"))
+        #expect(text.contains("cumulus_map_used_bytes"))
     }
 }

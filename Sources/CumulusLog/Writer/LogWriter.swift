@@ -29,6 +29,8 @@ public final class LogWriter: Sendable {
         public var maxBatchBytes = 16 << 20
         /// When to train and install compression dictionaries.
         public var dictionary = DictionaryPolicy()
+        /// Called on the writer thread after each committed group (metrics); must be quick.
+        public var observer: (@Sendable (GroupReport) -> Void)?
 
         /// Default options.
         public init() {}
@@ -64,6 +66,26 @@ public final class LogWriter: Sendable {
     private let wakeUp = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
     private let trainer: DictionaryTrainer
+
+    /// What one committed group did, for metrics.
+    public struct GroupReport: Sendable {
+        /// Commits appended.
+        public var commits: Int
+        /// Uncompressed commit bytes appended.
+        public var bytes: Int
+        /// Time spent planning, appending and applying views.
+        public var append: Duration
+        /// Time spent committing the transaction, which includes the fsync.
+        public var commit: Duration
+
+        /// A report.
+        public init(commits: Int, bytes: Int, append: Duration, commit: Duration) {
+            self.commits = commits
+            self.bytes = bytes
+            self.append = append
+            self.commit = commit
+        }
+    }
 
     /// Counters since the writer started.
     public struct Statistics: Sendable, Hashable {
@@ -189,6 +211,9 @@ public final class LogWriter: Sendable {
     /// Commits as much of `batch` as fits one group; returns what did not fit.
     private func process(_ batch: [Submission]) -> [Submission] {
         let now = Timestamp.now()
+        let clock = ContinuousClock()
+        let started = clock.now
+        var bodyEnded = started
         var results: [Result<(Commit?, any Sendable), any Error>?] = []
         var taken = 0
         var appended: [(commit: Commit, bytes: [UInt8])] = []
@@ -219,9 +244,15 @@ public final class LogWriter: Sendable {
                     appended.append(entry)
                     results[index] = .success((entry.commit, planned.1))
                 }
-                return try session.finish(in: txn)
+                let outcome = try session.finish(in: txn)
+                bodyEnded = clock.now
+                return outcome
             }
+            let committed = clock.now
             store.didCommit(outcome)
+            options.observer?(GroupReport(
+                commits: appended.count, bytes: appended.reduce(0) { $0 + $1.bytes.count },
+                append: bodyEnded - started, commit: committed - bodyEnded))
             stats.withLock {
                 $0.groups += 1
                 $0.commits += appended.count

@@ -32,6 +32,8 @@ public struct APIResponse: Sendable {
     public var status: Int
     /// The JSON body.
     public var json: JSONValue
+    /// A plain-text body instead of JSON (`/metrics`).
+    public var text: String?
 
     /// A response.
     public init(status: Int = 200, json: JSONValue) {
@@ -48,9 +50,10 @@ public struct APIResponse: Sendable {
         return APIResponse(status: code.status, json: .object(body))
     }
 
-    /// The body as UTF-8 JSON.
+    /// The body: the text if there is one, else UTF-8 JSON.
     public func bodyBytes() -> [UInt8] {
-        (try? Array(json.serialized())) ?? Array(#"{"serverErrorCode":"INTERNAL_ERROR","reason":"unencodable"}"#.utf8)
+        if let text { return Array(text.utf8) }
+        return (try? Array(json.serialized())) ?? Array(#"{"serverErrorCode":"INTERNAL_ERROR","reason":"unencodable"}"#.utf8)
     }
 }
 

@@ -97,7 +97,9 @@ extension CloudKitAPI {
         let stream = container.notificationStream(for: user, since: since)
         let api = self
         return AsyncThrowingStream { continuation in
+            api.metrics?.streamOpened()
             let task = Task {
+                defer { api.metrics?.streamClosed() }
                 do {
                     continuation.yield(": cumulus notifications for \(user)\n\n")
                     for try await notification in stream {

@@ -17,10 +17,14 @@ public struct CloudKitAPI: Sendable {
     /// Most operations in one `records/modify` (CloudKit's 200).
     public static let maxOperations = Limits.maxItemsPerHTTPRequest
 
-    /// An API over `container`, authenticating with `auth`.
-    public init(container: Container, auth: AuthStore) {
+    /// Where requests are counted, if anywhere.
+    public let metrics: ServerMetrics?
+
+    /// An API over `container`, authenticating with `auth`, counting into `metrics`.
+    public init(container: Container, auth: AuthStore, metrics: ServerMetrics? = nil) {
         self.container = container
         self.auth = auth
+        self.metrics = metrics
     }
 
     /// Who is calling, once authenticated.
@@ -39,11 +43,22 @@ public struct CloudKitAPI: Sendable {
 
     /// Answers one request. Never throws: every failure becomes a CloudKit error body.
     public func handle(_ request: APIRequest) async -> APIResponse {
+        let response: APIResponse
         do {
-            return try await route(request)
+            response = try await route(request)
         } catch {
-            return Self.errorResponse(error)
+            response = Self.errorResponse(error)
         }
+        metrics?.recordRequest(route: Self.routeLabel(request.path), status: response.status)
+        return response
+    }
+
+    /// A bounded label for a path: the operation (`records/modify`), never names.
+    static func routeLabel(_ path: String) -> String {
+        let parts = path.split(separator: "/").map(String.init)
+        if parts.count >= 6, parts[0] == "database" { return parts.dropFirst(5).prefix(2).joined(separator: "/") }
+        if parts.count >= 5, parts[0] == "database" { return parts.dropFirst(4).prefix(2).joined(separator: "/") }
+        return parts.first.map { ["healthz", "metrics"].contains($0) ? $0 : "other" } ?? "other"
     }
 
     /// The CloudKit error body for a failure.
@@ -62,7 +77,14 @@ public struct CloudKitAPI: Sendable {
 
     private func route(_ request: APIRequest) async throws -> APIResponse {
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        if parts == ["healthz"] { return APIResponse(json: ["status": "ok"]) }
+        if parts == ["healthz"] {
+            return APIResponse(json: ["status": "ok", "logHead": .int(Int64(clamping: container.store.head.sequence))])
+        }
+        if parts == ["metrics"] {
+            var response = APIResponse(json: .null)
+            response.text = metrics?.render(container) ?? ""
+            return response
+        }
         // /database/1/{container}/{environment}/{database}/{op…}; tokens/* has no database segment.
         guard parts.count >= 5, parts[0] == "database", parts[1] == "1" else {
             return .error(.notFound, "no such endpoint: \(request.path); paths look like /database/1/{container}/{environment}/{database}/records/modify")

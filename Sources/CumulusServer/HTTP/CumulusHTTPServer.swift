@@ -33,6 +33,7 @@ public enum CumulusHTTPServer {
             if request.method == .get, request.uri.path.hasSuffix("/notifications/stream") {
                 do {
                     let events = try api.notificationEvents(apiRequest)
+                    api.metrics?.recordRequest(route: "notifications/stream", status: 200)
                     var fields = HTTPFields()
                     fields[.contentType] = "text/event-stream"
                     fields[.cacheControl] = "no-cache"
@@ -53,7 +54,7 @@ public enum CumulusHTTPServer {
 
     static func json(_ answer: APIResponse) -> Response {
         var headers = HTTPFields()
-        headers[.contentType] = "application/json; charset=utf-8"
+        headers[.contentType] = answer.text == nil ? "application/json; charset=utf-8" : "text/plain; version=0.0.4"
         return Response(
             status: HTTPResponse.Status(code: answer.status), headers: headers,
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.bodyBytes())))

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CumulusEngine
+import CumulusLog
 import CumulusServer
 import Foundation
 import Logging
@@ -18,7 +19,10 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "cumulus")
         logger.logLevel = .info
-        let store = try Container(path: data)
+        let metrics = ServerMetrics()
+        var writerOptions = LogWriter.Options()
+        writerOptions.observer = { metrics.recordGroup($0) }
+        let store = try Container(path: data, writerOptions: writerOptions)
         let auth = try AuthStore(environment: store.store.environment)
         if dev {
             let users = try auth.users()
@@ -39,7 +43,7 @@ struct ServeCommand: AsyncParsableCommand {
         } else {
             FileHandle.standardOutput.write(Data("Cumulus is serving \(data) on http://\(host):\(port)\n".utf8))
         }
-        let api = CloudKitAPI(container: store, auth: auth)
+        let api = CloudKitAPI(container: store, auth: auth, metrics: metrics)
         let app = CumulusHTTPServer.application(api: api, host: host, port: port, logger: logger)
         try await app.runService()
         // SIGINT/SIGTERM: the HTTP server has drained; finish queued commits, then close.

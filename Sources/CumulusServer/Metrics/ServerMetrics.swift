@@ -1,0 +1,77 @@
+import CumulusEngine
+import CumulusLog
+import Prometheus
+import Synchronization
+
+/// What `/metrics` reports, in Prometheus's text format (swift-prometheus):
+/// requests by route and status, commits and group sizes, append and commit (fsync)
+/// latency, map size used, log head and open notification streams.
+///
+/// There is no notifier lag to report: notifications are written in the very
+/// transaction of the commit that causes them (`Docs/ARCHITECTURE.md`).
+public final class ServerMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+    private let requestCounters = Mutex<[String: Counter]>([:])
+    private let commits: Counter
+    private let groupSize: ValueHistogram
+    private let appendLatency: DurationHistogram
+    private let commitLatency: DurationHistogram
+    private let openStreams: Gauge
+    private let mapUsed: Gauge
+    private let logHead: Gauge
+
+    /// A fresh set of metrics.
+    public init() {
+        commits = registry.makeCounter(descriptor: Self.name("commits", "total", "Commits appended to the log"))
+        groupSize = registry.makeValueHistogram(
+            descriptor: Self.name("group", "commits", "Commits per write transaction (group commit)"),
+            buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024])
+        let latencies: [Duration] = [.microseconds(100), .microseconds(500), .milliseconds(1), .milliseconds(2),
+                                      .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+                                      .milliseconds(100), .milliseconds(250), .seconds(1)]
+        appendLatency = registry.makeDurationHistogram(
+            descriptor: Self.name("append", "seconds", "Planning, appending and applying views per group"), buckets: latencies)
+        commitLatency = registry.makeDurationHistogram(
+            descriptor: Self.name("commit", "seconds", "Committing a group's transaction, fsync included"), buckets: latencies)
+        openStreams = registry.makeGauge(descriptor: Self.name("open_notification", "streams", "Open SSE notification streams"))
+        mapUsed = registry.makeGauge(descriptor: Self.name("map_used", "bytes", "Bytes of the LMDB map in use"))
+        logHead = registry.makeGauge(descriptor: Self.name("log_head", "sequence", "Sequence of the last commit"))
+    }
+
+    static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "cumulus", metricName: metric, unitName: unit, helpText: help)
+    }
+
+    /// The writer's per-group observer.
+    public func recordGroup(_ report: LogWriter.GroupReport) {
+        guard report.commits > 0 else { return }
+        commits.increment(by: Int64(report.commits))
+        groupSize.record(Double(report.commits))
+        appendLatency.record(report.append)
+        commitLatency.record(report.commit)
+    }
+
+    /// Counts one answered request.
+    func recordRequest(route: String, status: Int) {
+        let key = "\(route) \(status)"
+        let counter = requestCounters.withLock { counters in
+            if let existing = counters[key] { return existing }
+            let made = registry.makeCounter(
+                descriptor: Self.name("requests", "total", "HTTP requests by route and status"),
+                labels: [("route", route), ("status", String(status))])
+            counters[key] = made
+            return made
+        }
+        counter.increment()
+    }
+
+    func streamOpened() { openStreams.increment() }
+    func streamClosed() { openStreams.decrement() }
+
+    /// The exposition, with gauges read from `container` now.
+    func render(_ container: Container) -> String {
+        if let info = try? container.store.environment.info() { mapUsed.set(Double(info.usedBytes)) }
+        logHead.set(Double(container.store.head.sequence))
+        return registry.emitToString()
+    }
+}
