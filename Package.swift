@@ -114,7 +114,7 @@ let package = Package(
             name: "cumulus-bench",
             dependencies: [
                 "CumulusLog", "CumulusModel", "CumulusStorage", "CumulusEngine", "CumulusTestSupport", "CLMDB", "CZstd",
-                "CSQLite",
+                "CSQLite", "CumulusServer",
             ],
             path: "Tools/Bench"
         ),
@@ -136,6 +136,7 @@ let package = Package(
             dependencies: [
                 "CumulusServer", "CumulusEngine", "CumulusLog", "CumulusModel", "CumulusTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
     ],

@@ -1,3 +1,4 @@
+import Crypto
 import CumulusLog
 import CumulusModel
 import CumulusServer
@@ -262,5 +263,47 @@ struct OperationsTests {
         #expect(text.contains("cumulus_commits_total 3"))
         #expect(text.contains("cumulus_commit_seconds_bucket"))
         #expect(text.contains("cumulus_map_used_bytes"))
+    }
+}
+
+@Suite("Server-to-server signatures")
+struct ServerSignatureTests {
+    func signed(_ world: APIWorld, key: P256.Signing.PrivateKey, keyID: String, database: String = "public",
+                body: String, date: Date = Date(), tamper: Bool = false) -> APIRequest {
+        let path = "/database/1/\(APIWorld.containerName)/development/\(database)/records/modify"
+        let formatter = ISO8601DateFormatter()
+        let dateText = formatter.string(from: date)
+        let hash = Data(SHA256.hash(data: Array(body.utf8))).base64EncodedString()
+        let signature = (try? key.signature(for: Data("\(dateText):\(hash):\(path)".utf8)))?.derRepresentation ?? Data()
+        return APIRequest(
+            method: "POST", path: path,
+            headers: [
+                "x-apple-cloudkit-request-keyid": keyID, "x-apple-cloudkit-request-iso8601date": dateText,
+                "x-apple-cloudkit-request-signaturev1": signature.base64EncodedString(),
+            ],
+            body: Array((tamper ? body + " " : body).utf8))
+    }
+
+    @Test("a signed request writes the public database; stale, tampered, unknown or private-database requests are refused")
+    func signatures() async throws {
+        let world = try APIWorld()
+        let key = P256.Signing.PrivateKey()
+        let (keyID, user) = try world.auth.addServerKey(container: APIWorld.containerName, publicKeyPEM: key.publicKey.pemRepresentation)
+        let body = #"{"operations":[{"operationType":"create","record":{"recordName":"s2s","recordType":"Post"}}]}"#
+        var answer = await world.api.handle(signed(world, key: key, keyID: keyID, body: body))
+        var json = try JSONValue.parse(Data(answer.bodyBytes()))
+        #expect(answer.status == 200)
+        #expect(json["records"]?[0]?["created"]?["userRecordName"]?.stringValue == user)
+        answer = await world.api.handle(signed(world, key: key, keyID: keyID, body: body, date: Date().addingTimeInterval(-660)))
+        json = try JSONValue.parse(Data(answer.bodyBytes()))
+        #expect(answer.status == 401 && json["reason"]?.stringValue?.contains("10 minutes") == true)
+        answer = await world.api.handle(signed(world, key: key, keyID: keyID, body: body, tamper: true))
+        #expect(answer.status == 401)
+        answer = await world.api.handle(signed(world, key: P256.Signing.PrivateKey(), keyID: keyID, body: body))
+        #expect(answer.status == 401)
+        answer = await world.api.handle(signed(world, key: key, keyID: "nope", body: body))
+        #expect(answer.status == 401)
+        answer = await world.api.handle(signed(world, key: key, keyID: keyID, database: "private", body: body))
+        #expect(answer.status == 403)
     }
 }

@@ -31,6 +31,8 @@ public struct CloudKitAPI: Sendable {
     struct Caller {
         var container: String
         var user: String?
+        /// Signed server-to-server: the public database only.
+        var serverToServer = false
     }
 
     /// Everything a route handler needs.
@@ -68,8 +70,14 @@ public struct CloudKitAPI: Sendable {
         } catch let error as CumulusError {
             return .error(ServerErrorCode(error), error.message)
         } catch let failure as AuthenticationFailure {
-            let which = failure == .badAPIToken ? "ckAPIToken" : "ckWebAuthToken"
-            return .error(.authenticationFailed, "the \(which) is not valid for this container; mint a new one")
+            switch failure {
+            case .badAPIToken:
+                return .error(.authenticationFailed, "the ckAPIToken is not valid for this container; mint a new one")
+            case .badWebAuthToken:
+                return .error(.authenticationFailed, "the ckWebAuthToken is not valid; sign in again")
+            case .badSignature(let why):
+                return .error(.authenticationFailed, "the request signature is not valid: \(why)")
+            }
         } catch {
             return .error(.internalError, "internal error: \(error)")
         }
@@ -108,6 +116,9 @@ public struct CloudKitAPI: Sendable {
         let operation = parts.dropFirst(5).joined(separator: "/")
         let body: JSONValue = request.body.isEmpty ? .object([:]) : try JSONValue.parse(Data(request.body))
         guard case .object = body else { return .error(.badRequest, "the request body must be a JSON object") }
+        if caller.serverToServer && scope != .public {
+            return .error(.accessDenied, "server-to-server keys open the public database only")
+        }
         let owner: String
         switch scope {
         case .public: owner = ""
@@ -148,8 +159,13 @@ public struct CloudKitAPI: Sendable {
         }
     }
 
-    /// API token (required) and web auth token (optional) from the query string.
+    /// A server-to-server signature (CLOUDKIT.md §1.1) when the key headers are
+    /// present; otherwise the API token (required) and web auth token (optional)
+    /// from the query string.
     func authenticate(_ request: APIRequest, container: String) throws -> Caller {
+        if let keyID = request.headers["x-apple-cloudkit-request-keyid"] {
+            return try ServerSignature.verify(request, keyID: keyID, container: container, auth: auth)
+        }
         guard let apiToken = request.query["ckAPIToken"], !apiToken.isEmpty else {
             throw CumulusError(.notAuthenticated, "missing ckAPIToken: every request needs the container's API token")
         }
@@ -166,6 +182,6 @@ public struct CloudKitAPI: Sendable {
     /// Credentials that do not check out: `AUTHENTICATION_FAILED` (401), saying
     /// nothing about what exists.
     enum AuthenticationFailure: Error {
-        case badAPIToken, badWebAuthToken
+        case badAPIToken, badWebAuthToken, badSignature(String)
     }
 }

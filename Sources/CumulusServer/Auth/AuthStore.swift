@@ -77,6 +77,47 @@ public final class AuthStore: Sendable {
         return users
     }
 
+    /// A server-to-server key: the container it opens, the user its requests act as,
+    /// and the P-256 public key that verifies their signatures.
+    public struct ServerKey: Sendable {
+        /// The container the key opens.
+        public var container: String
+        /// The user record name requests signed with it act as.
+        public var user: String
+        /// The public key, X9.63 form.
+        public var publicKey: [UInt8]
+    }
+
+    /// Registers a server-to-server public key (PEM) for `container`; returns the key
+    /// ID clients send in `X-Apple-CloudKit-Request-KeyID` and the user it acts as.
+    public func addServerKey(container: String, publicKeyPEM: String) throws -> (keyID: String, user: String) {
+        let key: P256.Signing.PublicKey
+        do {
+            key = try P256.Signing.PublicKey(pemRepresentation: publicKeyPEM)
+        } catch {
+            throw CumulusError(.invalidArguments, "not a P-256 public key in PEM form: \(error)")
+        }
+        let keyID = Self.randomHex(32)
+        let user = try addUser()
+        var value = BinaryWriter()
+        value.string(container)
+        value.string(user)
+        value.blob(Array(key.x963Representation))
+        try environment.write { txn in try txn.put(table, key: [0x6B] + Array(keyID.utf8), value: value.bytes) }
+        return (keyID, user)
+    }
+
+    /// The server-to-server key with `keyID`, or `nil`.
+    public func serverKey(_ keyID: String) throws -> ServerKey? {
+        guard !keyID.isEmpty, keyID.utf8.count <= 128 else { return nil }
+        return try environment.read { txn in
+            try txn.withValue(table, key: [0x6B] + Array(keyID.utf8)) { buffer in
+                var reader = BinaryReader(buffer, context: "server key")
+                return ServerKey(container: try reader.string(), user: try reader.string(), publicKey: try reader.blob())
+            }
+        }
+    }
+
     /// Mints a web auth token for `user` (URL-safe: hex).
     public func createWebAuthToken(for user: String) throws -> String {
         guard try userExists(user) else { throw CumulusError(.invalidArguments, "no user \(user); add it first") }
