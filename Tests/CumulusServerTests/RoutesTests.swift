@@ -307,3 +307,25 @@ struct ServerSignatureTests {
         #expect(answer.status == 403)
     }
 }
+
+@Suite("Request IDs and limits")
+struct RequestLimitsTests {
+    @Test("the request ID lands in the commit and in error bodies; deep or huge bodies are refused cleanly")
+    func requestIDs() async throws {
+        let world = try APIWorld()
+        let response = await world.api.handle(APIRequest(
+            method: "POST", path: "/database/1/\(APIWorld.containerName)/development/private/records/modify",
+            query: ["ckAPIToken": world.apiToken, "ckWebAuthToken": world.aliceToken],
+            headers: ["x-request-id": "req-42"],
+            body: Array(#"{"operations":[{"operationType":"create","record":{"recordName":"a","recordType":"T"}}]}"#.utf8)))
+        #expect(response.status == 200)
+        #expect(try world.container.store.read(world.container.store.head.sequence)?.requestID == "req-42")
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        var answer = try await world.post("records/modify", deep)
+        #expect(answer.status == 400)
+        #expect(answer.json["uuid"]?.stringValue != nil)
+        let huge = #"{"operations":[],"pad":""# + String(repeating: "x", count: CloudKitAPI.maxBodyBytes) + #""}"#
+        answer = try await world.post("records/modify", huge)
+        #expect(answer.status == 400 && answer.json["serverErrorCode"] == "LIMIT_EXCEEDED")
+    }
+}

@@ -75,7 +75,8 @@ extension CloudKitAPI {
         }
         let atomic = body["atomic"]?.boolValue ?? true
         let result = try await context.database.modify(
-            ModifyOperation(saves: saves, deletes: deletes, atomic: atomic, itemLimit: Self.maxOperations),
+            ModifyOperation(
+                saves: saves, deletes: deletes, atomic: atomic, requestID: context.requestID, itemLimit: Self.maxOperations),
             as: context.caller.user)
         var records: [JSONValue] = []
         for slot in slots {

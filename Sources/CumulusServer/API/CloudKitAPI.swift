@@ -1,6 +1,7 @@
 import CumulusEngine
 import CumulusModel
 import Foundation
+import Logging
 
 /// CloudKit Web Services on top of a ``Container`` (CLOUDKIT.md §1): routing,
 /// authentication, JSON in and out, and the mapping of errors to CloudKit's codes.
@@ -19,12 +20,16 @@ public struct CloudKitAPI: Sendable {
 
     /// Where requests are counted, if anywhere.
     public let metrics: ServerMetrics?
+    /// Where each request is logged (one line, with its request ID), if anywhere.
+    public let logger: Logger?
 
-    /// An API over `container`, authenticating with `auth`, counting into `metrics`.
-    public init(container: Container, auth: AuthStore, metrics: ServerMetrics? = nil) {
+    /// An API over `container`, authenticating with `auth`, counting into `metrics`,
+    /// logging to `logger`.
+    public init(container: Container, auth: AuthStore, metrics: ServerMetrics? = nil, logger: Logger? = nil) {
         self.container = container
         self.auth = auth
         self.metrics = metrics
+        self.logger = logger
     }
 
     /// Who is calling, once authenticated.
@@ -41,17 +46,39 @@ public struct CloudKitAPI: Sendable {
         var database: Database
         var body: JSONValue
         var numbersAsStrings: Bool
+        /// Becomes the commit's request ID.
+        var requestID: String
     }
 
     /// Answers one request. Never throws: every failure becomes a CloudKit error body.
     public func handle(_ request: APIRequest) async -> APIResponse {
-        let response: APIResponse
+        // One ID per request: it is the commit's request ID (so the log and audit
+        // exports can be matched with server logs) and the `uuid` of any error.
+        let requestID = request.headers["x-request-id"].flatMap { $0.isEmpty || $0.count > 128 ? nil : $0 }
+            ?? UUID().uuidString
+        let started = ContinuousClock.now
+        var response: APIResponse
         do {
-            response = try await route(request)
+            response = try await route(request, requestID: requestID)
         } catch {
             response = Self.errorResponse(error)
         }
-        metrics?.recordRequest(route: Self.routeLabel(request.path), status: response.status)
+        if case .object(var body) = response.json, body["uuid"] != nil {
+            body["uuid"] = .string(requestID)
+            response.json = .object(body)
+        }
+        let route = Self.routeLabel(request.path)
+        metrics?.recordRequest(route: route, status: response.status)
+        if let logger {
+            let elapsed = ContinuousClock.now - started
+            logger.info(
+                "\(request.method) \(route) \(response.status)",
+                metadata: [
+                    "request": .string(requestID),
+                    "ms": .string(String(format: "%.1f", Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)),
+                    "code": .string(response.json["serverErrorCode"]?.stringValue ?? "-"),
+                ])
+        }
         return response
     }
 
@@ -83,7 +110,7 @@ public struct CloudKitAPI: Sendable {
         }
     }
 
-    private func route(_ request: APIRequest) async throws -> APIResponse {
+    private func route(_ request: APIRequest, requestID: String) async throws -> APIResponse {
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         if parts == ["healthz"] {
             return APIResponse(json: ["status": "ok", "logHead": .int(Int64(clamping: container.store.head.sequence))])
@@ -134,7 +161,8 @@ public struct CloudKitAPI: Sendable {
             DatabaseID(container: containerName, environment: environment, scope: scope, owner: owner))
         let numbersAsStrings = body["numbersAsStrings"]?.boolValue ?? body["numberAsStrings"]?.boolValue
             ?? (request.query["numbersAsStrings"] == "true")
-        let context = Context(caller: caller, database: database, body: body, numbersAsStrings: numbersAsStrings)
+        let context = Context(
+            caller: caller, database: database, body: body, numbersAsStrings: numbersAsStrings, requestID: requestID)
         switch (request.method, operation) {
         case ("POST", "records/modify"): return try await modifyRecords(context)
         case ("POST", "records/lookup"): return try lookupRecords(context)

@@ -43,7 +43,7 @@ struct ServeCommand: AsyncParsableCommand {
         } else {
             FileHandle.standardOutput.write(Data("Cumulus is serving \(data) on http://\(host):\(port)\n".utf8))
         }
-        let api = CloudKitAPI(container: store, auth: auth, metrics: metrics)
+        let api = CloudKitAPI(container: store, auth: auth, metrics: metrics, logger: logger)
         let app = CumulusHTTPServer.application(api: api, host: host, port: port, logger: logger)
         try await app.runService()
         // SIGINT/SIGTERM: the HTTP server has drained; finish queued commits, then close.
