@@ -13,6 +13,9 @@ public enum CumulusHTTPServer {
         }
         return Application(
             responder: responder,
+            // Connections idle this long are closed, so idle or stalled clients cannot
+            // hold sockets forever; an SSE client reconnects with Last-Event-ID.
+            server: .http1(configuration: .init(idleTimeout: .seconds(300))),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "Cumulus"),
             logger: logger)
     }
