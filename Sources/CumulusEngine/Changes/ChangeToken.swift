@@ -11,21 +11,14 @@ import Foundation
 ///
 /// The position is the last feed entry consumed (zone or database sequence) and, for
 /// an entry a page stopped inside, how many of its changes were consumed.
-public struct ChangeToken: Sendable, Hashable {
+public struct ChangeToken: OpaqueToken {
     /// The token's bytes.
     public let bytes: [UInt8]
 
     /// A token from its bytes.
     public init(bytes: [UInt8]) { self.bytes = bytes }
 
-    /// The token as base64, for the HTTP API's `syncToken`.
-    public var base64: String { Data(bytes).base64EncodedString() }
 
-    /// A token from base64; `nil` if it is not base64.
-    public init?(base64: String) {
-        guard let data = Data(base64Encoded: base64) else { return nil }
-        bytes = Array(data)
-    }
 
     enum Kind: UInt8 {
         case zone = 1

@@ -12,21 +12,14 @@ import Foundation
 ///
 /// The kind byte sits where a change token's does, so one token can never be
 /// passed off as the other even though both are signed with the same key.
-public struct NotificationToken: Sendable, Hashable {
+public struct NotificationToken: OpaqueToken {
     /// The token's bytes.
     public let bytes: [UInt8]
 
     /// A token from its bytes.
     public init(bytes: [UInt8]) { self.bytes = bytes }
 
-    /// The token as base64.
-    public var base64: String { Data(bytes).base64EncodedString() }
 
-    /// A token from base64; `nil` if it is not base64.
-    public init?(base64: String) {
-        guard let data = Data(base64Encoded: base64) else { return nil }
-        bytes = Array(data)
-    }
 
     static let format: UInt8 = 1
     static let kind: UInt8 = 3

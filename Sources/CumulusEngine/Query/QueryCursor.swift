@@ -10,21 +10,14 @@ import Foundation
 /// ```
 /// The HMAC (under the data directory's secret, truncated to 16 bytes) covers
 /// everything before it: a forged or damaged cursor is `invalidArguments`.
-public struct QueryCursor: Sendable, Hashable {
+public struct QueryCursor: OpaqueToken {
     /// The cursor's bytes.
     public let bytes: [UInt8]
 
     /// A cursor from its bytes (as a client sends it back).
     public init(bytes: [UInt8]) { self.bytes = bytes }
 
-    /// The cursor as URL-safe base64, for the HTTP API's `continuationMarker`.
-    public var base64: String { Data(bytes).base64EncodedString() }
 
-    /// A cursor from base64; `nil` if it is not base64.
-    public init?(base64: String) {
-        guard let data = Data(base64Encoded: base64) else { return nil }
-        bytes = Array(data)
-    }
 
     static let format: UInt8 = 1
 
