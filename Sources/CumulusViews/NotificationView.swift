@@ -29,7 +29,9 @@ extension Views {
     func notify(_ event: Event, _ firing: inout Firing, _ txn: LMDBWriteTransaction) throws {
         switch event {
         case .recordSaved(let database, let record, _):
-            try fireQueries(database, recordID: record.recordID, recordType: record.recordType, firing: &firing, txn) {
+            try fireQueries(
+                database, recordID: record.recordID, recordType: record.recordType, matching: record, firing: &firing, txn
+            ) {
                 old, subscription, query, firesOn in
                 if old == nil {
                     return firesOn.contains(.creation) && QueryEvaluator.matches(record, query) ? .recordCreated : nil
@@ -38,7 +40,7 @@ extension Views {
             }
             try touch(database, record.recordID.zoneID, recordType: record.recordType, &firing, txn)
         case .recordDeleted(let database, let recordID, let recordType, _):
-            try fireQueries(database, recordID: recordID, recordType: recordType, firing: &firing, txn) {
+            try fireQueries(database, recordID: recordID, recordType: recordType, matching: nil, firing: &firing, txn) {
                 old, subscription, query, firesOn in
                 guard firesOn.contains(.deletion), let old, QueryEvaluator.matches(old, query) else { return nil }
                 return .recordDeleted
@@ -55,16 +57,37 @@ extension Views {
 
     /// Query subscriptions on `recordType`: `decide` gets the record as it was before
     /// the event (`nil` if none) and returns the reason to fire, if any.
+    /// `matching` is the version whose field values select equality-indexed
+    /// subscriptions: the new record for a save, `nil` (the old one) for a delete.
     private func fireQueries(
-        _ database: DatabaseID, recordID: RecordID, recordType: String, firing: inout Firing, _ txn: LMDBWriteTransaction,
+        _ database: DatabaseID, recordID: RecordID, recordType: String, matching: Record?, firing: inout Firing,
+        _ txn: LMDBWriteTransaction,
         decide: (Record?, Subscription, Query, FiresOn) -> SubscriptionNotification.Reason?
     ) throws {
         let databaseKey = FeedKeys.database(database)
         let prefix = SubscriptionIndex.queryPrefix(databaseKey, recordType: recordType)
-        let ids = try subscriptionIDs(under: prefix, txn)
-        guard !ids.isEmpty else { return }
+        var ids = try subscriptionIDs(under: prefix, txn)
+        let valuePrefix = SubscriptionIndex.valuePrefix(databaseKey, recordType: recordType)
+        var anyByValue = false
+        try txn.scan(tables.subscriptionIndex, prefix: valuePrefix) { _, _ in
+            anyByValue = true
+            return false
+        }
+        guard !ids.isEmpty || anyByValue else { return }
         // Read the previous version only when some subscription could care.
         let old = try record(recordID, in: database, txn)
+        if anyByValue, let version = matching ?? old {
+            for (field, value) in version.fields {
+                let fieldPrefix = valuePrefix + IndexKeys.hash8(field)
+                for element in value.scalars {
+                    guard let encoded = OrderedEncoding.encoded(element) else { continue }
+                    ids += try subscriptionIDs(under: fieldPrefix + encoded, txn)
+                }
+            }
+            // Field order is per process: sort, so notifications come out in the same
+            // order on every replay.
+            ids = Set(ids).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        }
         for id in ids {
             guard let subscription = try storedSubscription(databaseKey, id, txn),
                 case .query(let query, let zoneID, let firesOn, let firesOnce) = subscription.kind,
@@ -161,7 +184,9 @@ extension Views {
         try removeSubscription(database, id, txn)
         let subscription = try subscriptionCache.subscription(definition)
         try txn.put(tables.subscriptions, key: ViewKeys.subscription(database, id), value: definition)
-        try txn.put(tables.subscriptionIndex, key: SubscriptionIndex.key(subscription, in: database), value: [UInt8]())
+        for key in SubscriptionIndex.keys(subscription, in: database) {
+            try txn.put(tables.subscriptionIndex, key: key, value: [UInt8]())
+        }
     }
 
     /// Applies `subscriptionDeleted` (and the first half of a replacement).
@@ -169,7 +194,9 @@ extension Views {
         let key = ViewKeys.subscription(database, id)
         if let old = try txn.get(tables.subscriptions, key: key) {
             let subscription = try subscriptionCache.subscription(old)
-            _ = try txn.delete(tables.subscriptionIndex, key: SubscriptionIndex.key(subscription, in: database))
+            for indexKey in SubscriptionIndex.keys(subscription, in: database) {
+                _ = try txn.delete(tables.subscriptionIndex, key: indexKey)
+            }
             _ = try txn.delete(tables.subscriptions, key: key)
         }
         _ = try txn.delete(tables.subscriptionsFired, key: key)

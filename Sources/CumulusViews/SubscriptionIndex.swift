@@ -12,7 +12,13 @@ import CumulusModel
 /// database key ‖ 3 ‖ zone key ‖ type hash ‖ ID          zone subscriptions for one record type
 /// database key ‖ 4 ‖ subscription ID                    database subscriptions, any type
 /// database key ‖ 5 ‖ type hash ‖ subscription ID        database subscriptions for one record type
+/// database key ‖ 6 ‖ type hash ‖ field hash ‖ value ‖ ID  query subscriptions with an equality filter
 /// ```
+///
+/// A query subscription with an equality filter on a field (`bucket == 3`) is found
+/// through the changed record's own value of that field (tag 6; the value in
+/// ``OrderedEncoding``, once per kind it could equal), so 10,000 subscriptions on one
+/// type that each watch another value cost a commit only the few that can match.
 ///
 /// Type hashes are ``IndexKeys``' 8-byte SHA-256 prefix, as in the query indexes, so
 /// no key exceeds 16 + 1 + 16 + 8 + 255 bytes.
@@ -24,9 +30,55 @@ public enum SubscriptionIndex {
         case zoneOfType = 3
         case database = 4
         case databaseOfType = 5
+        case queryByValue = 6
     }
 
-    /// The index key of `subscription` in `database`.
+    /// The index keys of `subscription` in `database` (several for an equality
+    /// filter whose value could equal values of several kinds).
+    static func keys(_ subscription: Subscription, in database: DatabaseID) -> [[UInt8]] {
+        let databaseKey = FeedKeys.database(database)
+        let id = Array(subscription.subscriptionID.utf8)
+        if case .query(let query, _, _, _) = subscription.kind {
+            for filter in query.filters where filter.comparator == .equals {
+                guard case .field(let field) = filter.key else { continue }
+                let encodings = equalityEncodings(filter.value)
+                guard !encodings.isEmpty else { continue }
+                let prefix = valuePrefix(databaseKey, recordType: query.recordType) + IndexKeys.hash8(field)
+                return encodings.map { prefix + $0 + id }
+            }
+        }
+        return [key(subscription, in: database)]
+    }
+
+    /// The prefix of the equality-indexed query subscriptions on `recordType`.
+    static func valuePrefix(_ databaseKey: [UInt8], recordType: String) -> [UInt8] {
+        databaseKey + [Tag.queryByValue.rawValue] + IndexKeys.hash8(recordType)
+    }
+
+    /// The ordered encodings a record's value would have if it equalled `value`
+    /// (`QueryEvaluator.equal` compares numbers across kinds, and a reference with a
+    /// bare record name).
+    static func equalityEncodings(_ value: FieldValue) -> [[UInt8]] {
+        var values: [FieldValue] = []
+        switch value {
+        case .string(let text):
+            values = [value, .reference(Reference(recordID: RecordID(recordName: text)))]
+        case .int64(let number):
+            values = [value, .double(Double(number)), .timestamp(Timestamp(millisecondsSince1970: number))]
+        case .double(let number):
+            values = [value]
+            if let exact = Int64(exactly: number) { values.append(.int64(exact)) }
+        case .timestamp(let time):
+            values = [value, .int64(time.millisecondsSince1970)]
+        case .reference, .bytes:
+            values = [value]
+        case .location, .asset, .list:
+            return []
+        }
+        return values.compactMap(OrderedEncoding.encoded)
+    }
+
+    /// The single index key of a subscription without an indexable equality filter.
     static func key(_ subscription: Subscription, in database: DatabaseID) -> [UInt8] {
         let databaseKey = FeedKeys.database(database)
         let id = Array(subscription.subscriptionID.utf8)
