@@ -129,6 +129,8 @@ struct RoutesTests {
         #expect(answer.json["zones"]?[0]?["serverErrorCode"] == "CHANGE_TOKEN_EXPIRED")
         answer = try await world.post("users/current", "")
         #expect(answer.json["userRecordName"]?.stringValue == world.alice)
+        answer = try await world.post("users/caller", "", token: world.bobToken)
+        #expect(answer.json["userRecordName"]?.stringValue == world.bob)
     }
 
     @Test("over HTTP through Hummingbird: JSON in, JSON out, statuses")
