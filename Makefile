@@ -37,7 +37,18 @@ run: build
 	$(SWIFT) run --skip-build cumulus serve --dev --data $(DATA)
 
 ## bench: release-build benchmarks, each figure beside its same-run baseline
+##        (the `http` suite drives the server with wrk, installed here when missing)
+BENCH_DEB_DEPS := wrk
 bench: deps
+	@missing=""; \
+	for p in $(BENCH_DEB_DEPS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
 	$(SWIFT) build -c release --product cumulus-bench
 	$(SWIFT) run -c release --skip-build cumulus-bench $(BENCH_ARGS)
 
