@@ -11,10 +11,10 @@ CRASH_KILLS ?= 20
 
 all: build
 
-## deps: install the Debian packages that are missing (nothing when all are present)
-deps:
+# Installs the Debian packages in $(1) that are missing; does nothing when all are present.
+define install_missing
 	@missing=""; \
-	for p in $(DEB_DEPS); do \
+	for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -22,6 +22,11 @@ deps:
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
+endef
+
+## deps: install the Debian packages that are missing (nothing when all are present)
+deps:
+	$(call install_missing,$(DEB_DEPS))
 
 ## build: debug build of everything, tests included
 build: deps
@@ -40,15 +45,7 @@ run: build
 ##        (the `http` suite drives the server with wrk, installed here when missing)
 BENCH_DEB_DEPS := wrk
 bench: deps
-	@missing=""; \
-	for p in $(BENCH_DEB_DEPS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
-	fi
+	$(call install_missing,$(BENCH_DEB_DEPS))
 	$(SWIFT) build -c release --product cumulus-bench
 	$(SWIFT) run -c release --skip-build cumulus-bench $(BENCH_ARGS)
 
