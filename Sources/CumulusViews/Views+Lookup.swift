@@ -7,6 +7,11 @@ extension Views {
     /// callers that already hold the zone key (a query reads many records of one zone
     /// and need not hash the zone's identity for each).
     public func record(zoneKey: [UInt8], name: String, _ txn: LMDBReadTransaction) throws -> Record? {
-        try txn.withValue(tables.records, key: ViewKeys.record(zoneKey, name)) { try RecordCodec.decode(Self.copy($0)) }
+        try storedRecord(at: ViewKeys.record(zoneKey, name), txn)
+    }
+
+    /// The record stored under `key` in the `records` table, decoded, or `nil`.
+    func storedRecord(at key: [UInt8], _ txn: LMDBReadTransaction) throws -> Record? {
+        try txn.withValue(tables.records, key: key) { try RecordCodec.decode(Array($0)) }
     }
 }

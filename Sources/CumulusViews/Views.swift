@@ -70,8 +70,7 @@ public final class Views: Sendable {
             try deleteRecord(recordID, recordType: recordType, in: database, txn)
         case .changeTagBumped(let database, let recordID, let changeTag, _):
             let key = ViewKeys.record(FeedKeys.zone(database, recordID.zoneID), recordID.recordName)
-            guard var record = try txn.withValue(tables.records, key: key, { try RecordCodec.decode(Self.copy($0)) })
-            else { return }
+            guard var record = try storedRecord(at: key, txn) else { return }
             record.recordChangeTag = changeTag
             try txn.put(tables.records, key: key, value: try RecordCodec.encode(record))
         case .zoneSaved(let database, let zone):
@@ -93,7 +92,7 @@ public final class Views: Sendable {
         let zoneKey = FeedKeys.zone(database, record.recordID.zoneID)
         let name = record.recordID.recordName
         let key = ViewKeys.record(zoneKey, name)
-        let old = try txn.withValue(tables.records, key: key) { try RecordCodec.decode(Self.copy($0)) }
+        let old = try storedRecord(at: key, txn)
         let oldReferences = try outgoing(zoneKey, name, in: txn)
         let newReferences = OutgoingReference.of(record)
         try replaceReferences(zoneKey, source: name, old: oldReferences, new: newReferences, txn)
@@ -128,7 +127,7 @@ public final class Views: Sendable {
     {
         let zoneKey = FeedKeys.zone(database, id.zoneID)
         let name = id.recordName
-        if let old = try txn.withValue(tables.records, key: ViewKeys.record(zoneKey, name), { try RecordCodec.decode(Self.copy($0)) }) {
+        if let old = try storedRecord(at: ViewKeys.record(zoneKey, name), txn) {
             try replaceEntries(tables.fieldIndex, old: IndexKeys.fieldEntries(of: old, zoneKey: zoneKey), new: [], txn)
             try replaceEntries(tables.tokenIndex, old: IndexKeys.tokenEntries(of: old, zoneKey: zoneKey), new: [], txn)
         }
@@ -192,8 +191,7 @@ public final class Views: Sendable {
 
     /// The record with `id` in `database`, or `nil`.
     public func record(_ id: RecordID, in database: DatabaseID, _ txn: LMDBReadTransaction) throws -> Record? {
-        let key = ViewKeys.record(FeedKeys.zone(database, id.zoneID), id.recordName)
-        return try txn.withValue(tables.records, key: key) { try RecordCodec.decode(Self.copy($0)) }
+        try record(zoneKey: FeedKeys.zone(database, id.zoneID), name: id.recordName, txn)
     }
 
     /// Whether a record with `id` exists in `database`.
@@ -278,5 +276,4 @@ public final class Views: Sendable {
         return StoredZone(zone: Zone(zoneID: zoneID, capabilities: ZoneCapabilities(rawValue: UInt32(raw))), incarnation: incarnation)
     }
 
-    static func copy(_ buffer: UnsafeRawBufferPointer) -> [UInt8] { Array(buffer) }
 }

@@ -151,7 +151,7 @@ struct FeedIndex {
         let zoneKey = keys.zone(database, zone)
         var entries: [ZoneFeedEntry] = []
         guard limit > 0, after < UInt64.max else { return entries }
-        try txn.scan(zoneFeed, from: zoneKey + BigEndian.bytes(after + 1), to: upperBound(zoneKey)) { key, value in
+        try txn.scan(zoneFeed, from: zoneKey + BigEndian.bytes(after + 1), to: OrderedEncoding.prefixUpperBound(zoneKey)) { key, value in
             var keyReader = BinaryReader(UnsafeRawBufferPointer(rebasing: key[FeedKeys.length...]), context: "zone feed key")
             let position = try keyReader.u64()
             var reader = BinaryReader(value, context: "zone feed entry")
@@ -182,7 +182,7 @@ struct FeedIndex {
         let databaseKey = keys.database(database)
         var entries: [DatabaseFeedEntry] = []
         guard limit > 0, after < UInt64.max else { return entries }
-        try txn.scan(databaseFeed, from: databaseKey + BigEndian.bytes(after + 1), to: upperBound(databaseKey)) {
+        try txn.scan(databaseFeed, from: databaseKey + BigEndian.bytes(after + 1), to: OrderedEncoding.prefixUpperBound(databaseKey)) {
             key, value in
             var keyReader = BinaryReader(
                 UnsafeRawBufferPointer(rebasing: key[FeedKeys.length...]), context: "database feed key")
@@ -213,13 +213,5 @@ struct FeedIndex {
     /// The last position of a database's feed (0 if it has none).
     func databaseHead(_ database: DatabaseID, in txn: LMDBReadTransaction) throws -> UInt64 {
         try lastPosition(databaseHeads, key: keys.database(database), in: txn)
-    }
-
-    private func upperBound(_ prefix: [UInt8]) -> [UInt8]? {
-        var bound = prefix
-        while let last = bound.last {
-            if last == 0xFF { bound.removeLast() } else { bound[bound.count - 1] = last + 1; return bound }
-        }
-        return nil
     }
 }

@@ -30,23 +30,41 @@ public final class AuthStore: Sendable {
     /// Mints an API token for `container`: 64 hexadecimal characters, as Apple's are
     /// (some clients refuse any other shape).
     public func createAPIToken(container: String) throws -> String {
-        let token = Self.randomHex(32)
-        try environment.write { txn in
-            try txn.put(table, key: [0x61] + Self.hash(token), value: Array(container.utf8))
-        }
-        return token
+        try mint(.api, bytes: 32, for: container)
     }
 
     /// Revokes an API token; returns whether it existed.
     @discardableResult
     public func revokeAPIToken(_ token: String) throws -> Bool {
-        try environment.write { txn in try txn.delete(table, key: [0x61] + Self.hash(token)) }
+        try revoke(.api, token)
     }
 
     /// The container an API token opens, or `nil`.
     public func container(forAPIToken token: String) throws -> String? {
+        try lookUp(.api, token)
+    }
+
+    /// The two kinds of bearer token, by their key prefix in the `auth` table.
+    enum TokenKind: UInt8 {
+        case api = 0x61  // "a": token → container
+        case web = 0x77  // "w": token → user
+    }
+
+    private func mint(_ kind: TokenKind, bytes: Int, for subject: String) throws -> String {
+        let token = Self.randomHex(bytes)
+        try environment.write { txn in
+            try txn.put(table, key: [kind.rawValue] + Self.hash(token), value: Array(subject.utf8))
+        }
+        return token
+    }
+
+    private func revoke(_ kind: TokenKind, _ token: String) throws -> Bool {
+        try environment.write { txn in try txn.delete(table, key: [kind.rawValue] + Self.hash(token)) }
+    }
+
+    private func lookUp(_ kind: TokenKind, _ token: String) throws -> String? {
         try environment.read { txn in
-            try txn.get(table, key: [0x61] + Self.hash(token)).map { String(decoding: $0, as: UTF8.self) }
+            try txn.get(table, key: [kind.rawValue] + Self.hash(token)).map { String(decoding: $0, as: UTF8.self) }
         }
     }
 
@@ -121,23 +139,17 @@ public final class AuthStore: Sendable {
     /// Mints a web auth token for `user` (URL-safe: hex).
     public func createWebAuthToken(for user: String) throws -> String {
         guard try userExists(user) else { throw CumulusError(.invalidArguments, "no user \(user); add it first") }
-        let token = Self.randomHex(24)
-        try environment.write { txn in
-            try txn.put(table, key: [0x77] + Self.hash(token), value: Array(user.utf8))
-        }
-        return token
+        return try mint(.web, bytes: 24, for: user)
     }
 
     /// Revokes a web auth token; returns whether it existed.
     @discardableResult
     public func revokeWebAuthToken(_ token: String) throws -> Bool {
-        try environment.write { txn in try txn.delete(table, key: [0x77] + Self.hash(token)) }
+        try revoke(.web, token)
     }
 
     /// The user a web auth token signs in, or `nil`.
     public func user(forWebAuthToken token: String) throws -> String? {
-        try environment.read { txn in
-            try txn.get(table, key: [0x77] + Self.hash(token)).map { String(decoding: $0, as: UTF8.self) }
-        }
+        try lookUp(.web, token)
     }
 }
