@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.21.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
     ],
     targets: [
         // System libraries: Debian's liblmdb-dev and libzstd-dev (`make deps`).
@@ -78,13 +80,25 @@ let package = Package(
             ]
         ),
 
+        // Leader streams, follower apply loop, snapshot seeding, lag (SPEC §11).
+        .target(
+            name: "CumulusReplication",
+            dependencies: [
+                "CumulusModel", "CumulusStorage", "CumulusLog", "CumulusEngine",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+
         // The CloudKit Web Services–compatible HTTP API: JSON mapping, authentication,
         // routes. `CloudKitAPI` is plain request → response logic; Hummingbird only carries it.
         .target(
             name: "CumulusServer",
             dependencies: [
-                "CumulusModel", "CumulusStorage", "CumulusLog", "CumulusEngine",
+                "CumulusModel", "CumulusStorage", "CumulusLog", "CumulusEngine", "CumulusReplication",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -95,6 +109,7 @@ let package = Package(
             name: "cumulus",
             dependencies: [
                 "CumulusServer",
+                "CumulusReplication",
                 "CumulusModel",
                 "CumulusStorage",
                 "CumulusLog",
@@ -130,6 +145,14 @@ let package = Package(
         .testTarget(
             name: "CumulusEngineTests",
             dependencies: ["CumulusEngine", "CumulusViews", "CumulusLog", "CumulusModel", "CumulusStorage", "CumulusTestSupport"]
+        ),
+        .testTarget(
+            name: "CumulusReplicationTests",
+            dependencies: [
+                "CumulusReplication", "CumulusServer", "CumulusEngine", "CumulusViews", "CumulusLog", "CumulusModel",
+                "CumulusStorage", "CumulusTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "CumulusServerTests",

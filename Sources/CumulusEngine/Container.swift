@@ -3,6 +3,7 @@ import CumulusModel
 import CumulusStorage
 import CumulusViews
 import Foundation
+import Synchronization
 
 /// A Cumulus data directory opened for use: the log, its views and the single
 /// writer, shared by every database of every container it hosts.
@@ -25,12 +26,20 @@ public final class Container: Sendable {
     let secret: [UInt8]
     /// Deletes `firesOnce` subscriptions once they have fired (``FiredOnceReaper``).
     private let reaper: Task<Void, Never>?
+    /// What this node does with writes; a leader that learns it was superseded is fenced.
+    public let role: NodeRole
+    private let superseded = Mutex<UInt64?>(nil)
 
-    /// Opens (creating if needed) the data directory at `path`.
-    public init(path: String, environmentOptions: LMDBEnvironment.Options = .init(), writerOptions: LogWriter.Options = .init())
-        throws
-    {
+    /// Opens (creating if needed) the data directory at `path` in `role`. A
+    /// follower or read-only node refuses every write with `notLeader`; only a
+    /// leader runs the `firesOnce` reaper (a follower gets the leader's deletions
+    /// through the log).
+    public init(
+        path: String, environmentOptions: LMDBEnvironment.Options = .init(), writerOptions: LogWriter.Options = .init(),
+        role: NodeRole = .leader
+    ) throws {
         self.path = path
+        self.role = role
         let environment = try LMDBEnvironment(path: path, options: environmentOptions)
         let store = try LogStore(environment: environment)
         self.store = store
@@ -41,9 +50,45 @@ public final class Container: Sendable {
             try views.apply(commit, in: txn)
         }
         self.writer = writer
+        switch role {
+        case .leader: break
+        case .follower(let leaderURL):
+            writer.fence(CumulusError(.notLeader, "this node is a follower; send writes to the leader at \(leaderURL)"))
+        case .readOnly:
+            writer.fence(CumulusError(.notLeader, "this node serves a read-only data directory; it takes no writes"))
+        }
         // It captures the parts, not the container, so the container can still go away.
-        reaper = environmentOptions.readOnly
+        reaper = environmentOptions.readOnly || role != .leader
             ? nil : Task.detached { await FiredOnceReaper.run(store: store, views: views, writer: writer) }
+    }
+
+    /// Fences a leader that has learned of a newer epoch (a follower or a client
+    /// token from it): it takes no more writes, which would fork history. Returns
+    /// whether this call fenced it (the first to learn it logs it).
+    @discardableResult
+    public func supersede(by epoch: UInt64) -> Bool {
+        guard epoch > store.epoch else { return false }
+        let first = superseded.withLock { seen -> Bool in
+            defer { seen = max(seen ?? 0, epoch) }
+            return seen == nil
+        }
+        writer.fence(CumulusError(
+            .notLeader,
+            "this node (epoch \(store.epoch)) was superseded by a leader in epoch \(epoch); it takes no writes — send them to the current leader"))
+        return first
+    }
+
+    /// The newer epoch this node learned of, if it was superseded.
+    public var supersededBy: UInt64? { superseded.withLock { $0 } }
+
+    /// Refuses a token issued in a newer epoch than this node's: this node was
+    /// superseded, and answering from it could hide the new leader's writes.
+    func checkEpoch(ofToken epoch: UInt64) throws {
+        guard epoch > store.epoch else { return }
+        if role == .leader { supersede(by: epoch) }
+        throw CumulusError(
+            .serverRejectedRequest,
+            "the token was issued in epoch \(epoch) but this node is in epoch \(store.epoch): it was superseded; ask the current leader or its followers")
     }
 
     private static func loadSecret(_ environment: LMDBEnvironment) throws -> [UInt8] {
@@ -58,6 +103,15 @@ public final class Container: Sendable {
             try txn.put(table, key: key, value: secret)
             return secret
         }
+    }
+
+    /// Whether `secret` is this node's server secret (constant time): a follower
+    /// checks its leader's is the same, or the leader's tokens would not open here.
+    public func hasServerSecret(_ secret: [UInt8]) -> Bool {
+        guard secret.count == self.secret.count else { return false }
+        var difference: UInt8 = 0
+        for (a, b) in zip(secret, self.secret) { difference |= a ^ b }
+        return difference == 0
     }
 
     /// A handle to one database.

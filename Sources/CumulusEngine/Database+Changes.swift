@@ -35,6 +35,7 @@ extension Database {
         var incarnation: UInt64 = 0
         if let token {
             let contents = try token.open(secret: secret, expecting: .zone)
+            try container.checkEpoch(ofToken: contents.epoch)
             guard contents.logID == store.logID else {
                 throw CumulusError(.changeTokenExpired, "the change token comes from another server's log; fetch again without a token")
             }
@@ -146,6 +147,7 @@ extension Database {
         var from: (UInt64, UInt32) = (0, 0)
         if let token {
             let contents = try token.open(secret: container.secret, expecting: .database)
+            try container.checkEpoch(ofToken: contents.epoch)
             guard contents.logID == store.logID else {
                 throw CumulusError(.changeTokenExpired, "the change token comes from another server's log; fetch again without a token")
             }

@@ -30,7 +30,7 @@ public final class LogStore: Sendable {
 
     let tables: Tables
     let feeds: FeedIndex
-    private let state: Mutex<State>
+    let state: Mutex<State>
     private let decompressors = Mutex<[ZstdDecompressor]>([])
 
     struct Tables: Sendable {

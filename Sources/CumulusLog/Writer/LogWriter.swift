@@ -102,11 +102,21 @@ public final class LogWriter: Sendable {
     struct Queue: Sendable {
         var items: [Submission] = []
         var closed = false
+        /// Set on a follower, a read-only node or a superseded leader: new plans fail with it.
+        var fence: (any Error)?
     }
 
     struct Submission: Sendable {
         let plan: @Sendable (PlanContext) throws -> (CommitRequest?, any Sendable)
         let complete: @Sendable (Result<(Commit?, any Sendable), any Error>) -> Void
+        /// A leader's frames to append as they are (a follower), instead of a plan.
+        var frames: FrameBatch?
+    }
+
+    /// A batch of a leader's frames and where to report the result.
+    struct FrameBatch: Sendable {
+        let frames: [[UInt8]]
+        let complete: @Sendable (Result<[Commit], any Error>) -> Void
     }
 
     /// Starts the writer thread for `store`; `applier` keeps views in step.
@@ -145,6 +155,39 @@ public final class LogWriter: Sendable {
                     return (request, value as any Sendable)
                 },
                 complete: { continuation.resume(with: $0) })
+            let refusal = queue.withLock { queue -> (any Error)? in
+                guard !queue.closed else { return LogError.closed }
+                if let fence = queue.fence { return fence }
+                queue.items.append(submission)
+                return nil
+            }
+            if let refusal { continuation.resume(throwing: refusal) } else { wakeUp.signal() }
+        }
+        guard let typed = value as? T else { throw LogError.storage("writer returned a value of the wrong type") }
+        return (commit, typed)
+    }
+
+    /// Refuses every later submission with `error` (`nil` lifts the fence): how a
+    /// follower, a read-only node or a superseded leader turns writes away in one
+    /// place. Frames from ``replicate(_:)`` are still accepted.
+    public func fence(_ error: (any Error)?) {
+        queue.withLock { $0.fence = error }
+    }
+
+    /// The error submissions are refused with, if the writer is fenced.
+    public var fenceError: (any Error)? { queue.withLock { $0.fence } }
+
+    /// Appends a leader's frames byte for byte and applies each to the views, all in
+    /// one transaction whose commit also stores the new head — so a crash leaves the
+    /// log and views at the batch's start or its end, never between. A frame that is
+    /// damaged or does not continue the chain fails the whole batch, which then
+    /// leaves nothing behind. Returns the commits once durable.
+    public func replicate(_ frames: [[UInt8]]) async throws -> [Commit] {
+        guard !frames.isEmpty else { return [] }
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[Commit], any Error>) in
+            let submission = Submission(
+                plan: { _ in (nil, ()) }, complete: { _ in },
+                frames: FrameBatch(frames: frames, complete: { continuation.resume(with: $0) }))
             let accepted = queue.withLock { queue -> Bool in
                 guard !queue.closed else { return false }
                 queue.items.append(submission)
@@ -152,8 +195,6 @@ public final class LogWriter: Sendable {
             }
             if accepted { wakeUp.signal() } else { continuation.resume(throwing: LogError.closed) }
         }
-        guard let typed = value as? T else { throw LogError.storage("writer returned a value of the wrong type") }
-        return (commit, typed)
     }
 
     /// Stops accepting work, finishes what is queued, and waits for the thread to end.
@@ -173,7 +214,11 @@ public final class LogWriter: Sendable {
             wakeUp.wait()
             while true {
                 let (batch, closed) = queue.withLock { queue -> ([Submission], Bool) in
-                    let count = min(queue.items.count, options.maxBatchCount)
+                    // A frame batch goes alone; plans group up to the next one.
+                    var count = min(queue.items.count, options.maxBatchCount)
+                    if let firstFrames = queue.items.prefix(count).firstIndex(where: { $0.frames != nil }) {
+                        count = firstFrames == 0 ? 1 : firstFrames
+                    }
                     let batch = Array(queue.items.prefix(count))
                     queue.items.removeFirst(count)
                     return (batch, queue.closed)
@@ -184,6 +229,10 @@ public final class LogWriter: Sendable {
                         return
                     }
                     break
+                }
+                if batch.count == 1, let frames = batch[0].frames {
+                    frames.complete(Result { try appendFrames(frames.frames) })
+                    continue
                 }
                 let leftover = process(batch)
                 if !leftover.isEmpty { queue.withLock { $0.items.insert(contentsOf: leftover, at: 0) } }
@@ -206,6 +255,37 @@ public final class LogWriter: Sendable {
             }
             trainer.finish(installed: installed)
         }
+    }
+
+    /// A follower's batch: the leader's frames appended and applied in one transaction.
+    private func appendFrames(_ frames: [[UInt8]]) throws -> [Commit] {
+        let clock = ContinuousClock()
+        let started = clock.now
+        var bodyEnded = started
+        var commits: [Commit] = []
+        var bytes = 0
+        let outcome = try store.environment.write { txn -> AppendSession.Outcome in
+            commits = []
+            var session = try store.beginAppend(in: txn)
+            for frame in frames {
+                let commit = try session.appendFrame(frame, in: txn)
+                try applier?(commit, txn)
+                commits.append(commit)
+            }
+            bytes = session.appendedBytes
+            let outcome = try session.finish(in: txn)
+            bodyEnded = clock.now
+            return outcome
+        }
+        let committed = clock.now
+        store.didCommit(outcome)
+        options.observer?(GroupReport(
+            commits: commits.count, bytes: bytes, append: bodyEnded - started, commit: committed - bodyEnded))
+        stats.withLock {
+            $0.groups += 1
+            $0.commits += commits.count
+        }
+        return commits
     }
 
     /// Commits as much of `batch` as fits one group; returns what did not fit.

@@ -34,6 +34,8 @@ public struct APIResponse: Sendable {
     public var json: JSONValue
     /// A plain-text body instead of JSON (`/metrics`).
     public var text: String?
+    /// Extra header fields (`X-Cumulus-Sequence`).
+    public var headers: [String: String] = [:]
 
     /// A response.
     public init(status: Int = 200, json: JSONValue) {

@@ -1,5 +1,6 @@
 import CumulusEngine
 import CumulusModel
+import CumulusReplication
 import Foundation
 import Logging
 
@@ -22,10 +23,20 @@ public struct CloudKitAPI: Sendable {
     public let metrics: ServerMetrics?
     /// Where each request is logged (one line, with its request ID), if anywhere.
     public let logger: Logger?
+    /// The `/replication/*` endpoints, on a node started with a replication secret.
+    public var replication: ReplicationEndpoints?
+    /// The longest a read-your-writes request waits for its sequence (SPEC §11).
+    public static let maxCatchUpWait: Duration = .seconds(30)
+    /// How long it waits when the client does not say.
+    public static let defaultCatchUpWait: Duration = .seconds(5)
 
     /// An API over `container`, authenticating with `auth`, counting into `metrics`,
     /// logging to `logger`.
-    public init(container: Container, auth: AuthStore, metrics: ServerMetrics? = nil, logger: Logger? = nil) {
+    public init(
+        container: Container, auth: AuthStore, metrics: ServerMetrics? = nil, logger: Logger? = nil,
+        replication: ReplicationEndpoints? = nil
+    ) {
+        self.replication = replication
         self.container = container
         self.auth = auth
         self.metrics = metrics
@@ -59,10 +70,20 @@ public struct CloudKitAPI: Sendable {
         let started = ContinuousClock.now
         var response: APIResponse
         do {
+            try await waitForRequestedSequence(request)
             response = try await route(request, requestID: requestID)
         } catch {
             response = Self.errorResponse(error)
         }
+        if response.json["serverErrorCode"]?.stringValue == ServerErrorCode.notLeader.name,
+            case .object(var body) = response.json, let leaderURL = container.role.leaderURL
+        {
+            body["leaderURL"] = .string(leaderURL)
+            response.json = .object(body)
+        }
+        // What this node holds as the answer leaves: a client passes it to a
+        // follower as X-Cumulus-Min-Sequence to read its own writes there.
+        response.headers["x-cumulus-sequence"] = String(container.store.head.sequence)
         if case .object(var body) = response.json, body["uuid"] != nil {
             body["uuid"] = .string(requestID)
             response.json = .object(body)
@@ -80,6 +101,41 @@ public struct CloudKitAPI: Sendable {
                 ])
         }
         return response
+    }
+
+    /// Read-your-writes on a follower (SPEC §11): a request carrying
+    /// `X-Cumulus-Min-Sequence` (or `?minSequence=`) — the `X-Cumulus-Sequence` the
+    /// leader answered a write with — waits until this node holds that commit, for
+    /// `X-Cumulus-Max-Wait-Ms` (default 5 s, at most 30 s), then fails as retryable.
+    func waitForRequestedSequence(_ request: APIRequest) async throws {
+        guard let text = request.headers["x-cumulus-min-sequence"] ?? request.query["minSequence"] else { return }
+        guard let wanted = UInt64(text) else {
+            throw CumulusError(.invalidArguments, "X-Cumulus-Min-Sequence must be a sequence number, not '\(text.prefix(40))'")
+        }
+        var wait = Self.defaultCatchUpWait
+        if let text = request.headers["x-cumulus-max-wait-ms"] {
+            guard let ms = Int64(text), ms >= 0 else {
+                throw CumulusError(.invalidArguments, "X-Cumulus-Max-Wait-Ms must be a number of milliseconds")
+            }
+            wait = min(.milliseconds(ms), Self.maxCatchUpWait)
+        }
+        let store = container.store
+        let clock = ContinuousClock()
+        let deadline = clock.now + wait
+        while store.head.sequence < wanted {
+            guard clock.now < deadline else {
+                throw CumulusError(
+                    .serverRejectedRequest,
+                    "this node holds commits up to \(store.head.sequence), not yet \(wanted); retry shortly or ask the leader")
+            }
+            let seen = store.head.sequence
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await store.waitForCommit(after: seen) }
+                group.addTask { try? await Task.sleep(until: deadline, clock: clock) }
+                await group.next()
+                group.cancelAll()
+            }
+        }
     }
 
     /// A bounded label for a path: the operation (`records/modify`), never names.
@@ -113,11 +169,15 @@ public struct CloudKitAPI: Sendable {
     private func route(_ request: APIRequest, requestID: String) async throws -> APIResponse {
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         if parts == ["healthz"] {
-            return APIResponse(json: ["status": "ok", "logHead": .int(Int64(clamping: container.store.head.sequence))])
+            return APIResponse(json: [
+                "status": "ok", "logHead": .int(Int64(clamping: container.store.head.sequence)),
+                "role": .string(container.supersededBy == nil ? container.role.name : "superseded"),
+                "epoch": .int(Int64(clamping: container.store.epoch)),
+            ])
         }
         if parts == ["metrics"] {
             var response = APIResponse(json: .null)
-            response.text = metrics?.render(container) ?? ""
+            response.text = (metrics?.render(container) ?? "") + (replication?.status().prometheusText() ?? "")
             return response
         }
         // /database/1/{container}/{environment}/{database}/{op…}; tokens/* has no database segment.

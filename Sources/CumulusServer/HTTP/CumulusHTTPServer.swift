@@ -1,3 +1,4 @@
+import HTTPTypes
 import Hummingbird
 import Logging
 
@@ -33,6 +34,9 @@ public enum CumulusHTTPServer {
             let apiRequest = APIRequest(
                 method: request.method.rawValue, path: request.uri.path, query: query, headers: headers,
                 body: Array(body.readableBytesView))
+            if request.uri.path.hasPrefix("/replication/") {
+                return await replication(apiRequest, api: api)
+            }
             if request.method == .get, request.uri.path.hasSuffix("/notifications/stream") {
                 do {
                     let events = try api.notificationEvents(apiRequest)
@@ -55,8 +59,36 @@ public enum CumulusHTTPServer {
         return json(answer)
     }
 
+    /// `/replication/*`: JSON answers, or the frame stream and snapshots as
+    /// `application/octet-stream`, pulled as the connection drains.
+    static func replication(_ request: APIRequest, api: CloudKitAPI) async -> Response {
+        guard let endpoints = api.replication else {
+            return json(.error(.notFound, "this node does not replicate; start it with --replication-secret"))
+        }
+        var fields = HTTPFields()
+        fields[.contentType] = "application/octet-stream"
+        switch await endpoints.answer(request) {
+        case .json(let status, let bytes):
+            fields[.contentType] = "application/json; charset=utf-8"
+            return Response(status: .init(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        case .bytes(let bytes):
+            return Response(status: .ok, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        case .stream(let stream):
+            return Response(status: .ok, headers: fields, body: ResponseBody(asyncSequence: stream.map { ByteBuffer(bytes: $0) }))
+        case .snapshot(let file):
+            if let name = Self.fieldName("x-cumulus-snapshot-bytes") { fields[name] = String(file.size) }
+            return Response(status: .ok, headers: fields, body: ResponseBody(asyncSequence: file.map { ByteBuffer(bytes: $0) }))
+        }
+    }
+
+    /// A header name, if `name` is a valid one.
+    static func fieldName(_ name: String) -> HTTPField.Name? { HTTPField.Name(name) }
+
     static func json(_ answer: APIResponse) -> Response {
         var headers = HTTPFields()
+        for (name, value) in answer.headers {
+            if let field = fieldName(name) { headers[field] = value }
+        }
         headers[.contentType] = answer.text == nil ? "application/json; charset=utf-8" : "text/plain; version=0.0.4"
         return Response(
             status: HTTPResponse.Status(code: answer.status), headers: headers,

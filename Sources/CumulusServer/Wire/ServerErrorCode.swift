@@ -23,6 +23,10 @@ struct ServerErrorCode: Sendable, Hashable {
     static let zoneNotFound = ServerErrorCode(name: "ZONE_NOT_FOUND", status: 404)
     /// Not in Apple's table; the name open-source clients expect for oversized requests.
     static let limitExceeded = ServerErrorCode(name: "LIMIT_EXCEEDED", status: 400)
+    /// Not in Apple's table: a write sent to a follower or a superseded leader. The
+    /// body carries `leaderURL` when the node knows it. 503, so clients that know only
+    /// Apple's codes treat it as "try again later".
+    static let notLeader = ServerErrorCode(name: "NOT_LEADER", status: 503)
     /// Not in Apple's table (CLOUDKIT.md §10.8): an expired or foreign sync token.
     static let changeTokenExpired = ServerErrorCode(name: "CHANGE_TOKEN_EXPIRED", status: 400)
 
@@ -40,7 +44,8 @@ struct ServerErrorCode: Sendable, Hashable {
         case .permissionFailure: self = .accessDenied
         case .notAuthenticated: self = .authenticationRequired
         case .quotaExceeded: self = .quotaExceeded
-        case .serverRejectedRequest, .notLeader: self = .tryAgainLater
+        case .serverRejectedRequest: self = .tryAgainLater
+        case .notLeader: self = .notLeader
         case .referenceViolation: self = .validatingReferenceError
         case .internalError: self = .internalError
         }

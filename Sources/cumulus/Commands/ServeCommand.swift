@@ -1,20 +1,51 @@
 import ArgumentParser
 import CumulusEngine
 import CumulusLog
+import CumulusReplication
 import CumulusServer
+import CumulusStorage
 import Foundation
 import Logging
+import Synchronization
 
-/// `cumulus serve`: the CloudKit Web Services–compatible HTTP API.
+/// `cumulus serve`: the CloudKit Web Services–compatible HTTP API, as a leader, a
+/// follower of one (`--follow`), or over a read-only directory (`--read-only`).
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "serve", abstract: "Serve the CloudKit Web Services–compatible HTTP API.")
+        commandName: "serve", abstract: "Serve the CloudKit Web Services–compatible HTTP API.",
+        discussion: """
+            A leader takes writes. With --replication-secret it also serves followers.
+            A follower (--follow URL, with the same secret) streams the leader's log, serves reads and
+            refuses writes with NOT_LEADER naming the leader. A new follower is seeded from a snapshot.
+            The follower exits with status 3 if replication must stop (a damaged frame, or diverged
+            history). It exits with status 3 for a leader in an older epoch too.
+            """)
 
     @Option(help: "The data directory (created if missing).") var data = "./cumulus-data"
     @Option(help: "The address to listen on.") var host = "127.0.0.1"
     @Option(help: "The port to listen on.") var port = 8765
     @Option(help: "The container the development credentials open.") var container = "iCloud.com.example.cumulus"
-    @Flag(help: "Mint and print a development API token and user token at start.") var dev = false
+    @Flag(help: "Mint and print a development API token and user token at start (leader only).") var dev = false
+    @Option(help: "Follow the leader at this URL (e.g. http://10.0.0.1:8765) instead of taking writes.")
+    var follow: String?
+    @Option(help: "The secret leader and followers share; a leader serves followers only when it is set.")
+    var replicationSecret: String?
+    @Option(help: "How a new follower starts: snapshot (a copy of the leader, then its log) or stream (the whole log).")
+    var seed: String = FollowerSeeder.Mode.snapshot.rawValue
+    @Flag(help: "Follower: move the existing data directory aside and seed anew from the leader.") var reseed = false
+    @Option(help: "Follower: the name it reports to its leader (default: host name and port).") var name: String?
+    @Flag(help: "Serve the data directory read-only (for example a `cumulus replay` output); writes are refused.")
+    var readOnly = false
+
+    func validate() throws {
+        if follow != nil && replicationSecret == nil { throw ValidationError("--follow needs --replication-secret") }
+        if follow != nil && readOnly { throw ValidationError("--follow and --read-only do not go together") }
+        if dev && (follow != nil || readOnly) {
+            throw ValidationError("--dev mints credentials, which only a leader can; mint them on the leader")
+        }
+        if FollowerSeeder.Mode(rawValue: seed) == nil { throw ValidationError("--seed is snapshot or stream") }
+        if replicationSecret?.isEmpty == true { throw ValidationError("--replication-secret must not be empty") }
+    }
 
     func run() async throws {
         var logger = Logger(label: "cumulus")
@@ -22,7 +53,31 @@ struct ServeCommand: AsyncParsableCommand {
         let metrics = ServerMetrics()
         var writerOptions = LogWriter.Options()
         writerOptions.observer = { metrics.recordGroup($0) }
-        let store = try Container(path: data, writerOptions: writerOptions)
+        var client: LeaderClient?
+        var role = NodeRole.leader
+        if let follow, let secret = replicationSecret {
+            let leader = LeaderClient(leaderURL: follow, secret: secret)
+            client = leader
+            role = .follower(leaderURL: leader.leaderURL)
+            // Created at the first chunk, when the snapshot's size is known.
+            let bar = Mutex<Progress?>(nil)
+            let outcome = try await FollowerSeeder.prepare(
+                path: data, client: leader, mode: FollowerSeeder.Mode(rawValue: seed) ?? .snapshot, reseed: reseed,
+                logger: logger,
+                progress: { done, total in
+                    bar.withLock { progress in
+                        if progress == nil { progress = Progress(label: "snapshot bytes", total: UInt64(max(total, 0))) }
+                        progress?.update(UInt64(done))
+                    }
+                })
+            bar.withLock { $0?.finish() }
+            if outcome != .existing { logger.info("follower seeded: \(outcome)") }
+        } else if readOnly {
+            role = .readOnly
+        }
+        var environmentOptions = LMDBEnvironment.Options()
+        environmentOptions.readOnly = readOnly
+        let store = try Container(path: data, environmentOptions: environmentOptions, writerOptions: writerOptions, role: role)
         let auth = try AuthStore(environment: store.store.environment)
         if dev {
             let users = try auth.users()
@@ -41,13 +96,44 @@ struct ServeCommand: AsyncParsableCommand {
 
                 """.utf8))
         } else {
-            FileHandle.standardOutput.write(Data("Cumulus is serving \(data) on http://\(host):\(port)\n".utf8))
+            FileHandle.standardOutput.write(Data(
+                "Cumulus is serving \(data) on http://\(host):\(port) as \(role), epoch \(store.store.epoch), head \(store.store.head.sequence)\n".utf8))
         }
-        let api = CloudKitAPI(container: store, auth: auth, metrics: metrics, logger: logger)
+        var follower: ReplicaFollower?
+        var endpoints: ReplicationEndpoints?
+        if let secret = replicationSecret {
+            if let client {
+                follower = ReplicaFollower(
+                    container: store, client: client, name: name ?? "\(ProcessInfo.processInfo.hostName):\(port)", logger: logger)
+            }
+            let leader = role == .leader ? ReplicationLeader(container: store, logger: logger) : nil
+            endpoints = ReplicationEndpoints(container: store, secret: secret, leader: leader, follower: follower)
+        }
+        let api = CloudKitAPI(container: store, auth: auth, metrics: metrics, logger: logger, replication: endpoints)
         let app = CumulusHTTPServer.application(api: api, host: host, port: port, logger: logger)
-        try await app.runService()
-        // SIGINT/SIGTERM: the HTTP server has drained; finish queued commits, then close.
+        var failure: (any Error)?
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await app.runService() }
+                if let follower {
+                    group.addTask {
+                        try await follower.run()
+                    }
+                }
+                // The server ends on SIGINT/SIGTERM; replication ends it on a fatal error.
+                try await group.next()
+                group.cancelAll()
+            }
+        } catch {
+            failure = error
+        }
+        await client?.shutdown()
+        // The HTTP server has drained; finish queued commits, then close.
         store.close()
+        if let failure {
+            FileHandle.standardError.write(Data("cumulus: \(failure)\n".utf8))
+            throw ExitCode(3)
+        }
         print("Cumulus stopped cleanly")
     }
 }

@@ -1,0 +1,110 @@
+import CumulusModel
+import CumulusStorage
+import Foundation
+
+/// What replication needs from a log beyond appending and reading commits: its
+/// stored frames as bytes, the chain hash at a position, and its identity (log ID
+/// and leader epoch), which a follower adopts from its leader and a promotion bumps.
+extension LogStore {
+    /// A log's identity: the random ID fixed at creation and the leader epoch.
+    public struct Identity: Sendable, Hashable {
+        /// 16 random bytes.
+        public var logID: [UInt8]
+        /// The leader epoch: 1 at creation, + 1 at each promotion.
+        public var epoch: UInt64
+
+        /// An identity.
+        public init(logID: [UInt8], epoch: UInt64) {
+            self.logID = logID
+            self.epoch = epoch
+        }
+    }
+
+    /// Writes `identity` into the empty environment `environment` before a
+    /// ``LogStore`` is opened on it, so a follower's log carries its leader's identity
+    /// from its first commit. Refuses an environment whose log already holds
+    /// commits; a log with no commits yet takes the new identity.
+    public static func seedIdentity(_ identity: Identity, in environment: LMDBEnvironment) throws {
+        guard identity.logID.count == 16, identity.epoch >= 1 else {
+            throw LogError.storage("a log identity has a 16-byte ID and an epoch of at least 1")
+        }
+        let meta = try environment.table("meta")
+        try environment.write { txn in
+            if try readHead(meta, in: txn).sequence > 0, let existing = try txn.get(meta, key: metaLogID),
+                existing != identity.logID
+            {
+                throw LogError.storage("\(environment.path) already holds another log; it cannot adopt a new identity")
+            }
+            try txn.put(meta, key: metaLogID, value: identity.logID)
+            try txn.put(meta, key: metaFormat, value: [storageFormat])
+            try txn.put(meta, key: metaEpoch, value: BigEndian.bytes(identity.epoch))
+        }
+    }
+
+    /// This log's identity.
+    public var identity: Identity { Identity(logID: logID, epoch: epoch) }
+
+    /// Raises the stored epoch to `epoch` (a follower adopting its leader's after a
+    /// promotion). Never lowers it: a node that has seen epoch N refuses anything
+    /// from an older one.
+    public func adoptEpoch(_ epoch: UInt64) throws {
+        guard epoch > self.epoch else { return }
+        try environment.write { txn in
+            let stored = try txn.get(tables.meta, key: Self.metaEpoch).flatMap { BigEndian.decode(UInt64.self, from: $0) } ?? 1
+            if epoch > stored { try txn.put(tables.meta, key: Self.metaEpoch, value: BigEndian.bytes(epoch)) }
+        }
+        state.withLock { $0.epoch = max($0.epoch, epoch) }
+    }
+
+    /// Makes this log a leader's in the next epoch (`cumulus promote`); returns the
+    /// new epoch. Commits after this one are made in the new epoch; tokens and
+    /// followers that have seen it refuse a node still in an older one.
+    @discardableResult
+    public func promote() throws -> UInt64 {
+        let next = try environment.write { txn -> UInt64 in
+            let stored = try txn.get(tables.meta, key: Self.metaEpoch).flatMap { BigEndian.decode(UInt64.self, from: $0) } ?? 1
+            try txn.put(tables.meta, key: Self.metaEpoch, value: BigEndian.bytes(stored + 1))
+            return stored + 1
+        }
+        state.withLock { $0.epoch = next }
+        return next
+    }
+
+    /// The stored frames from `from` on, byte for byte as a follower receives them:
+    /// at most `limit` frames and, past the first, at most `maxBytes` bytes.
+    public func rawFrames(from: UInt64, limit: Int, maxBytes: Int) throws -> [[UInt8]] {
+        var frames: [[UInt8]] = []
+        var bytes = 0
+        guard limit > 0 else { return frames }
+        try environment.read { txn in
+            var expected = max(from, 1)
+            try txn.scan(tables.log, from: BigEndian.bytes(expected), to: nil) { key, value in
+                guard BigEndian.decode(UInt64.self, from: key) == expected else {
+                    throw LogError.missing(sequence: expected)
+                }
+                if !frames.isEmpty && bytes + value.count > maxBytes { return false }
+                frames.append(Array(value))
+                bytes += value.count
+                expected += 1
+                return frames.count < limit
+            }
+        }
+        return frames
+    }
+
+    /// The chain hash of commit `sequence` (the genesis hash for 0), or `nil` if the
+    /// log does not hold it. Checks the frame's checksum, not its contents.
+    public func chainHash(at sequence: UInt64) throws -> [UInt8]? {
+        guard sequence > 0 else { return LogHead.genesisHash }
+        return try environment.read { txn in
+            try txn.withValue(tables.log, key: BigEndian.bytes(sequence)) { buffer in
+                try Frame(parsing: buffer, expectedSequence: sequence).chainHash
+            }
+        }
+    }
+
+    /// The time commit `sequence` was made, or `nil` if the log does not hold it.
+    public func timestamp(of sequence: UInt64) throws -> Timestamp? {
+        try read(sequence)?.timestamp
+    }
+}

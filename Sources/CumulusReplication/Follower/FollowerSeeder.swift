@@ -1,0 +1,94 @@
+import CumulusLog
+import CumulusStorage
+import Foundation
+import Logging
+
+/// Readies a follower's data directory before it is opened (SPEC §11): a new
+/// follower is seeded from a snapshot of the leader's environment — or, if asked,
+/// given only the leader's identity and credentials, to stream the whole log — and
+/// `--reseed` moves an existing copy aside (never deletes it) and seeds anew.
+public enum FollowerSeeder {
+    /// How a new follower gets its starting state.
+    public enum Mode: String, Sendable, CaseIterable {
+        /// A compacted copy of the leader's environment, then the log from its head.
+        case snapshot
+        /// The leader's identity and credentials, then its whole log from sequence 1.
+        case stream
+    }
+
+    /// What `prepare` did.
+    public enum Outcome: Sendable, Equatable {
+        /// The directory already held a log; nothing was changed.
+        case existing
+        /// Seeded from a snapshot holding commits up to this sequence.
+        case snapshot(head: UInt64, bytes: Int)
+        /// Given the leader's identity and credentials; it will stream from sequence 1.
+        case identity
+    }
+
+    /// Makes `path` ready to follow `client`'s leader. With `reseed`, an existing
+    /// directory is renamed to `path.discarded-<time>` first.
+    public static func prepare(
+        path: String, client: LeaderClient, mode: Mode, reseed: Bool, logger: Logger,
+        progress: (@Sendable (Int, Int) -> Void)? = nil
+    ) async throws -> Outcome {
+        let files = FileManager.default
+        if reseed, files.fileExists(atPath: path + "/data.mdb") {
+            let aside = path + ".discarded-" + String(Int(Date().timeIntervalSince1970))
+            try files.moveItem(atPath: path, toPath: aside)
+            logger.warning("re-seeding: the old copy was moved to \(aside)")
+        }
+        guard !files.fileExists(atPath: path + "/data.mdb") else { return .existing }
+        let hello = try await client.hello()
+        guard let identity = hello.identity else {
+            throw ReplicationError.protocolViolation("the leader's hello has a malformed log ID or epoch")
+        }
+        switch mode {
+        case .stream:
+            let configuration = try await client.configuration()
+            try seedIdentity(path: path, identity: identity, configuration: configuration)
+            logger.info("seeded \(path) with log \(hello.logID) (epoch \(identity.epoch)); streaming from the start")
+            return .identity
+        case .snapshot:
+            let staging = path + ".seeding"
+            try? files.removeItem(atPath: staging)
+            try files.createDirectory(atPath: staging, withIntermediateDirectories: true)
+            let bytes = try await client.downloadSnapshot(to: staging + "/data.mdb", progress: progress)
+            let head = try check(snapshot: staging, identity: identity)
+            // An empty directory made by hand is in the way of the rename.
+            if let contents = try? files.contentsOfDirectory(atPath: path) {
+                guard contents.isEmpty else {
+                    throw ReplicationError.refused("\(path) exists and is not a Cumulus data directory; give an empty or new path")
+                }
+                try files.removeItem(atPath: path)
+            }
+            try files.moveItem(atPath: staging, toPath: path)
+            logger.info("seeded \(path) from a snapshot of \(bytes) bytes holding commits up to \(head)")
+            return .snapshot(head: head, bytes: bytes)
+        }
+    }
+
+    /// Writes `identity` and `configuration` into a new environment at `path`.
+    static func seedIdentity(path: String, identity: LogStore.Identity, configuration: ReplicatedConfiguration) throws {
+        let environment = try LMDBEnvironment(path: path)
+        try LogStore.seedIdentity(identity, in: environment)
+        let handles = try ReplicatedConfiguration.openTables(in: environment)
+        try environment.write { txn in try configuration.write(to: handles, in: txn) }
+    }
+
+    /// Opens a downloaded snapshot and checks it holds the expected log with an
+    /// intact last frame; returns its head.
+    static func check(snapshot path: String, identity: LogStore.Identity) throws -> UInt64 {
+        let environment = try LMDBEnvironment(path: path)
+        let store = try LogStore(environment: environment)
+        guard store.logID == identity.logID else {
+            throw ReplicationError.diverged("the snapshot holds log \(Hex.encode(store.logID)), not \(Hex.encode(identity.logID))")
+        }
+        let head = store.head.sequence
+        let report = try store.verifyChain(from: max(head, 1))
+        guard report.isIntact else {
+            throw ReplicationError.badFrame("the snapshot's log is damaged: \(report)")
+        }
+        return head
+    }
+}

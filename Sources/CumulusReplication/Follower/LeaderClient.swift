@@ -1,0 +1,156 @@
+import AsyncHTTPClient
+import CumulusLog
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// The follower's HTTP client for its leader's `/replication/*` endpoints
+/// (AsyncHTTPClient). Classifies failures: refusals and divergence are final,
+/// anything else is ``ReplicationError/unreachable(_:)`` and retried.
+public final class LeaderClient: Sendable {
+    /// The leader's base URL, e.g. `http://10.0.0.1:8765`.
+    public let leaderURL: String
+    let secret: String
+    let client: HTTPClient
+
+    /// A client for the leader at `leaderURL`, presenting `secret`. An idle stream
+    /// (no message, not even a heartbeat, for `readTimeout`) is dropped and reopened.
+    public init(leaderURL: String, secret: String, readTimeout: Duration = .seconds(10)) {
+        self.leaderURL = leaderURL.hasSuffix("/") ? String(leaderURL.dropLast()) : leaderURL
+        self.secret = secret
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = .init(
+            connect: .seconds(5), read: .milliseconds(readTimeout.milliseconds))
+        configuration.redirectConfiguration = .disallow
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }
+
+    /// Closes the connections.
+    public func shutdown() async {
+        try? await client.shutdown()
+    }
+
+    /// The leader's identity and head.
+    public func hello() async throws -> ReplicationHello {
+        let bytes = try await fetch("/replication/hello", limit: 1 << 16)
+        do {
+            return try JSONDecoder().decode(ReplicationHello.self, from: Data(bytes))
+        } catch {
+            throw ReplicationError.protocolViolation("the leader's hello is not valid JSON: \(error)")
+        }
+    }
+
+    /// The leader's credentials and server secret.
+    public func configuration() async throws -> ReplicatedConfiguration {
+        var decoder = ReplicationMessageDecoder()
+        decoder.append(try await fetch("/replication/configuration", limit: ReplicationMessage.maxLength))
+        guard case .configuration(let configuration) = try decoder.next() else {
+            throw ReplicationError.protocolViolation("the leader sent no configuration")
+        }
+        return configuration
+    }
+
+    /// Reports the last sequence this follower applied.
+    public func report(follower: String, applied: UInt64) async throws {
+        _ = try await fetch(
+            "/replication/ack?follower=\(Self.escape(follower))&applied=\(applied)", method: .POST, limit: 1 << 16)
+    }
+
+    /// Any node's replication status (`cumulus status`).
+    public func status() async throws -> ReplicationStatus {
+        let bytes = try await fetch("/replication/status", limit: 16 << 20)
+        do {
+            return try JSONDecoder().decode(ReplicationStatus.self, from: Data(bytes))
+        } catch {
+            throw ReplicationError.protocolViolation("the status is not valid JSON: \(error)")
+        }
+    }
+
+    /// Opens the frame stream after `after` (whose chain hash is `hash`) and calls
+    /// `body` with each received chunk until the stream ends or `body` throws.
+    public func stream(
+        follower: String, identity: LogStore.Identity, after: UInt64, hash: [UInt8],
+        _ body: ([UInt8]) async throws -> Void
+    ) async throws {
+        let path = "/replication/stream?follower=\(Self.escape(follower))&logID=\(Hex.encode(identity.logID))"
+            + "&epoch=\(identity.epoch)&after=\(after)&hash=\(Hex.encode(hash))"
+        let response = try await open(path, method: .GET)
+        try await check(response)
+        do {
+            for try await chunk in response.body { try await body(Array(chunk.readableBytesView)) }
+        } catch let error as ReplicationError {
+            throw error
+        } catch {
+            throw ReplicationError.unreachable("the stream broke: \(error)")
+        }
+    }
+
+    /// Downloads a snapshot of the leader's environment into `file`; returns its size.
+    public func downloadSnapshot(to file: String, progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> Int {
+        let response = try await open("/replication/snapshot", method: .GET)
+        try await check(response)
+        let expected = response.headers.first(name: "x-cumulus-snapshot-bytes").flatMap(Int.init) ?? -1
+        _ = FileManager.default.createFile(atPath: file, contents: nil)
+        guard let handle = FileHandle(forWritingAtPath: file) else {
+            throw ReplicationError.refused("cannot write the snapshot to \(file)")
+        }
+        defer { try? handle.close() }
+        var received = 0
+        do {
+            for try await chunk in response.body {
+                try handle.write(contentsOf: Data(chunk.readableBytesView))
+                received += chunk.readableBytes
+                progress?(received, expected)
+            }
+            try handle.synchronize()
+        } catch {
+            throw ReplicationError.unreachable("the snapshot download broke after \(received) bytes: \(error)")
+        }
+        guard expected < 0 || received == expected else {
+            throw ReplicationError.unreachable("the snapshot ended after \(received) of \(expected) bytes")
+        }
+        return received
+    }
+
+    // MARK: - HTTP
+
+    private func open(_ path: String, method: HTTPMethod) async throws -> HTTPClientResponse {
+        var request = HTTPClientRequest(url: leaderURL + path)
+        request.method = method
+        request.headers.add(name: ReplicationLeader.secretHeader, value: secret)
+        do {
+            // Streams reconnect now and then; the read timeout catches a silent leader.
+            return try await client.execute(request, timeout: .hours(1))
+        } catch {
+            throw ReplicationError.unreachable("\(leaderURL): \(error)")
+        }
+    }
+
+    private func fetch(_ path: String, method: HTTPMethod = .GET, limit: Int) async throws -> [UInt8] {
+        let response = try await open(path, method: method)
+        try await check(response)
+        do {
+            return Array(try await response.body.collect(upTo: limit).readableBytesView)
+        } catch {
+            throw ReplicationError.unreachable("\(leaderURL)\(path): \(error)")
+        }
+    }
+
+    /// Turns an error answer into the error it names.
+    private func check(_ response: HTTPClientResponse) async throws {
+        guard response.status != .ok else { return }
+        let body = (try? await response.body.collect(upTo: 1 << 16)).map { String(buffer: $0) } ?? ""
+        let reason = (try? JSONDecoder().decode([String: String].self, from: Data(body.utf8)))?["reason"] ?? body
+        switch response.status.code {
+        case 401, 403: throw ReplicationError.refused(reason)
+        case 409: throw ReplicationError.diverged(reason)
+        case 412: throw ReplicationError.staleEpoch(reason)
+        case 400: throw ReplicationError.protocolViolation(reason)
+        default: throw ReplicationError.unreachable("HTTP \(response.status.code): \(reason)")
+        }
+    }
+
+    static func escape(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "follower"
+    }
+}

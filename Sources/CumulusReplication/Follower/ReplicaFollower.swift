@@ -1,0 +1,177 @@
+import CumulusEngine
+import CumulusLog
+import CumulusModel
+import Foundation
+import Logging
+import Synchronization
+
+/// A follower's replication loop (SPEC §11): connects to the leader, checks that
+/// both hold the same history, and appends and applies the leader's frames as they
+/// arrive — each received batch in one LMDB transaction that also moves the log
+/// head, so a crash can never leave it believing it holds what it does not.
+///
+/// Connection failures are retried with exponential backoff. Anything that could
+/// fork history — a damaged or unchained frame, another log, a leader in an older
+/// epoch, a leader whose history does not contain this node's — stops the loop
+/// with a ``ReplicationError`` naming it; nothing from the offending message is
+/// applied.
+public final class ReplicaFollower: Sendable {
+    /// The node the leader's log is applied to.
+    public let container: Container
+    /// The connection to the leader.
+    public let client: LeaderClient
+    /// The name this follower reports to the leader.
+    public let name: String
+    let logger: Logger
+    let state = Mutex(State())
+
+    struct State: Sendable {
+        var phase = "connecting"
+        var problem: String?
+        var leaderHead: UInt64 = 0
+        var lastApplied: Timestamp?
+        var lastContact: ContinuousClock.Instant?
+    }
+
+    /// Shortest and longest wait between reconnection attempts.
+    static let backoff: (first: Duration, longest: Duration) = (.milliseconds(100), .seconds(5))
+
+    /// A follower applying the log of `client`'s leader to `container`.
+    public init(container: Container, client: LeaderClient, name: String, logger: Logger) {
+        self.container = container
+        self.client = client
+        self.name = name
+        self.logger = logger
+    }
+
+    /// Follows the leader until the task is cancelled (returns) or replication must
+    /// stop (throws the reason).
+    public func run() async throws {
+        var delay = Self.backoff.first
+        while !Task.isCancelled {
+            do {
+                try await session { delay = Self.backoff.first }
+            } catch let error as ReplicationError where error.isTransient {
+                if Task.isCancelled { return }
+                setPhase("retrying", problem: error.description)
+                logger.warning("replication: \(error); retrying in \(delay)")
+                try? await Task.sleep(for: delay + .milliseconds(Int.random(in: 0...Int(delay.milliseconds / 4 + 1))))
+                delay = min(delay * 2, Self.backoff.longest)
+            } catch {
+                if Task.isCancelled { return }
+                setPhase("stopped", problem: "\(error)")
+                logger.critical("replication stopped: \(error)")
+                throw error
+            }
+        }
+    }
+
+    /// One connection: hello, epoch and identity checks, then the stream.
+    func session(onProgress: () -> Void) async throws {
+        setPhase("connecting", problem: nil)
+        let store = container.store
+        let hello = try await client.hello()
+        noteContact(leaderHead: hello.head)
+        guard let identity = hello.identity else {
+            throw ReplicationError.protocolViolation("the leader's hello has a malformed log ID or epoch")
+        }
+        guard identity.logID == store.logID else {
+            throw ReplicationError.diverged(
+                "this node holds log \(Hex.encode(store.logID)) but the leader log \(hello.logID); start it with --reseed to discard this copy")
+        }
+        guard identity.epoch >= store.epoch else {
+            throw ReplicationError.staleEpoch(
+                "the leader at \(client.leaderURL) is in epoch \(identity.epoch), older than this node's \(store.epoch): it was superseded; follow the current leader")
+        }
+        guard hello.role == "leader" else {
+            throw ReplicationError.unreachable("\(client.leaderURL) is not a leader (\(hello.role))")
+        }
+        try store.adoptEpoch(identity.epoch)
+        let head = store.head
+        var decoder = ReplicationMessageDecoder()
+        let reporter = Task { [client, name] in
+            var reported: UInt64 = .max
+            while !Task.isCancelled {
+                let applied = store.head.sequence
+                if applied != reported, (try? await client.report(follower: name, applied: applied)) != nil {
+                    reported = applied
+                }
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        defer { reporter.cancel() }
+        setPhase("streaming", problem: nil)
+        try await client.stream(follower: name, identity: store.identity, after: head.sequence, hash: head.hash) { chunk in
+            decoder.append(chunk)
+            while let message = try decoder.next() {
+                try await apply(message)
+                onProgress()
+            }
+        }
+        throw ReplicationError.unreachable("the leader closed the stream")
+    }
+
+    /// Applies one message from the leader.
+    func apply(_ message: ReplicationMessage) async throws {
+        switch message {
+        case .frames(let frames, let leaderHead):
+            let commits: [Commit]
+            do {
+                commits = try await container.writer.replicate(frames)
+            } catch let error as LogError {
+                throw ReplicationError.badFrame("\(error); nothing from this batch was applied")
+            }
+            state.withLock {
+                $0.leaderHead = max($0.leaderHead, leaderHead)
+                $0.lastApplied = commits.last?.timestamp ?? $0.lastApplied
+                $0.lastContact = .now
+            }
+        case .heartbeat(let leaderHead, _):
+            noteContact(leaderHead: leaderHead)
+        case .configuration(let configuration):
+            guard let secret = configuration.serverSecret, container.hasServerSecret(secret) else {
+                throw ReplicationError.diverged(
+                    "the leader's server secret is not this node's, so tokens would not carry over; start it with --reseed")
+            }
+            let environment = container.store.environment
+            let handles = try ReplicatedConfiguration.openTables(in: environment)
+            try environment.write { txn in try configuration.write(to: handles, in: txn) }
+            noteContact(leaderHead: 0)
+        case .failure(let reason):
+            throw ReplicationError.staleEpoch("the leader stopped the stream: \(reason)")
+        }
+    }
+
+    /// This follower's status: its head, the leader's as last heard, and the lag.
+    public func status() -> ReplicationStatus {
+        let store = container.store
+        let head = store.head.sequence
+        let now = Timestamp.now()
+        let following = state.withLock { state -> ReplicationStatus.Following in
+            let leaderHead = max(state.leaderHead, head)
+            let behind = leaderHead - head
+            let lag = behind == 0 ? 0 : max(0, now.millisecondsSince1970 - (state.lastApplied?.millisecondsSince1970 ?? now.millisecondsSince1970))
+            return ReplicationStatus.Following(
+                leaderURL: client.leaderURL, state: state.phase, problem: state.problem, leaderHead: leaderHead,
+                lagCommits: behind, lagMilliseconds: lag,
+                sinceContactMilliseconds: state.lastContact.map { (ContinuousClock.now - $0).milliseconds })
+        }
+        return ReplicationStatus(
+            role: container.role.name, logID: Hex.encode(store.logID), epoch: store.epoch, head: head,
+            supersededBy: nil, following: following, followers: [])
+    }
+
+    private func setPhase(_ phase: String, problem: String?) {
+        state.withLock {
+            $0.phase = phase
+            $0.problem = problem
+        }
+    }
+
+    private func noteContact(leaderHead: UInt64) {
+        state.withLock {
+            $0.leaderHead = max($0.leaderHead, leaderHead)
+            $0.lastContact = .now
+        }
+    }
+}

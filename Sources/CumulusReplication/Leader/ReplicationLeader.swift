@@ -1,0 +1,138 @@
+import CumulusEngine
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+import Foundation
+import Logging
+
+/// The leader's side of replication (SPEC §11): it says which log it holds, streams
+/// its stored frames to followers from the position each holds, hands out
+/// snapshots, and keeps track of how far each follower is.
+///
+/// Every request must carry the replication secret configured on both sides
+/// (`X-Cumulus-Replication-Secret`; checked by the server's endpoints). The stream
+/// and the snapshot carry the server secret and credential hashes, so use a
+/// private network or TLS in front of it (Docs/OPERATIONS.md).
+public final class ReplicationLeader: Sendable {
+    /// The node served.
+    public let container: Container
+    /// How often an idle stream sends a heartbeat.
+    public let heartbeatInterval: Duration
+    let followers = FollowerRegistry()
+    let logger: Logger
+    /// Where snapshots are written before they are streamed.
+    let snapshotDirectory: String
+
+    /// The header that carries the replication secret.
+    public static let secretHeader = "x-cumulus-replication-secret"
+    /// Frames per stream message, at most.
+    static let framesPerMessage = 1024
+    /// Bytes of frames per stream message, past the first frame.
+    static let bytesPerMessage = 4 << 20
+
+    /// Serves replication of `container` (the replication secret is checked by the
+    /// HTTP endpoints in front of it).
+    public init(container: Container, heartbeatInterval: Duration = .seconds(1), logger: Logger) {
+        self.container = container
+        self.heartbeatInterval = heartbeatInterval
+        self.logger = logger
+        snapshotDirectory = container.path + "/snapshots"
+        // Snapshots left by a crash are of no use to anyone.
+        try? FileManager.default.removeItem(atPath: snapshotDirectory)
+    }
+
+    /// This node's identity and head.
+    public func hello() -> ReplicationHello { .of(container) }
+
+    /// Opens a stream for a follower that holds `identity`'s log up to `after`,
+    /// whose chain hash there is `hash`. Refuses a follower of another log, one that
+    /// holds commits this log does not (`diverged`), and one in a newer epoch —
+    /// which means this node was superseded: it fences itself and says so.
+    public func openStream(follower: String, identity: LogStore.Identity, after: UInt64, hash: [UInt8]) throws
+        -> ReplicationStream
+    {
+        let store = container.store
+        guard identity.logID == store.logID else {
+            throw ReplicationError.diverged(
+                "the follower holds log \(Hex.encode(identity.logID)), this leader log \(Hex.encode(store.logID)); re-seed it")
+        }
+        if identity.epoch > store.epoch {
+            if container.supersede(by: identity.epoch) {
+                logger.critical(
+                    "follower \(follower) is in epoch \(identity.epoch), this node in \(store.epoch): this node was superseded and now refuses writes; make it a follower of the current leader")
+            }
+            throw ReplicationError.staleEpoch(
+                "this node is in epoch \(store.epoch), the follower in \(identity.epoch): this node was superseded; follow the current leader")
+        }
+        guard container.role == .leader, container.supersededBy == nil else {
+            throw ReplicationError.refused("this node is not a leader (\(container.role)); follow the leader")
+        }
+        let head = store.head.sequence
+        guard after <= head else {
+            throw ReplicationError.diverged(
+                "the follower holds commits up to \(after), this leader only up to \(head): it followed a superseded leader; re-seed it")
+        }
+        guard let mine = try store.chainHash(at: after), mine == hash else {
+            throw ReplicationError.diverged(
+                "the follower's commit \(after) is not this leader's commit \(after): it followed a superseded leader; re-seed it")
+        }
+        followers.streamOpened(follower, at: after)
+        logger.info("follower \(follower) streaming from \(after + 1) (leader head \(head))")
+        return ReplicationStream(leader: self, follower: follower, next: after + 1)
+    }
+
+    /// Records a follower's report of the last sequence it applied.
+    public func report(follower: String, applied: UInt64) {
+        followers.report(follower, applied: applied)
+    }
+
+    /// A consistent, compacted copy of the whole environment — log, views,
+    /// credentials and secret — written to a scratch file and streamed from it, so
+    /// LMDB's copy holds its read snapshot only as long as the local copy takes,
+    /// not as long as a slow network does. The file is deleted when the stream ends.
+    public func snapshot() async throws -> SnapshotFile {
+        let directory = snapshotDirectory + "/" + UUID().uuidString
+        let environment = container.store.environment
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            // A long blocking copy: keep it off Swift's cooperative threads.
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try environment.copy(to: directory, compact: true) })
+            }
+        }
+        logger.info("snapshot written for a follower: \(directory)")
+        return try SnapshotFile(directory: directory)
+    }
+
+    /// This node's replication status: identity, head, and each follower's lag.
+    public func status() -> ReplicationStatus {
+        let store = container.store
+        let head = store.head.sequence
+        let now = ContinuousClock.now
+        var timestamps: [UInt64: Timestamp] = [:]
+        let wallNow = Timestamp.now()
+        let lags = followers.snapshot().map { name, entry -> ReplicationStatus.FollowerLag in
+            let behind = head > entry.applied ? head - entry.applied : 0
+            var lagMilliseconds: Int64 = 0
+            if behind > 0 {
+                let oldest = entry.applied + 1
+                if timestamps[oldest] == nil { timestamps[oldest] = try? store.timestamp(of: oldest) }
+                if let made = timestamps[oldest] {
+                    lagMilliseconds = max(0, wallNow.millisecondsSince1970 - made.millisecondsSince1970)
+                }
+            }
+            return ReplicationStatus.FollowerLag(
+                name: name, applied: entry.applied, lagCommits: behind, lagMilliseconds: lagMilliseconds,
+                sinceReportMilliseconds: (now - entry.reportedAt).milliseconds, openStreams: entry.openStreams)
+        }
+        return ReplicationStatus(
+            role: container.role.name, logID: Hex.encode(store.logID), epoch: store.epoch, head: head,
+            supersededBy: container.supersededBy, following: nil, followers: lags)
+    }
+}
+
+extension Duration {
+    /// The duration in whole milliseconds.
+    var milliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,118 @@
+import Crypto
+import CumulusEngine
+import CumulusLog
+import CumulusModel
+import CumulusReplication
+import Foundation
+
+/// The `/replication/*` endpoints of a node (Docs/HTTP-API.md "Replication"):
+/// `hello` and `status` on any node; `configuration`, `stream`, `snapshot` and
+/// `ack` on a leader. Every one requires the replication secret. Plain logic, like
+/// ``CloudKitAPI``; ``CumulusHTTPServer`` streams the bodies.
+public struct ReplicationEndpoints: Sendable {
+    /// The leader side, on a leader.
+    public let leader: ReplicationLeader?
+    /// The follower loop, on a follower.
+    public let follower: ReplicaFollower?
+    /// The node.
+    public let container: Container
+    let secretDigest: [UInt8]
+
+    /// Endpoints for `container`, guarded by `secret`.
+    public init(container: Container, secret: String, leader: ReplicationLeader?, follower: ReplicaFollower?) {
+        self.container = container
+        self.leader = leader
+        self.follower = follower
+        secretDigest = Array(SHA256.hash(data: Array(secret.utf8)))
+    }
+
+    /// What an endpoint answers.
+    public enum Answer: Sendable {
+        /// A JSON body with a status.
+        case json(Int, [UInt8])
+        /// The replication stream.
+        case stream(ReplicationStream)
+        /// A snapshot file.
+        case snapshot(SnapshotFile)
+        /// Raw bytes.
+        case bytes([UInt8])
+    }
+
+    /// Answers one request to `path` (after `/replication/`).
+    public func answer(_ request: APIRequest) async -> Answer {
+        guard authorizes(request.headers[ReplicationLeader.secretHeader]) else {
+            return Self.failure(403, "the replication secret is missing or wrong (header X-Cumulus-Replication-Secret)")
+        }
+        let operation = request.path.split(separator: "/").dropFirst().joined(separator: "/")
+        do {
+            switch (request.method, operation) {
+            case ("GET", "hello"):
+                return .json(200, Array(try JSONEncoder().encode(ReplicationHello.of(container))))
+            case ("GET", "status"):
+                return .json(200, Array(try JSONEncoder().encode(status())))
+            default: break
+            }
+            guard let leader else {
+                return Self.failure(
+                    409, "this node is not a leader (\(container.role)); replicate from the leader")
+            }
+            switch (request.method, operation) {
+            case ("GET", "configuration"):
+                return .bytes(ReplicationMessage.configuration(try ReplicatedConfiguration.read(from: container.store.environment)).encoded())
+            case ("GET", "stream"):
+                let query = request.query
+                guard let follower = query["follower"], !follower.isEmpty, follower.utf8.count <= 128,
+                    let logID = query["logID"].flatMap(Hex.decode), logID.count == 16,
+                    let epoch = query["epoch"].flatMap(UInt64.init), epoch >= 1,
+                    let after = query["after"].flatMap(UInt64.init),
+                    let hash = query["hash"].flatMap(Hex.decode), hash.count == Frame.hashLength
+                else {
+                    return Self.failure(400, "stream needs follower (≤ 128 bytes), logID (32 hex), epoch (≥ 1), after, hash (64 hex)")
+                }
+                return .stream(try leader.openStream(
+                    follower: follower, identity: LogStore.Identity(logID: logID, epoch: epoch), after: after, hash: hash))
+            case ("GET", "snapshot"):
+                return .snapshot(try await leader.snapshot())
+            case ("POST", "ack"):
+                guard let follower = request.query["follower"], !follower.isEmpty, follower.utf8.count <= 128,
+                    let applied = request.query["applied"].flatMap(UInt64.init)
+                else {
+                    return Self.failure(400, "ack needs follower (≤ 128 bytes) and applied")
+                }
+                leader.report(follower: follower, applied: applied)
+                return .json(200, Array(#"{"status":"ok"}"#.utf8))
+            default:
+                return Self.failure(404, "no replication endpoint \(request.method) \(operation)")
+            }
+        } catch let error as ReplicationError {
+            switch error {
+            case .diverged(let why): return Self.failure(409, why)
+            case .staleEpoch(let why): return Self.failure(412, why)
+            case .refused(let why): return Self.failure(409, why)
+            case .protocolViolation(let why): return Self.failure(400, why)
+            case .badFrame(let why), .unreachable(let why): return Self.failure(500, why)
+            }
+        } catch {
+            return Self.failure(500, "\(error)")
+        }
+    }
+
+    /// This node's replication status.
+    public func status() -> ReplicationStatus {
+        if let follower { return follower.status() }
+        if let leader { return leader.status() }
+        return ReplicationStatus.of(container)
+    }
+
+    func authorizes(_ presented: String?) -> Bool {
+        guard let presented else { return false }
+        let digest = Array(SHA256.hash(data: Array(presented.utf8)))
+        var difference: UInt8 = 0
+        for (a, b) in zip(digest, secretDigest) { difference |= a ^ b }
+        return difference == 0
+    }
+
+    static func failure(_ status: Int, _ reason: String) -> Answer {
+        .json(status, (try? Array(JSONValue.object(["reason": .string(reason)]).serialized())) ?? [])
+    }
+}
