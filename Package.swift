@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
     ],
     targets: [
         // System libraries: Debian's liblmdb-dev and libzstd-dev (`make deps`).
@@ -99,6 +100,7 @@ let package = Package(
                 "CumulusModel", "CumulusStorage", "CumulusLog", "CumulusEngine", "CumulusReplication",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -152,6 +154,8 @@ let package = Package(
                 "CumulusReplication", "CumulusServer", "CumulusEngine", "CumulusViews", "CumulusLog", "CumulusModel",
                 "CumulusStorage", "CumulusTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
         .testTarget(

@@ -66,7 +66,13 @@ public struct AppendSession {
     /// whose feed positions differ from the ones this log would assign.
     public mutating func appendFrame(_ frameBytes: [UInt8], in txn: LMDBWriteTransaction) throws -> Commit {
         let expected = head.sequence + 1
-        let frame = try Frame(parsing: frameBytes, expectedSequence: nil)
+        let frame: Frame
+        do {
+            frame = try Frame(parsing: frameBytes, expectedSequence: nil)
+        } catch LogError.corruptFrame(_, let reason) {
+            // A damaged header cannot say its own sequence: name the one expected.
+            throw LogError.corruptFrame(sequence: expected, reason: reason)
+        }
         guard frame.sequence == expected else {
             throw LogError.doesNotContinue(expected: expected, got: frame.sequence, reason: "out of order")
         }

@@ -30,9 +30,12 @@ public final class LeaderClient: Sendable {
         try? await client.shutdown()
     }
 
-    /// The leader's identity and head.
-    public func hello() async throws -> ReplicationHello {
-        let bytes = try await fetch("/replication/hello", limit: 1 << 16)
+    /// The leader's identity and head. A follower says its name and epoch, so a
+    /// leader that was superseded learns it.
+    public func hello(follower: String? = nil, epoch: UInt64? = nil) async throws -> ReplicationHello {
+        var path = "/replication/hello"
+        if let follower, let epoch { path += "?follower=\(Self.escape(follower))&epoch=\(epoch)" }
+        let bytes = try await fetch(path, limit: 1 << 16)
         do {
             return try JSONDecoder().decode(ReplicationHello.self, from: Data(bytes))
         } catch {

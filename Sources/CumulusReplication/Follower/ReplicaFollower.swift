@@ -70,7 +70,7 @@ public final class ReplicaFollower: Sendable {
     func session(onProgress: () -> Void) async throws {
         setPhase("connecting", problem: nil)
         let store = container.store
-        let hello = try await client.hello()
+        let hello = try await client.hello(follower: name, epoch: store.epoch)
         noteContact(leaderHead: hello.head)
         guard let identity = hello.identity else {
             throw ReplicationError.protocolViolation("the leader's hello has a malformed log ID or epoch")

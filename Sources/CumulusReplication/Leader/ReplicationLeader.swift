@@ -44,6 +44,15 @@ public final class ReplicationLeader: Sendable {
     /// This node's identity and head.
     public func hello() -> ReplicationHello { .of(container) }
 
+    /// Notes the epoch a peer says it is in (a follower's hello): a newer one than
+    /// this node's means this node was superseded — it fences itself and says so.
+    public func observe(epoch: UInt64, from peer: String) {
+        let store = container.store
+        guard epoch > store.epoch, container.supersede(by: epoch) else { return }
+        logger.critical(
+            "\(peer) is in epoch \(epoch), this node in \(store.epoch): this node was superseded and now refuses writes; make it a follower of the current leader")
+    }
+
     /// Opens a stream for a follower that holds `identity`'s log up to `after`,
     /// whose chain hash there is `hash`. Refuses a follower of another log, one that
     /// holds commits this log does not (`diverged`), and one in a newer epoch —
@@ -57,10 +66,7 @@ public final class ReplicationLeader: Sendable {
                 "the follower holds log \(Hex.encode(identity.logID)), this leader log \(Hex.encode(store.logID)); re-seed it")
         }
         if identity.epoch > store.epoch {
-            if container.supersede(by: identity.epoch) {
-                logger.critical(
-                    "follower \(follower) is in epoch \(identity.epoch), this node in \(store.epoch): this node was superseded and now refuses writes; make it a follower of the current leader")
-            }
+            observe(epoch: identity.epoch, from: "follower \(follower)")
             throw ReplicationError.staleEpoch(
                 "this node is in epoch \(store.epoch), the follower in \(identity.epoch): this node was superseded; follow the current leader")
         }

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import Logging
+import ServiceLifecycle
 
 /// Carries HTTP to and from ``CloudKitAPI`` with Hummingbird 2: the server knows
 /// nothing of CloudKit, and the API nothing of HTTP.
@@ -46,7 +47,7 @@ public enum CumulusHTTPServer {
                     fields[.cacheControl] = "no-cache"
                     return Response(
                         status: .ok, headers: fields,
-                        body: ResponseBody(asyncSequence: events.map { ByteBuffer(string: $0) }))
+                        body: ResponseBody(asyncSequence: events.map { ByteBuffer(string: $0) }.cancelOnGracefulShutdown()))
                 } catch {
                     answer = CloudKitAPI.errorResponse(error)
                     return json(answer)
@@ -60,7 +61,8 @@ public enum CumulusHTTPServer {
     }
 
     /// `/replication/*`: JSON answers, or the frame stream and snapshots as
-    /// `application/octet-stream`, pulled as the connection drains.
+    /// `application/octet-stream`, pulled as the connection drains. Endless bodies
+    /// (this stream, SSE) end on graceful shutdown, or the server would wait for them.
     static func replication(_ request: APIRequest, api: CloudKitAPI) async -> Response {
         guard let endpoints = api.replication else {
             return json(.error(.notFound, "this node does not replicate; start it with --replication-secret"))
@@ -74,7 +76,7 @@ public enum CumulusHTTPServer {
         case .bytes(let bytes):
             return Response(status: .ok, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         case .stream(let stream):
-            return Response(status: .ok, headers: fields, body: ResponseBody(asyncSequence: stream.map { ByteBuffer(bytes: $0) }))
+            return Response(status: .ok, headers: fields, body: ResponseBody(asyncSequence: stream.map { ByteBuffer(bytes: $0) }.cancelOnGracefulShutdown()))
         case .snapshot(let file):
             if let name = Self.fieldName("x-cumulus-snapshot-bytes") { fields[name] = String(file.size) }
             return Response(status: .ok, headers: fields, body: ResponseBody(asyncSequence: file.map { ByteBuffer(bytes: $0) }))

@@ -47,6 +47,9 @@ public struct ReplicationEndpoints: Sendable {
         do {
             switch (request.method, operation) {
             case ("GET", "hello"):
+                if let epoch = request.query["epoch"].flatMap(UInt64.init) {
+                    leader?.observe(epoch: epoch, from: "follower \(request.query["follower"]?.prefix(128) ?? "?")")
+                }
                 return .json(200, Array(try JSONEncoder().encode(ReplicationHello.of(container))))
             case ("GET", "status"):
                 return .json(200, Array(try JSONEncoder().encode(status())))

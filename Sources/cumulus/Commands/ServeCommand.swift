@@ -50,14 +50,29 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "cumulus")
         logger.logLevel = .info
+        var client: LeaderClient?
+        if let follow, let secret = replicationSecret { client = LeaderClient(leaderURL: follow, secret: secret) }
+        do {
+            try await serve(client: client, logger: logger)
+        } catch {
+            // The HTTP client must be shut down on every path, failures included.
+            await client?.shutdown()
+            if error is ExitCode || error is ValidationError { throw error }
+            FileHandle.standardError.write(Data("cumulus: \(error)\n".utf8))
+            throw ExitCode(3)
+        }
+        await client?.shutdown()
+        print("Cumulus stopped cleanly")
+    }
+
+    /// Seeds a follower if needed, opens the data directory and serves it until
+    /// SIGINT/SIGTERM, or until replication must stop (thrown).
+    private func serve(client: LeaderClient?, logger: Logger) async throws {
         let metrics = ServerMetrics()
         var writerOptions = LogWriter.Options()
         writerOptions.observer = { metrics.recordGroup($0) }
-        var client: LeaderClient?
         var role = NodeRole.leader
-        if let follow, let secret = replicationSecret {
-            let leader = LeaderClient(leaderURL: follow, secret: secret)
-            client = leader
+        if let leader = client {
             role = .follower(leaderURL: leader.leaderURL)
             // Created at the first chunk, when the snapshot's size is known.
             let bar = Mutex<Progress?>(nil)
@@ -111,30 +126,19 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let api = CloudKitAPI(container: store, auth: auth, metrics: metrics, logger: logger, replication: endpoints)
         let app = CumulusHTTPServer.application(api: api, host: host, port: port, logger: logger)
-        var failure: (any Error)?
-        do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await app.runService() }
-                if let follower {
-                    group.addTask {
-                        try await follower.run()
-                    }
-                }
-                // The server ends on SIGINT/SIGTERM; replication ends it on a fatal error.
-                try await group.next()
-                group.cancelAll()
+        defer {
+            // The HTTP server has drained; finish queued commits, then close.
+            store.close()
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.runService() }
+            if let follower {
+                group.addTask { try await follower.run() }
             }
-        } catch {
-            failure = error
+            // The server ends on SIGINT/SIGTERM; replication ends it on a fatal error.
+            try await group.next()
+            group.cancelAll()
         }
-        await client?.shutdown()
-        // The HTTP server has drained; finish queued commits, then close.
-        store.close()
-        if let failure {
-            FileHandle.standardError.write(Data("cumulus: \(failure)\n".utf8))
-            throw ExitCode(3)
-        }
-        print("Cumulus stopped cleanly")
     }
 }
 

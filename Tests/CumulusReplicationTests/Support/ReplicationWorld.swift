@@ -49,16 +49,18 @@ enum ReplicationWorld {
                         let family = step - step % 10
                         let parentID = RecordID(recordName: name(family), zoneID: zone)
                         if step % 10 == 9 {
-                            _ = try await db.modify(deleting: [parentID], as: user)
+                            let result = try await db.modify(deleting: [parentID], as: user)
+                            _ = try result.deleteResults[0].result.get()
                             continue
                         }
                         var record = Record(
                             recordType: "Item", recordID: RecordID(recordName: name(step), zoneID: zone),
                             fields: ["title": .string("item \(step) of \(worker)"), "rank": .int64(Int64(step))])
                         if step % 10 != 0 {
-                            record["parent"] = .reference(Reference(recordID: parentID, action: .deleteSelf))
+                            record["list"] = .reference(Reference(recordID: parentID, action: .deleteSelf))
                         }
-                        _ = try await db.modify(saving: [record], savePolicy: .allKeys, as: user)
+                        let result = try await db.modify(saving: [record], savePolicy: .allKeys, as: user)
+                        _ = try result.saveResults[0].result.get()
                     }
                 }
             }

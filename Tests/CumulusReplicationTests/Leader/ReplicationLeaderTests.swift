@@ -1,0 +1,130 @@
+import CumulusEngine
+import CumulusLog
+import CumulusModel
+import Foundation
+import Logging
+import Testing
+
+@testable import CumulusReplication
+
+/// The leader's checks before it streams, and epoch fencing, in process.
+@Suite("Replication leader")
+struct ReplicationLeaderTests {
+    static func leader(commits: Int = 50) async throws -> (Container, ReplicationLeader) {
+        let container = try Container(path: ReplicationWorld.temporaryPath())
+        try await ReplicationWorld.makeCommits(commits, on: container)
+        return (container, ReplicationLeader(container: container, logger: Logger(label: "test")))
+    }
+
+    @Test("a follower holding the leader's prefix gets a stream; one that diverged or is ahead is refused")
+    func positionChecks() async throws {
+        let (container, leader) = try await Self.leader()
+        let store = container.store
+        let identity = store.identity
+        let hash10 = try #require(try store.chainHash(at: 10))
+        _ = try leader.openStream(follower: "f", identity: identity, after: 10, hash: hash10)
+        _ = try leader.openStream(follower: "f", identity: identity, after: 0, hash: LogHead.genesisHash)
+        #expect(throws: ReplicationError.self) {
+            try leader.openStream(follower: "f", identity: identity, after: 10, hash: Array(repeating: 1, count: 32))
+        }
+        #expect(throws: ReplicationError.self) {
+            try leader.openStream(follower: "f", identity: identity, after: store.head.sequence + 1, hash: hash10)
+        }
+        let stranger = LogStore.Identity(logID: Array(repeating: 9, count: 16), epoch: 1)
+        #expect(throws: ReplicationError.self) { try leader.openStream(follower: "f", identity: stranger, after: 0, hash: LogHead.genesisHash) }
+        #expect(container.supersededBy == nil)
+        container.close()
+    }
+
+    @Test("the stream sends the configuration, then the stored frames byte for byte, then heartbeats")
+    func streamContents() async throws {
+        let (container, leader) = try await Self.leader(commits: 30)
+        let store = container.store
+        let stream = try leader.openStream(follower: "f", identity: store.identity, after: 0, hash: LogHead.genesisHash)
+        let iterator = stream.makeAsyncIterator()
+        var decoder = ReplicationMessageDecoder()
+        decoder.append(try #require(try await iterator.next()))
+        guard case .configuration(let configuration)? = try decoder.next() else {
+            Issue.record("the stream did not start with the configuration")
+            return
+        }
+        #expect(configuration == (try ReplicatedConfiguration.read(from: store.environment)))
+        decoder.append(try #require(try await iterator.next()))
+        guard case .frames(let frames, let head)? = try decoder.next() else {
+            Issue.record("no frames")
+            return
+        }
+        #expect(head == store.head.sequence)
+        #expect(frames == (try store.rawFrames(from: 1, limit: 10_000, maxBytes: .max)))
+        decoder.append(try #require(try await iterator.next()))
+        guard case .heartbeat(let beat, _)? = try decoder.next() else {
+            Issue.record("no heartbeat when idle")
+            return
+        }
+        #expect(beat == store.head.sequence)
+        container.close()
+    }
+
+    @Test("a follower in a newer epoch fences the leader: it refuses writes and says it was superseded")
+    func newerEpochFences() async throws {
+        let (container, leader) = try await Self.leader(commits: 10)
+        var newer = container.store.identity
+        newer.epoch += 1
+        #expect(throws: ReplicationError.self) {
+            try leader.openStream(follower: "f", identity: newer, after: 0, hash: LogHead.genesisHash)
+        }
+        #expect(container.supersededBy == 2)
+        let db = ReplicationWorld.database(container)
+        do {
+            _ = try await db.saveZones([ZoneID(zoneName: "More", ownerName: ReplicationWorld.user)], as: ReplicationWorld.user)
+            Issue.record("a superseded leader took a write")
+        } catch let error as CumulusError {
+            #expect(error.code == .notLeader)
+            #expect(error.message.contains("superseded"))
+        }
+        #expect(ReplicationHello.of(container).role == "superseded")
+        container.close()
+    }
+
+    @Test("a change token from a newer epoch is refused as retryable and fences a leader")
+    func newerEpochToken() async throws {
+        let path = ReplicationWorld.temporaryPath()
+        let zone = ZoneID(zoneName: "Lists", ownerName: ReplicationWorld.user)
+        do {
+            // The promoted copy issues a token in epoch 2.
+            let container = try Container(path: path)
+            try await ReplicationWorld.makeCommits(10, on: container)
+            container.close()
+        }
+        let copy = path + "-copy"
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        let promoted = try Container(path: copy)
+        try promoted.store.promote()
+        let token = try await ReplicationWorld.database(promoted).fetchZoneChanges(zone, as: ReplicationWorld.user).token
+        promoted.close()
+
+        let old = try Container(path: path)
+        await #expect(throws: CumulusError.self) {
+            _ = try await ReplicationWorld.database(old).fetchZoneChanges(zone, since: token, as: ReplicationWorld.user)
+        }
+        #expect(old.supersededBy == 2)
+        old.close()
+    }
+
+    @Test("epochs only go up, and survive reopening")
+    func epochs() throws {
+        let path = ReplicationWorld.temporaryPath()
+        do {
+            let container = try Container(path: path)
+            #expect(container.store.epoch == 1)
+            try container.store.adoptEpoch(3)
+            try container.store.adoptEpoch(2)
+            #expect(container.store.epoch == 3)
+            #expect(try container.store.promote() == 4)
+            container.close()
+        }
+        let reopened = try Container(path: path)
+        #expect(reopened.store.epoch == 4)
+        reopened.close()
+    }
+}

@@ -1,0 +1,163 @@
+import CumulusEngine
+import CumulusLog
+import Foundation
+import NIOHTTP1
+import Synchronization
+import Testing
+
+@testable import CumulusReplication
+
+/// Leader and followers as separate `cumulus serve` processes on loopback (issue #8's
+/// "Done when"). Serialized: they start processes and compare whole directories.
+@Suite("Replication between processes", .serialized)
+struct ReplicationProcessTests {
+    @Test("empty followers catch up to a leader holding 100,000 commits, by stream and by snapshot")
+    func catchUpFromEmpty() async throws {
+        let cluster = try Cluster()
+        let leaderData = cluster.path("leader")
+        do {
+            let container = try Container(path: leaderData)
+            try await ReplicationWorld.makeCommits(100_000, on: container, concurrency: 64)
+            container.close()
+        }
+        let leader = try await cluster.startLeader("leader", dev: false)
+        let leaderHead = await TestHTTP.head(leader.url)
+        let head = try #require(leaderHead)
+        #expect(head >= 99_000)
+        let streamed = cluster.follower("streamed", of: leader.url, extra: ["--seed", "stream"])
+        let seeded = cluster.follower("seeded", of: leader.url)
+        try streamed.start()
+        try seeded.start()
+        try await TestHTTP.waitForHead(seeded.url, atLeast: head, timeout: .seconds(120))
+        try await TestHTTP.waitForHead(streamed.url, atLeast: head, timeout: .seconds(300))
+        #expect(seeded.stdout.contains("follower"))
+        for node in [leader, streamed, seeded] { #expect(node.stop() == 0, "\(node.stderr.suffix(2000))") }
+        let expected = try ReplicationWorld.digests(atPath: leaderData)
+        #expect(try ReplicationWorld.digests(atPath: cluster.path("streamed")) == expected)
+        #expect(try ReplicationWorld.digests(atPath: cluster.path("seeded")) == expected)
+        #expect(try ReplicationWorld.chain(atPath: cluster.path("streamed")) == ReplicationWorld.chain(atPath: leaderData))
+    }
+
+    @Test("a follower SIGKILLed 20 times while the leader takes writes converges to the leader every time")
+    func killedFollowerConverges() async throws {
+        let cluster = try Cluster()
+        let leader = try await cluster.startLeader("leader")
+        let follower = cluster.follower("follower", of: leader.url)
+        try follower.start()
+        try await TestHTTP.waitUntilUp(follower.url)
+        let stop = StopFlag()
+        let load = Task { await cluster.writeLoad(on: leader, stop: stop) }
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<20 {
+            try await Task.sleep(for: .milliseconds(Int.random(in: 20...400, using: &generator)))
+            follower.kill()
+            // What the follower holds after a kill is always a prefix of the leader's log.
+            let followerChain = try ReplicationWorld.chain(atPath: cluster.path("follower"))
+            let leaderChain = try ReplicationWorld.chain(atPath: cluster.path("leader"))
+            #expect(Array(leaderChain.prefix(followerChain.count)) == followerChain, "round \(round)")
+            try follower.start()
+            // It converges: it reaches the leader's position as of its restart.
+            let leaderHead = await TestHTTP.head(leader.url)
+            let target = try #require(leaderHead)
+            try await TestHTTP.waitForHead(follower.url, atLeast: target, timeout: .seconds(60))
+        }
+        stop.set()
+        let saves = await load.value
+        #expect(saves > 100)
+        let leaderHead = await TestHTTP.head(leader.url)
+        let head = try #require(leaderHead)
+        try await TestHTTP.waitForHead(follower.url, atLeast: head, timeout: .seconds(60))
+        #expect(leader.stop() == 0)
+        #expect(follower.stop() == 0, "\(follower.stderr.suffix(2000))")
+        #expect(try ReplicationWorld.digests(atPath: cluster.path("follower")) == ReplicationWorld.digests(atPath: cluster.path("leader")))
+        #expect(try ReplicationWorld.chain(atPath: cluster.path("follower")) == ReplicationWorld.chain(atPath: cluster.path("leader")))
+    }
+
+    @Test("after the leader is SIGKILLed under writes, the follower's log is a prefix of the leader's, hash by hash")
+    func leaderKilledFollowerIsPrefix() async throws {
+        let cluster = try Cluster()
+        let leader = try await cluster.startLeader("leader")
+        let follower = cluster.follower("follower", of: leader.url)
+        try follower.start()
+        try await TestHTTP.waitUntilUp(follower.url)
+        let stop = StopFlag()
+        let load = Task { await cluster.writeLoad(on: leader, writers: 8, stop: stop) }
+        try await Task.sleep(for: .seconds(3))
+        leader.kill()
+        stop.set()
+        _ = await load.value
+        try await Task.sleep(for: .milliseconds(500))
+        // The follower keeps serving reads, retrying the leader in the background.
+        let stillServing = await TestHTTP.head(follower.url)
+        #expect(stillServing != nil)
+        #expect(follower.stop() == 0)
+        let followerChain = try ReplicationWorld.chain(atPath: cluster.path("follower"))
+        let leaderChain = try ReplicationWorld.chain(atPath: cluster.path("leader"))
+        #expect(followerChain.count > 10)
+        #expect(followerChain.count <= leaderChain.count)
+        #expect(Array(leaderChain.prefix(followerChain.count)) == followerChain)
+    }
+
+    @Test("a follower refuses writes naming the leader, and reads its own writes made on the leader")
+    func refusesWritesAndReadsYourWrites() async throws {
+        let cluster = try Cluster()
+        let leader = try await cluster.startLeader("leader")
+        let follower = cluster.follower("follower", of: leader.url)
+        try follower.start()
+        try await TestHTTP.waitUntilUp(follower.url)
+
+        let refused = try await cluster.save("x", value: 1, on: follower)
+        #expect(refused.status == 503)
+        #expect(refused.json["serverErrorCode"] as? String == "NOT_LEADER")
+        #expect(refused.json["leaderURL"] as? String == leader.url)
+        #expect((refused.json["reason"] as? String)?.contains(leader.url) == true)
+
+        for round in 0..<5 {
+            let saved = try await cluster.save("mine-\(round)", value: round, on: leader)
+            #expect(saved.status == 200)
+            let sequence = try #require(saved.headers["x-cumulus-sequence"])
+            let read = try await TestHTTP.request(
+                cluster.privateURL(follower, "records/lookup"), method: .POST,
+                body: ["records": [["recordName": "mine-\(round)"]]], headers: ["X-Cumulus-Min-Sequence": sequence])
+            #expect(read.status == 200, "\(read.text)")
+            let records = read.json["records"] as? [[String: Any]] ?? []
+            let fields = records.first?["fields"] as? [String: Any]
+            #expect((fields?["n"] as? [String: Any])?["value"] as? Int == round, "\(read.text)")
+        }
+        // A sequence the leader never made: a retryable error after the wait.
+        let ahead = try await TestHTTP.request(
+            cluster.privateURL(follower, "records/lookup"), method: .POST, body: ["records": [["recordName": "mine-0"]]],
+            headers: ["X-Cumulus-Min-Sequence": "999999", "X-Cumulus-Max-Wait-Ms": "200"])
+        #expect(ahead.status == 503)
+        #expect(ahead.json["serverErrorCode"] as? String == "TRY_AGAIN_LATER")
+
+        // Lag is visible on both sides.
+        let leaderStatus = try await TestHTTP.request(
+            leader.url + "/replication/status", headers: [ReplicationLeader.secretHeader: Cluster.secret])
+        let followers = leaderStatus.json["followers"] as? [[String: Any]] ?? []
+        #expect(followers.first?["name"] as? String == "follower", "\(leaderStatus.text)")
+        let metrics = try await TestHTTP.request(follower.url + "/metrics")
+        #expect(metrics.text.contains("cumulus_replication_lag_commits"))
+        let status = try await TestHTTP.request(
+            follower.url + "/replication/status", headers: [ReplicationLeader.secretHeader: Cluster.secret])
+        #expect((status.json["following"] as? [String: Any])?["state"] as? String == "streaming", "\(status.text)")
+        // Without the secret, nothing.
+        let anonymous = try await TestHTTP.request(leader.url + "/replication/hello")
+        #expect(anonymous.status == 403)
+
+        #expect(leader.stop() == 0)
+        #expect(follower.stop() == 0)
+    }
+
+    @Test("a follower with the wrong replication secret is refused and stops")
+    func wrongSecret() async throws {
+        let cluster = try Cluster()
+        let leader = try await cluster.startLeader("leader", dev: false)
+        let follower = cluster.follower("follower", of: leader.url, secret: "not-the-secret")
+        try follower.start()
+        let status = await follower.waitForExit(timeout: .seconds(30))
+        #expect(status != nil && status != 0)
+        #expect(follower.stderr.contains("replication secret"), "\(follower.stderr)")
+        #expect(leader.stop() == 0)
+    }
+}

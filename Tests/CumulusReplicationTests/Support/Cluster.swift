@@ -1,0 +1,102 @@
+import CumulusEngine
+import Foundation
+import NIOHTTP1
+import Synchronization
+
+/// Leader and follower processes for multi-process tests, in one temporary
+/// directory, with the leader's development credentials and a write load.
+final class Cluster: @unchecked Sendable {
+    static let secret = "test-replication-secret"
+    static let containerName = "iCloud.com.example.cumulus"
+
+    let root: String
+    private(set) var nodes: [NodeProcess] = []
+    var apiToken = ""
+    var webToken = ""
+
+    init(_ label: String = #function) throws {
+        root = ReplicationWorld.temporaryPath(label)
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        for node in nodes { node.kill() }
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    func path(_ name: String) -> String { root + "/" + name }
+
+    /// Starts a leader on `data` (minting development credentials unless `dev` is false).
+    func startLeader(_ data: String, dev: Bool = true) async throws -> NodeProcess {
+        var arguments = ["serve", "--data", path(data), "--replication-secret", Self.secret, "--container", Self.containerName]
+        if dev { arguments.append("--dev") }
+        let node = NodeProcess(arguments, port: NodeProcess.freePort(), logDirectory: root + "/logs")
+        nodes.append(node)
+        try node.start()
+        try await TestHTTP.waitUntilUp(node.url)
+        if dev {
+            let lines = node.stdout.split(separator: "\n")
+            func value(_ key: String) -> String {
+                lines.first { $0.contains(key) }.map { String($0.split(separator: " ").last ?? "") } ?? ""
+            }
+            apiToken = value("ckAPIToken:")
+            webToken = value("ckWebAuthToken:")
+        }
+        return node
+    }
+
+    /// A follower process of `leaderURL` on `data` (not started).
+    func follower(_ data: String, of leaderURL: String, extra: [String] = [], secret: String = Cluster.secret) -> NodeProcess {
+        let node = NodeProcess(
+            ["serve", "--data", path(data), "--follow", leaderURL, "--replication-secret", secret, "--name", data] + extra,
+            port: NodeProcess.freePort(), logDirectory: root + "/logs")
+        nodes.append(node)
+        return node
+    }
+
+    /// The URL of a private-database operation with the development credentials.
+    func privateURL(_ node: NodeProcess, _ operation: String) -> String {
+        "\(node.url)/database/1/\(Self.containerName)/development/private/\(operation)?ckAPIToken=\(apiToken)&ckWebAuthToken=\(webToken)"
+    }
+
+    /// Saves record `name` on `node`; the answer.
+    func save(_ name: String, value: Int, on node: NodeProcess) async throws -> TestHTTP.Answer {
+        try await TestHTTP.request(
+            privateURL(node, "records/modify"), method: .POST,
+            body: ["operations": [[
+                "operationType": "forceReplace",
+                "record": ["recordName": name, "recordType": "Item", "fields": ["n": ["value": value]]],
+            ]]])
+    }
+
+    /// Writes to `node` from `writers` tasks until `stop` is set; returns how many saves succeeded.
+    func writeLoad(on node: NodeProcess, writers: Int = 4, stop: StopFlag) async -> Int {
+        await withTaskGroup(of: Int.self) { group in
+            for writer in 0..<writers {
+                group.addTask {
+                    var done = 0
+                    var index = 0
+                    while !stop.isSet {
+                        index += 1
+                        if let answer = try? await self.save("w\(writer)-\(index % 500)", value: index, on: node),
+                            answer.status == 200
+                        {
+                            done += 1
+                        } else {
+                            try? await Task.sleep(for: .milliseconds(20))
+                        }
+                    }
+                    return done
+                }
+            }
+            return await group.reduce(0, +)
+        }
+    }
+}
+
+/// A flag a test sets to stop its background load.
+final class StopFlag: Sendable {
+    private let flag = Atomic(false)
+    var isSet: Bool { flag.load(ordering: .relaxed) }
+    func set() { flag.store(true, ordering: .relaxed) }
+}

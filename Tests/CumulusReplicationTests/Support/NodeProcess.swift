@@ -1,0 +1,112 @@
+import Foundation
+
+/// A `cumulus` process for multi-process tests: started with arguments, its output
+/// in files, killed or stopped on demand.
+final class NodeProcess: @unchecked Sendable {
+    /// The built `cumulus` binary (`swift build` puts it in `.build/debug`).
+    static let binary: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<4 { url.deleteLastPathComponent() }
+        return url.appendingPathComponent(".build/debug/cumulus").path
+    }()
+
+    let arguments: [String]
+    let port: Int
+    let output: String
+    let errors: String
+    private var process: Process?
+
+    /// The node's base URL.
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    init(_ arguments: [String], port: Int, logDirectory: String) {
+        // Port 0: a command that serves nothing (`promote`).
+        self.arguments = port == 0 ? arguments : arguments + ["--port", String(port)]
+        self.port = port
+        let name = "node-\(port)-\(UUID().uuidString.prefix(8))"
+        output = logDirectory + "/\(name).out"
+        errors = logDirectory + "/\(name).err"
+    }
+
+    /// Starts (or restarts) the process.
+    func start() throws {
+        try FileManager.default.createDirectory(
+            atPath: (output as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        if !FileManager.default.fileExists(atPath: output) { _ = FileManager.default.createFile(atPath: output, contents: nil) }
+        if !FileManager.default.fileExists(atPath: errors) { _ = FileManager.default.createFile(atPath: errors, contents: nil) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = arguments
+        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
+        out.seekToEndOfFile()
+        err.seekToEndOfFile()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        self.process = process
+    }
+
+    /// Kills the process without warning.
+    func kill() {
+        guard let process, process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        reap(process, within: .seconds(10))
+    }
+
+    /// Asks the process to stop (SIGTERM) and waits up to 30 s (then kills it);
+    /// returns its exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        guard let process else { return -1 }
+        if process.isRunning { process.terminate() }
+        if !reap(process, within: .seconds(30)) {
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            reap(process, within: .seconds(10))
+            return -9
+        }
+        return process.terminationStatus
+    }
+
+    /// Polls for the exit (Foundation's `waitUntilExit` spins a run loop on Linux).
+    @discardableResult
+    private func reap(_ process: Process, within timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+        return !process.isRunning
+    }
+
+    /// Waits up to `timeout` for the process to exit by itself; its status, or `nil`.
+    func waitForExit(timeout: Duration) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let process, !process.isRunning { return process.terminationStatus }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return nil
+    }
+
+    var isRunning: Bool { process?.isRunning ?? false }
+
+    /// What it printed so far.
+    var stdout: String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+    var stderr: String { (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "" }
+
+    /// A free TCP port on the loopback interface.
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
