@@ -131,7 +131,7 @@ let package = Package(
             name: "cumulus-bench",
             dependencies: [
                 "CumulusLog", "CumulusModel", "CumulusStorage", "CumulusEngine", "CumulusTestSupport", "CLMDB", "CZstd",
-                "CSQLite", "CumulusServer",
+                "CSQLite", "CumulusServer", "CumulusReplication",
             ],
             path: "Tools/Bench"
         ),

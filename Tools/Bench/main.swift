@@ -14,7 +14,7 @@ struct BenchOptions {
     static var suites: [Suite] {
         [
             Suite(LogSuite.self), Suite(EngineSuite.self), Suite(QuerySuite.self), Suite(ChangesSuite.self),
-            Suite(HTTPSuite.self),
+            Suite(HTTPSuite.self), Suite(ReplicationSuite.self),
         ]
     }
 

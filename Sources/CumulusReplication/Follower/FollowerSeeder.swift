@@ -69,7 +69,7 @@ public enum FollowerSeeder {
     }
 
     /// Writes `identity` and `configuration` into a new environment at `path`.
-    static func seedIdentity(path: String, identity: LogStore.Identity, configuration: ReplicatedConfiguration) throws {
+    public static func seedIdentity(path: String, identity: LogStore.Identity, configuration: ReplicatedConfiguration) throws {
         let environment = try LMDBEnvironment(path: path)
         try LogStore.seedIdentity(identity, in: environment)
         let handles = try ReplicatedConfiguration.openTables(in: environment)

@@ -110,3 +110,27 @@ struct FollowerApplyTests {
         follower.close()
     }
 }
+
+@Suite("Read-only node")
+struct ReadOnlyNodeTests {
+    @Test("a read-only node serves reads and refuses writes with notLeader")
+    func readOnly() async throws {
+        let path = ReplicationWorld.temporaryPath()
+        do {
+            let container = try Container(path: path)
+            try await ReplicationWorld.makeCommits(100, on: container)
+            container.close()
+        }
+        var options = LMDBEnvironment.Options()
+        options.readOnly = true
+        let node = try Container(path: path, environmentOptions: options, role: .readOnly)
+        let db = ReplicationWorld.database(node)
+        let zone = ZoneID(zoneName: "Lists", ownerName: ReplicationWorld.user)
+        let record = try db.fetch(RecordID(recordName: "s0-w0-0", zoneID: zone), as: ReplicationWorld.user)
+        #expect(record.recordType == "Item")
+        await #expect(throws: CumulusError.self) {
+            _ = try await db.modify(saving: [record], savePolicy: .allKeys, as: ReplicationWorld.user)
+        }
+        node.close()
+    }
+}

@@ -132,9 +132,11 @@ struct FencingProcessTests {
         #expect(try await TestHTTP.request(moved.url + "/healthz").json["epoch"] as? Int == 2)
         #expect(moved.stop() == 0)
 
-        // The old leader comes back in epoch 1 and still thinks it leads.
+        // The old leader comes back in epoch 1 and still thinks it leads: until told,
+        // it cannot know, and takes a write that forks history.
         try oldLeader.start()
         try await TestHTTP.waitUntilUp(oldLeader.url)
+        #expect(try await cluster.save("forked-before", value: 1, on: oldLeader).status == 200)
         // A follower in epoch 2 pointed at it refuses it and stops...
         let misdirected = cluster.follower("second", of: oldLeader.url)
         try misdirected.start()
@@ -149,6 +151,21 @@ struct FencingProcessTests {
         // The second follower's log never took anything from the old leader.
         #expect(try ReplicationWorld.chain(atPath: cluster.path("second")) == ReplicationWorld.chain(atPath: cluster.path("first")))
         #expect(oldLeader.stop() == 0)
+
+        // Made a follower of the new leader, the old leader's forked log is refused...
+        let rejoin = cluster.follower("leader", of: newLeader.url)
+        try rejoin.start()
+        #expect(await rejoin.waitForExit(timeout: .seconds(30)) == 3)
+        #expect(rejoin.stderr.contains("--reseed") || rejoin.stderr.contains("re-seed"), "\(rejoin.stderr.suffix(2000))")
+        // ...until it is re-seeded: the forked copy is moved aside, not deleted.
+        let reseeded = cluster.follower("leader", of: newLeader.url, extra: ["--reseed"])
+        try reseeded.start()
+        let finalHead = await TestHTTP.head(newLeader.url)
+        try await TestHTTP.waitForHead(reseeded.url, atLeast: try #require(finalHead), timeout: .seconds(30))
+        #expect(reseeded.stop() == 0)
         #expect(newLeader.stop() == 0)
+        #expect(try ReplicationWorld.chain(atPath: cluster.path("leader")) == ReplicationWorld.chain(atPath: cluster.path("first")))
+        let aside = try FileManager.default.contentsOfDirectory(atPath: cluster.root).filter { $0.hasPrefix("leader.discarded-") }
+        #expect(aside.count == 1)
     }
 }

@@ -1,0 +1,196 @@
+import CumulusEngine
+import CumulusLog
+import CumulusModel
+import CumulusReplication
+import CumulusServer
+import CumulusStorage
+import Foundation
+import Logging
+import Synchronization
+
+/// Replication (issue #8): a leader and a follower in this process, talking HTTP over
+/// loopback exactly as two nodes would — the leader's real endpoints behind
+/// Hummingbird, the follower's real `ReplicaFollower` with AsyncHTTPClient.
+///
+/// - lag under a steady 1,000 commits/s: for every commit, the time from the
+///   leader publishing it durable to the follower publishing it applied (both seen
+///   by watchers on the same clock), beside the leader's own write latency;
+/// - catch-up from zero: a follower streaming a whole log and applying it, beside
+///   the leader's own read + decode of the same log.
+enum ReplicationSuite: BenchSuite {
+    static let name = "replication"
+
+    static func run(quick: Bool, report: Report) async throws {
+        try await lag(seconds: quick ? 3 : 15, rate: 1_000, report)
+        try await catchUp(commits: quick ? 20_000 : 100_000, report)
+    }
+
+    /// A leader serving replication on a loopback port, and a follower of it.
+    final class Pair: Sendable {
+        let leader: Container
+        let follower: Container
+        let replica: ReplicaFollower
+        let client: LeaderClient
+        let server: Task<Void, any Error>
+        let following: Mutex<Task<Void, any Error>?> = Mutex(nil)
+        let directory: ScratchDirectory
+
+        init(leader: Container, directory: ScratchDirectory) async throws {
+            self.leader = leader
+            self.directory = directory
+            let secret = "bench"
+            let port = try HTTPSuite.freeLoopbackPort()
+            var logger = Logger(label: "bench")
+            logger.logLevel = .warning
+            let endpoints = ReplicationEndpoints(
+                container: leader, secret: secret, leader: ReplicationLeader(container: leader, logger: logger), follower: nil)
+            let auth = try AuthStore(environment: leader.store.environment)
+            let api = CloudKitAPI(container: leader, auth: auth, replication: endpoints)
+            let app = CumulusHTTPServer.application(api: api, host: "127.0.0.1", port: port, logger: logger)
+            server = Task { try await app.runService(gracefulShutdownSignals: []) }
+            let followerPath = directory.path + "/follower"
+            try FollowerSeeder.seedIdentity(
+                path: followerPath, identity: leader.store.identity,
+                configuration: try ReplicatedConfiguration.read(from: leader.store.environment))
+            follower = try Container(path: followerPath, role: .follower(leaderURL: "http://127.0.0.1:\(port)"))
+            client = LeaderClient(leaderURL: "http://127.0.0.1:\(port)", secret: secret)
+            replica = ReplicaFollower(container: follower, client: client, name: "bench", logger: logger)
+            // Wait for the server to listen before the follower's first try.
+            for _ in 0..<100 where (try? await client.hello()) == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+
+        func startFollowing() {
+            let replica = self.replica
+            following.withLock { $0 = Task { try await replica.run() } }
+        }
+
+        func close() async {
+            following.withLock { $0?.cancel() }
+            _ = try? await following.withLock { $0 }?.value
+            server.cancel()
+            await client.shutdown()
+            follower.close()
+            leader.close()
+            directory.remove()
+        }
+    }
+
+    /// When each sequence became visible in a log, and other shared samples.
+    final class Timeline: Sendable {
+        let times = Mutex<[UInt64: ContinuousClock.Instant]>([:])
+        let samples = Mutex<[Double]>([])
+    }
+
+    /// Records when each sequence becomes visible in `store` (published by `didCommit`).
+    static func watch(_ store: LogStore, until last: UInt64, into timeline: Timeline) async {
+        var seen = store.head.sequence
+        while seen < last && !Task.isCancelled {
+            await store.waitForCommit(after: seen)
+            let head = store.head.sequence
+            let now = ContinuousClock.now
+            timeline.times.withLock { times in
+                for sequence in (seen + 1)...max(seen + 1, head) where sequence <= head { times[sequence] = now }
+            }
+            seen = head
+        }
+    }
+
+    static func lag(seconds duration: Int, rate: Int, _ report: Report) async throws {
+        report.section("replication: lag under a steady \(rate) commits/s")
+        let directory = ScratchDirectory("replication-lag")
+        let leader = try Container(path: directory.path + "/leader")
+        let pair = try await Pair(leader: leader, directory: directory)
+        pair.startFollowing()
+        let db = leader.privateDatabase(container: "iCloud.bench", user: "_bench")
+        let total = duration * rate
+        let warmUp = rate / 2
+        let start = leader.store.head.sequence
+        let durable = Timeline()
+        let applied = Timeline()
+        let last = start + UInt64(total)
+        let leaderWatch = Task { await watch(leader.store, until: last, into: durable) }
+        let followerWatch = Task { await watch(pair.follower.store, until: last, into: applied) }
+        let writeLatencies = Timeline()
+        let clock = ContinuousClock()
+        let began = clock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<total {
+                // Paced by the clock, not by completions: a steady offered load.
+                try await Task.sleep(until: began + .microseconds(1_000_000 * index / rate), clock: clock)
+                group.addTask {
+                    let record = Record(
+                        recordType: "Item", recordID: RecordID(recordName: "item-\(index % 5_000)"),
+                        fields: ["n": .int64(Int64(index)), "title": .string("item number \(index)")])
+                    let sent = clock.now
+                    _ = try await db.modify(saving: [record], savePolicy: .allKeys, as: "_bench")
+                    let took = seconds(clock.now - sent)
+                    if index >= warmUp { writeLatencies.samples.withLock { $0.append(took) } }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let offered = Double(total) / seconds(clock.now - began)
+        let deadline = clock.now + .seconds(30)
+        while pair.follower.store.head.sequence < last && clock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        leaderWatch.cancel()
+        followerWatch.cancel()
+        let durableTimes = durable.times.withLock { $0 }
+        let appliedTimes = applied.times.withLock { $0 }
+        var lags: [Double] = []
+        var missing = 0
+        for sequence in (start + UInt64(warmUp) + 1)...last {
+            guard let made = durableTimes[sequence], let arrived = appliedTimes[sequence] else {
+                missing += 1
+                continue
+            }
+            lags.append(max(0, seconds(arrived - made)))
+        }
+        let writes = writeLatencies.samples.withLock { $0 }
+        report.note(
+            "\(total) single-record saves (modify) offered at \(rate)/s (achieved \(Report.format(offered))/s), first \(warmUp) untimed; "
+                + "lag = leader published commit durable → follower published it applied (same process, same clock, HTTP over loopback); "
+                + "baseline = the leader's own write latency (modify called → returned)")
+        if missing > 0 { report.note("commits never seen applied within 30 s: \(missing)") }
+        for (label, q) in [("p50", 0.5), ("p99", 0.99), ("max", 1.0)] {
+            let lag = ChangesSuite.percentile(lags, q) * 1_000
+            ChangesSuite.compareWithoutTarget(
+                "lag \(label)", Figure(lag, "ms"), baseline: "leader write \(label)",
+                Figure(ChangesSuite.percentile(writes, q) * 1_000, "ms"))
+        }
+        let p99 = ChangesSuite.percentile(lags, 0.99) * 1_000
+        report.compare("lag p99 vs the 10 ms target", Figure(missing > 0 ? .infinity : p99, "ms"), baseline: "target", Figure(10, "ms"), target: .atMost(1))
+        await pair.close()
+    }
+
+    static func catchUp(commits: Int, _ report: Report) async throws {
+        report.section("replication: catch-up from zero, \(Report.grouped(Int64(commits))) commits")
+        let directory = ScratchDirectory("replication-catch-up")
+        let leader = try Container(path: directory.path + "/leader")
+        let workload = try await Workload.make(count: commits)
+        try await appendConcurrently(leader.writer, workload.requests, 0..<commits, submitters: 64)
+        let head = leader.store.head.sequence
+        var decoded = 0
+        let readSeconds = try measure {
+            try leader.store.commits(from: 1) { _ in
+                decoded += 1
+                return true
+            }
+        }
+        let pair = try await Pair(leader: leader, directory: directory)
+        let clock = ContinuousClock()
+        let began = clock.now
+        pair.startFollowing()
+        while pair.follower.store.head.sequence < head { try await Task.sleep(for: .milliseconds(5)) }
+        let catchUpSeconds = seconds(clock.now - began)
+        let same = pair.follower.store.head == leader.store.head
+        report.note(
+            "leader log of \(Report.grouped(Int64(head))) single-record saves; the follower streams it over loopback from sequence 1, "
+                + "checks each frame, appends it and applies it to its views (one transaction per message of up to 1,024 frames); "
+                + "baseline = the leader reading and decoding the same log (LogStore.commits), in the same run"
+                + (same ? "" : "; HEADS DIFFER"))
+        report.compare(
+            "catch-up rate", Figure(same ? Double(head) / catchUpSeconds : 0, "commits/s"),
+            baseline: "leader read + decode", Figure(Double(decoded) / readSeconds, "commits/s"), target: .atLeast(0.5))
+        await pair.close()
+    }
+}
