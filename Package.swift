@@ -112,6 +112,7 @@ let package = Package(
             dependencies: [
                 "CumulusServer",
                 "CumulusReplication",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "CumulusModel",
                 "CumulusStorage",
                 "CumulusLog",

@@ -113,13 +113,24 @@ public final class Views: Sendable {
         try txn.put(tables.records, key: key, value: try RecordCodec.encode(stored))
     }
 
-    /// Deletes the keys only in `old`, adds those only in `new` (both sorted).
+    /// Deletes the keys only in `old`, adds those only in `new` (both sorted and
+    /// unique), in one merge walk.
     private func replaceEntries(_ table: LMDBTable, old: [[UInt8]], new: [[UInt8]], _ txn: LMDBWriteTransaction) throws {
         guard old != new else { return }
-        let oldSet = Set(old)
-        let newSet = Set(new)
-        for key in old where !newSet.contains(key) { _ = try txn.delete(table, key: key) }
-        for key in new where !oldSet.contains(key) { try txn.put(table, key: key, value: [UInt8]()) }
+        var i = 0
+        var j = 0
+        while i < old.count || j < new.count {
+            if j == new.count || (i < old.count && old[i].lexicographicallyPrecedes(new[j])) {
+                _ = try txn.delete(table, key: old[i])
+                i += 1
+            } else if i == old.count || new[j].lexicographicallyPrecedes(old[i]) {
+                try txn.put(table, key: new[j], value: [UInt8]())
+                j += 1
+            } else {
+                i += 1
+                j += 1
+            }
+        }
     }
 
     private func deleteRecord(_ id: RecordID, recordType: String, in database: DatabaseID, _ txn: LMDBWriteTransaction)

@@ -6,6 +6,7 @@ import CumulusServer
 import CumulusStorage
 import Foundation
 import Logging
+import ServiceLifecycle
 import Synchronization
 
 /// `cumulus serve`: the CloudKit Web Services–compatible HTTP API, as a leader, a
@@ -130,15 +131,26 @@ struct ServeCommand: AsyncParsableCommand {
             // The HTTP server has drained; finish queued commits, then close.
             store.close()
         }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.runService() }
-            if let follower {
-                group.addTask { try await follower.run() }
-            }
-            // The server ends on SIGINT/SIGTERM; replication ends it on a fatal error.
-            try await group.next()
-            group.cancelAll()
+        // One service group: SIGINT/SIGTERM, or replication stopping for good, shut the
+        // whole node down gracefully (the HTTP server drains first).
+        var services = [ServiceGroupConfiguration.ServiceConfiguration(service: app)]
+        if let follower {
+            services.append(.init(
+                service: FollowerService(follower: follower), successTerminationBehavior: .gracefullyShutdownGroup,
+                failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: "replication"))
         }
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}
+
+/// A follower's replication loop as a service of the node's service group.
+struct FollowerService: Service {
+    let follower: ReplicaFollower
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown { try await follower.run() }
     }
 }
 
