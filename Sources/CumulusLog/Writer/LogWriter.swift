@@ -277,15 +277,19 @@ public final class LogWriter: Sendable {
             bodyEnded = clock.now
             return outcome
         }
-        let committed = clock.now
+        publish(outcome, GroupReport(
+            commits: commits.count, bytes: bytes, append: bodyEnded - started, commit: clock.now - bodyEnded))
+        return commits
+    }
+
+    /// After a group's transaction committed: wakes readers, reports, counts.
+    private func publish(_ outcome: AppendSession.Outcome, _ report: GroupReport) {
         store.didCommit(outcome)
-        options.observer?(GroupReport(
-            commits: commits.count, bytes: bytes, append: bodyEnded - started, commit: committed - bodyEnded))
+        options.observer?(report)
         stats.withLock {
             $0.groups += 1
-            $0.commits += commits.count
+            $0.commits += report.commits
         }
-        return commits
     }
 
     /// Commits as much of `batch` as fits one group; returns what did not fit.
@@ -328,15 +332,9 @@ public final class LogWriter: Sendable {
                 bodyEnded = clock.now
                 return outcome
             }
-            let committed = clock.now
-            store.didCommit(outcome)
-            options.observer?(GroupReport(
+            publish(outcome, GroupReport(
                 commits: appended.count, bytes: appended.reduce(0) { $0 + $1.bytes.count },
-                append: bodyEnded - started, commit: committed - bodyEnded))
-            stats.withLock {
-                $0.groups += 1
-                $0.commits += appended.count
-            }
+                append: bodyEnded - started, commit: clock.now - bodyEnded))
             if trainer.observe(appended) { startTraining() }
             for index in 0..<taken {
                 batch[index].complete(results[index] ?? .failure(LogError.storage("submission lost")))

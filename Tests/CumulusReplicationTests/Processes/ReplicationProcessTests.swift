@@ -41,10 +41,7 @@ struct ReplicationProcessTests {
     @Test("a follower SIGKILLed 20 times while the leader takes writes converges to the leader every time")
     func killedFollowerConverges() async throws {
         let cluster = try Cluster()
-        let leader = try await cluster.startLeader("leader")
-        let follower = cluster.follower("follower", of: leader.url)
-        try follower.start()
-        try await TestHTTP.waitUntilUp(follower.url)
+        let (leader, follower) = try await cluster.startPair()
         let stop = StopFlag()
         let load = Task { await cluster.writeLoad(on: leader, stop: stop) }
         var generator = SystemRandomNumberGenerator()
@@ -76,10 +73,7 @@ struct ReplicationProcessTests {
     @Test("after the leader is SIGKILLed under writes, the follower's log is a prefix of the leader's, hash by hash")
     func leaderKilledFollowerIsPrefix() async throws {
         let cluster = try Cluster()
-        let leader = try await cluster.startLeader("leader")
-        let follower = cluster.follower("follower", of: leader.url)
-        try follower.start()
-        try await TestHTTP.waitUntilUp(follower.url)
+        let (leader, follower) = try await cluster.startPair()
         let stop = StopFlag()
         let load = Task { await cluster.writeLoad(on: leader, writers: 8, stop: stop) }
         try await Task.sleep(for: .seconds(3))
@@ -101,10 +95,7 @@ struct ReplicationProcessTests {
     @Test("a follower refuses writes naming the leader, and reads its own writes made on the leader")
     func refusesWritesAndReadsYourWrites() async throws {
         let cluster = try Cluster()
-        let leader = try await cluster.startLeader("leader")
-        let follower = cluster.follower("follower", of: leader.url)
-        try follower.start()
-        try await TestHTTP.waitUntilUp(follower.url)
+        let (leader, follower) = try await cluster.startPair()
 
         let refused = try await cluster.save("x", value: 1, on: follower)
         #expect(refused.status == 503)

@@ -45,6 +45,15 @@ final class Cluster: @unchecked Sendable {
         return node
     }
 
+    /// A leader on `leader` (with development credentials) and a running follower of it on `follower`.
+    func startPair() async throws -> (leader: NodeProcess, follower: NodeProcess) {
+        let leader = try await startLeader("leader")
+        let follower = follower("follower", of: leader.url)
+        try follower.start()
+        try await TestHTTP.waitUntilUp(follower.url)
+        return (leader, follower)
+    }
+
     /// A follower process of `leaderURL` on `data` (not started).
     func follower(_ data: String, of leaderURL: String, extra: [String] = [], secret: String = Cluster.secret) -> NodeProcess {
         let node = NodeProcess(
