@@ -91,9 +91,16 @@ let package = Package(
             ]
         ),
 
+        // The operator tools: log browsing, record history, time travel, diff, bisect, audit.
+        .target(
+            name: "CumulusTools",
+            dependencies: ["CumulusModel", "CumulusStorage", "CumulusLog", "CumulusViews", "CumulusEngine"]
+        ),
+
         .executableTarget(
             name: "cumulus",
             dependencies: [
+                "CumulusTools",
                 "CumulusServer",
                 "CumulusModel",
                 "CumulusStorage",
@@ -115,6 +122,7 @@ let package = Package(
             dependencies: [
                 "CumulusLog", "CumulusModel", "CumulusStorage", "CumulusEngine", "CumulusTestSupport", "CLMDB", "CZstd",
                 "CSQLite", "CumulusServer",
+                "CumulusTools", "CumulusViews",
             ],
             path: "Tools/Bench"
         ),
@@ -130,6 +138,10 @@ let package = Package(
         .testTarget(
             name: "CumulusEngineTests",
             dependencies: ["CumulusEngine", "CumulusViews", "CumulusLog", "CumulusModel", "CumulusStorage", "CumulusTestSupport"]
+        ),
+        .testTarget(
+            name: "CumulusToolsTests",
+            dependencies: ["CumulusTools", "CumulusEngine", "CumulusViews", "CumulusLog", "CumulusModel", "CumulusStorage"]
         ),
         .testTarget(
             name: "CumulusServerTests",

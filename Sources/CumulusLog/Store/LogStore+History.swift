@@ -76,6 +76,20 @@ extension LogStore {
         }
     }
 
+    /// The stored frames `from` through `through`, byte for byte, in one snapshot.
+    public func frameBytes(from: UInt64, through: UInt64) throws -> [[UInt8]] {
+        guard from <= through else { return [] }
+        var frames: [[UInt8]] = []
+        let end: [UInt8]? = through == .max ? nil : BigEndian.bytes(through + 1)
+        try environment.read { txn in
+            try txn.scan(tables.log, from: BigEndian.bytes(max(from, 1)), to: end) { _, value in
+                frames.append(Array(value))
+                return true
+            }
+        }
+        return frames
+    }
+
     /// The chain hash of commit `sequence` (the genesis hash for 0), or `nil` if absent.
     public func chainHash(of sequence: UInt64) throws -> [UInt8]? {
         guard sequence > 0 else { return LogHead.genesisHash }
