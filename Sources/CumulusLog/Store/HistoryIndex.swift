@@ -135,7 +135,11 @@ struct HistoryIndex: Sendable {
             else { throw LogError.storage("malformed record history key") }
             var reader = BinaryReader(value, context: "record history entry")
             var events: [Int] = []
-            for _ in 0..<(try reader.length()) { events.append(try reader.length(minimumItemSize: 0)) }
+            for _ in 0..<(try reader.length()) {
+                let index = try reader.varint()
+                guard index <= UInt64(Int32.max) else { throw reader.failure("event index out of range") }
+                events.append(Int(index))
+            }
             result.append(HistoryEntry(sequence: sequence, eventIndexes: events))
             return true
         }

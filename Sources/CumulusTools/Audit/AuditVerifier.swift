@@ -146,7 +146,10 @@ public enum AuditVerifier {
                         return fail(line.number, "commits \(last + 1)…\(sequence - 1) are missing")
                     }
                 } else if unfiltered, sequence != max(filter.from, 1) {
-                    return fail(line.number, "the export starts at \(max(filter.from, 1)) but its first line is commit \(sequence)")
+                    return fail(
+                        line.number,
+                        "the export starts at commit \(max(filter.from, 1)) but its first line is commit \(sequence): "
+                            + "lines missing or out of order")
                 }
                 if sequence == 1, line["previousHash"] != String(repeating: "0", count: 64) {
                     return fail(line.number, "commit 1 must cite the genesis hash (64 zeros) as its previous hash")
