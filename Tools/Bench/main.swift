@@ -1,7 +1,7 @@
 // cumulus-bench: release-build benchmarks. Every figure is printed beside a baseline
 // measured in the same run on the same data, with the ratio and the target.
 //
-//   cumulus-bench [log|engine|query|changes|http|all] [--quick]        (`make bench BENCH_ARGS="log --quick"`)
+//   cumulus-bench [log|engine|query|changes|http|tools|all] [--quick]        (`make bench BENCH_ARGS="log --quick"`)
 //
 // Suites are types conforming to `BenchSuite`, one per file; add new ones to
 // `BenchOptions.suites`.
@@ -15,6 +15,7 @@ struct BenchOptions {
         [
             Suite(LogSuite.self), Suite(EngineSuite.self), Suite(QuerySuite.self), Suite(ChangesSuite.self),
             Suite(HTTPSuite.self),
+            Suite(ToolsSuite.self),
         ]
     }
 
