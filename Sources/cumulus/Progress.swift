@@ -9,14 +9,17 @@ final class Progress {
     let total: UInt64
     let unit: String
     let isTerminal = isatty(STDERR_FILENO) != 0
-    private let started = Date()
-    private var lastLine = Date.distantPast
+    private let started: Date
+    private var lastLine: Date
     private var last: UInt64 = 0
 
     init(label: String, total: UInt64, unit: String = "") {
         self.label = label
         self.total = total
         self.unit = unit
+        started = Date()
+        // Plain lines start after the first interval, so short jobs print none.
+        lastLine = isatty(STDERR_FILENO) != 0 ? .distantPast : started
     }
 
     /// Reports `done` of `total`; throttled to a few updates a second on a terminal,

@@ -143,7 +143,8 @@ public enum AuditVerifier {
                             "previous hash \(line["previousHash"]) is not commit \(last)'s hash on line \(start.number): the chain is broken")
                     }
                     if unfiltered, sequence != last + 1 {
-                        return fail(line.number, "commits \(last + 1)…\(sequence - 1) are missing")
+                        let gap = sequence - 1 == last + 1 ? "commit \(last + 1) is" : "commits \(last + 1)…\(sequence - 1) are"
+                        return fail(line.number, "\(gap) missing")
                     }
                 } else if unfiltered, sequence != max(filter.from, 1) {
                     return fail(

@@ -28,6 +28,8 @@ struct HistoryCommand: ParsableCommand {
             if case .created = version.kind, let record = version.record {
                 print("  type \(record.recordType)")
             }
+            // A deletion removes every field; listing them all again says nothing new.
+            if version.record == nil { continue }
             for change in version.changes { print("    \(change)") }
         }
         if history.state != nil { print("exists now") }
