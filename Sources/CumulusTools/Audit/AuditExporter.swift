@@ -28,8 +28,11 @@ public enum AuditExporter {
         try output.write(header.line(format))
         if format == .csv { try output.write(CSV.row(EntryFormatter.columns)) }
         var events = 0
+        var renderer = LineRenderer()
         try LogBrowser.forEach(in: store, filter: resolved, progress: progress) { entry in
-            try output.write(format == .jsonl ? EntryFormatter.json(entry) : EntryFormatter.csv(entry))
+            try output.writeLine { bytes in
+                if format == .jsonl { renderer.json(entry, into: &bytes) } else { renderer.csv(entry, into: &bytes) }
+            }
             events += 1
             return true
         }

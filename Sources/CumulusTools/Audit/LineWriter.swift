@@ -21,6 +21,13 @@ public final class LineWriter {
         if buffer.count >= capacity { try flush() }
     }
 
+    /// Appends a line written by `body` straight into the buffer, and a line feed.
+    public func writeLine(_ body: (inout [UInt8]) -> Void) throws {
+        body(&buffer)
+        buffer.append(0x0A)
+        if buffer.count >= capacity { try flush() }
+    }
+
     /// Writes out what is buffered.
     public func flush() throws {
         guard !buffer.isEmpty else { return }

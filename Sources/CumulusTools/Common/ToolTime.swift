@@ -4,17 +4,26 @@ import Foundation
 /// Times as the tools print and read them: ISO-8601, UTC, milliseconds
 /// (`2026-11-22T03:23:14.123Z`).
 public enum ToolTime {
-    /// `timestamp` as ISO-8601 UTC with milliseconds. Formatted by hand: exports
-    /// print one per event, and a `DateFormatter` per line would dominate them.
+    /// `timestamp` as ISO-8601 UTC with milliseconds.
     public static func iso(_ timestamp: Timestamp) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        LineRenderer.iso(timestamp, &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The calendar fields of `timestamp` in UTC (proleptic Gregorian). Computed by
+    /// hand rather than with a `DateFormatter`: exports format one per event.
+    static func components(_ timestamp: Timestamp) -> (
+        year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, millisecond: Int
+    ) {
         let ms = timestamp.millisecondsSince1970
         let millis = Int(((ms % 1000) + 1000) % 1000)
         let totalSeconds = (ms - Int64(millis)) / 1000
         let days = Int(floorDivide(totalSeconds, 86_400))
         let secondsOfDay = Int(totalSeconds - Int64(days) * 86_400)
         let (year, month, day) = civil(fromDays: days)
-        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T" + pad(secondsOfDay / 3600, 2) + ":"
-            + pad(secondsOfDay / 60 % 60, 2) + ":" + pad(secondsOfDay % 60, 2) + "." + pad(millis, 3) + "Z"
+        return (year, month, day, secondsOfDay / 3600, secondsOfDay / 60 % 60, secondsOfDay % 60, millis)
     }
 
     /// Parses an ISO-8601 time (`2026-11-22T03:23:14Z`, with optional fraction and
@@ -47,10 +56,5 @@ public enum ToolTime {
         let day = doy - (153 * mp + 2) / 5 + 1
         let month = mp < 10 ? mp + 3 : mp - 9
         return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let text = String(value)
-        return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
     }
 }

@@ -24,25 +24,18 @@ public enum EntryFormatter {
 
     /// One JSON object on one line (no trailing newline); keys in ``columns`` order.
     public static func json(_ entry: LogEntry) -> String {
-        var line = "{\"sequence\":" + String(entry.sequence) + ",\"event\":" + String(entry.eventIndex)
-        line += ",\"time\":" + quoted(ToolTime.iso(entry.time))
-        line += ",\"user\":" + quoted(entry.user)
-        line += ",\"requestID\":" + quoted(entry.requestID)
-        line += ",\"operation\":" + quoted(entry.operation)
-        line += ",\"database\":" + optional(entry.database?.description)
-        line += ",\"zone\":" + optional(entry.zone?.description)
-        line += ",\"recordID\":" + optional(entry.recordName)
-        line += ",\"recordType\":" + optional(entry.recordType)
-        line += ",\"changedKeys\":[" + entry.changedKeys.map(quoted).joined(separator: ",") + "]"
-        line += ",\"cause\":" + optional(entry.cause)
-        line += ",\"changeTag\":" + optional(entry.changeTag)
-        line += ",\"commitHash\":\"" + hex(entry.commitHash) + "\",\"previousHash\":\"" + hex(entry.previousHash) + "\"}"
-        return line
+        var renderer = LineRenderer()
+        var bytes: [UInt8] = []
+        renderer.json(entry, into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// One CSV row (RFC 4180; no trailing line break).
     public static func csv(_ entry: LogEntry) -> String {
-        CSV.row(fields(entry))
+        var renderer = LineRenderer()
+        var bytes: [UInt8] = []
+        renderer.csv(entry, into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// One line for people: sequence, time, user, operation, zone, record (type),
@@ -65,42 +58,16 @@ public enum EntryFormatter {
 
     /// Lower-case hex.
     public static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
+        var out: [UInt8] = []
         out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
+        LineRenderer.hex(bytes, &out)
         return String(decoding: out, as: UTF8.self)
     }
 
     /// `text` as a JSON string literal.
     public static func quoted(_ text: String) -> String {
-        var needsEscaping = false
-        for byte in text.utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-            needsEscaping = true
-            break
-        }
-        guard needsEscaping else { return "\"" + text + "\"" }
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case let c where c.value < 0x20:
-                let code = String(c.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - code.count) + code
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
-
-    private static func optional(_ text: String?) -> String {
-        text.map(quoted) ?? "null"
+        var out: [UInt8] = []
+        LineRenderer.jsonString(text.utf8, &out)
+        return String(decoding: out, as: UTF8.self)
     }
 }
