@@ -117,21 +117,43 @@ enum ToolsSuite: BenchSuite {
             target: .atLeast(0.5))
     }
 
-    /// `replay --at` the middle and the end, against reading the same commits.
+    /// `replay --at` the middle and the end, from the first commit and from
+    /// checkpoints every `commits / 10`, against reading the same commits; and the
+    /// worst point for checkpoints, just before one.
     static func replay(_ store: LogStore, _ sizes: Sizes, _ report: Report) throws {
         report.section("tools: replay --at (log + views into a new directory)")
-        report.note("replay: Replayer (frames copied, Views.apply per commit, one sync at the end); baseline: reading and decoding the same commits")
+        report.note(
+            "replay: Replayer (frames copied, Views.apply per commit, one sync at the end); "
+                + "baseline: reading and decoding the same commits, then the same replay without checkpoints")
         let head = try store.lastSequence()
-        for (label, point) in [("middle", head / 2), ("end", head)] {
-            let read = try measure {
-                try store.commits(from: 1, through: point) { _ in true }
-            }
-            let out = ScratchDirectory("tools-replay-\(label)")
+        let every = UInt64(max(1, sizes.commits / 10))
+        let worst = head / every * every - 1
+        var without: [UInt64: Double] = [:]
+        for (label, point) in [("middle", head / 2), ("end", head), ("just before a checkpoint", worst)] {
+            let read = try measure { try store.commits(from: 1, through: point) { _ in true } }
+            let out = ScratchDirectory("tools-replay")
             defer { out.remove() }
             let elapsed = try measure { try Replayer.replay(store, through: point, to: out.path) }
+            without[point] = elapsed
             report.compare(
                 "replay --at \(label) (#\(point)) s", Figure(elapsed, "s"), baseline: "read + decode \(point) commits",
                 Figure(read, "s"))
+        }
+        let checkpoints = ScratchDirectory("tools-checkpoints")
+        defer { checkpoints.remove() }
+        var made = 0
+        let building = try measure { made = try Checkpoints.build(store, in: checkpoints.path, every: every).count }
+        report.info("  building \(made) checkpoints (every \(every)) s", Figure(building, "s"))
+        for (label, point) in [("middle", head / 2), ("end", head), ("just before a checkpoint", worst)] {
+            let out = ScratchDirectory("tools-replay-checkpoint")
+            defer { out.remove() }
+            var start: UInt64?
+            let elapsed = try measure {
+                start = try Replayer.replay(store, through: point, to: out.path, checkpoints: checkpoints.path).checkpoint
+            }
+            report.compare(
+                "  with checkpoints, \(label) s", Figure(elapsed, "s"), baseline: "from #\(start ?? 0); without",
+                Figure(without[point] ?? 0, "s"))
         }
     }
 

@@ -23,6 +23,8 @@ public enum Replayer {
         public var sequence: UInt64
         /// Where it is.
         public var path: String
+        /// The checkpoint it started from, if any (``Checkpoints``).
+        public var checkpoint: UInt64?
     }
 
     /// The `meta` key recording the sequence a replayed directory stops at.
@@ -34,10 +36,14 @@ public enum Replayer {
     static let copiedTables = ["auth", "secrets"]
 
     /// Replays `source` through `sequence` into a new directory `outPath`, which must
-    /// not exist or be empty. `progress` gets the last sequence replayed.
+    /// not exist or be empty. With `checkpoints` (a directory ``Checkpoints/build(_:in:every:progress:)``
+    /// filled), it starts from the latest checkpoint at or before `sequence` that
+    /// matches the source's chain, and replays only the rest. `progress` gets the
+    /// last sequence replayed.
     @discardableResult
     public static func replay(
-        _ source: LogStore, through sequence: UInt64, to outPath: String, progress: ((UInt64) -> Void)? = nil
+        _ source: LogStore, through sequence: UInt64, to outPath: String, checkpoints: String? = nil,
+        progress: ((UInt64) -> Void)? = nil
     ) throws -> Result {
         let head = try source.lastSequence()
         guard sequence <= head else {
@@ -50,39 +56,66 @@ public enum Replayer {
                 throw CumulusError(.invalidArguments, "\(outPath) exists and is not empty; name a new directory")
             }
         }
+        let start = try checkpoints.flatMap { try Checkpoints.latest(in: $0, atOrBefore: sequence, matching: source) }
+        if let start {
+            try manager.createDirectory(atPath: outPath, withIntermediateDirectories: true)
+            try manager.copyItem(atPath: start.path + "/data.mdb", toPath: outPath + "/data.mdb")
+            try manager.setAttributes([.posixPermissions: 0o644], ofItemAtPath: outPath + "/data.mdb")
+        }
         do {
             var options = LMDBEnvironment.Options()
             // Nothing is acknowledged to anyone while this runs: sync once at the end.
             options.durable = false
             let environment = try LMDBEnvironment(path: outPath, options: options)
-            let store = try LogStore.emptyCopy(in: environment, logID: source.logID, epoch: source.epoch)
+            let store = start == nil
+                ? try LogStore.emptyCopy(in: environment, logID: source.logID, epoch: source.epoch)
+                : try LogStore(environment: environment)
             let views = try Views(environment: environment)
-            var next: UInt64 = 1
-            while next <= sequence {
-                let last = min(sequence, next + batchSize - 1)
-                let frames = try source.frameBytes(from: next, through: last)
-                guard frames.count == Int(last - next + 1) else { throw LogError.missing(sequence: next) }
-                let outcome = try environment.write { txn -> AppendSession.Outcome in
-                    var session = try store.beginAppend(in: txn)
-                    for frame in frames {
-                        let commit = try session.appendFrame(frame, in: txn)
-                        try views.apply(commit, in: txn)
-                    }
-                    return try session.finish(in: txn)
-                }
-                store.didCommit(outcome)
-                progress?(last)
-                next = last + 1
-            }
+            try appendAndApply(source, through: sequence, into: store, views, progress: progress)
             try copyTables(from: source.environment, to: environment)
-            let meta = try environment.table("meta")
-            try environment.write { txn in
-                try txn.put(meta, key: replayedThroughKey, value: BigEndian.bytes(sequence))
-            }
+            try markReplayed(environment, through: sequence)
             try environment.sync(force: true)
         }
         try manager.setAttributes([.posixPermissions: 0o444], ofItemAtPath: outPath + "/data.mdb")
-        return Result(sequence: sequence, path: outPath)
+        return Result(sequence: sequence, path: outPath, checkpoint: start?.sequence)
+    }
+
+    /// Appends `source`'s frames after `store`'s head through `sequence`, byte for
+    /// byte, applying each commit to `views` in the transaction that appends it (a
+    /// follower's path). `stops` are sequences a batch must end at (checkpoints),
+    /// and `reached` is called at each.
+    static func appendAndApply(
+        _ source: LogStore, through sequence: UInt64, into store: LogStore, _ views: Views, stops: UInt64 = 0,
+        progress: ((UInt64) -> Void)?, reached: ((UInt64) throws -> Void)? = nil
+    ) throws {
+        let environment = store.environment
+        var next = store.head.sequence + 1
+        while next <= sequence {
+            var last = min(sequence, next + batchSize - 1)
+            // End batches at checkpoints: the first multiple of `stops` at or after `next`.
+            if stops > 0 { last = min(last, ((next - 1) / stops + 1) * stops) }
+            let frames = try source.frameBytes(from: next, through: last)
+            guard frames.count == Int(last - next + 1) else { throw LogError.missing(sequence: next) }
+            let outcome = try environment.write { txn -> AppendSession.Outcome in
+                var session = try store.beginAppend(in: txn)
+                for frame in frames {
+                    let commit = try session.appendFrame(frame, in: txn)
+                    try views.apply(commit, in: txn)
+                }
+                return try session.finish(in: txn)
+            }
+            store.didCommit(outcome)
+            progress?(last)
+            if stops > 0, last % stops == 0 { try reached?(last) }
+            next = last + 1
+        }
+    }
+
+    static func markReplayed(_ environment: LMDBEnvironment, through sequence: UInt64) throws {
+        let meta = try environment.table("meta")
+        try environment.write { txn in
+            try txn.put(meta, key: replayedThroughKey, value: BigEndian.bytes(sequence))
+        }
     }
 
     /// The sequence a replayed directory stops at, or `nil` for a live directory.
@@ -106,6 +139,8 @@ public enum Replayer {
                 }
             }
             try target.write { txn in
+                // A checkpoint may hold an older copy: the source's current one wins.
+                try txn.clear(into)
                 for (key, value) in entries { try txn.put(into, key: key, value: value) }
             }
         }
