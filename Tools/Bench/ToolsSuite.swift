@@ -129,7 +129,7 @@ enum ToolsSuite: BenchSuite {
         let every = UInt64(max(1, sizes.commits / 10))
         let worst = head / every * every - 1
         var without: [UInt64: Double] = [:]
-        for (label, point) in [("middle", head / 2), ("end", head), ("just before a checkpoint", worst)] {
+        for (label, point) in [("middle", head / 2), ("end", head)] {
             let read = try measure { try store.commits(from: 1, through: point) { _ in true } }
             let out = ScratchDirectory("tools-replay")
             defer { out.remove() }
@@ -144,7 +144,9 @@ enum ToolsSuite: BenchSuite {
         var made = 0
         let building = try measure { made = try Checkpoints.build(store, in: checkpoints.path, every: every).count }
         report.info("  building \(made) checkpoints (every \(every)) s", Figure(building, "s"))
-        for (label, point) in [("middle", head / 2), ("end", head), ("just before a checkpoint", worst)] {
+        // Just before a checkpoint is the worst case (every - 1 commits to apply); its
+        // baseline is the replay of the end, which differs by under a tenth.
+        for (label, point) in [("middle", head / 2), ("end", head), ("pre-checkpoint", worst)] {
             let out = ScratchDirectory("tools-replay-checkpoint")
             defer { out.remove() }
             var start: UInt64?
@@ -152,8 +154,8 @@ enum ToolsSuite: BenchSuite {
                 start = try Replayer.replay(store, through: point, to: out.path, checkpoints: checkpoints.path).checkpoint
             }
             report.compare(
-                "  with checkpoints, \(label) s", Figure(elapsed, "s"), baseline: "from #\(start ?? 0); without",
-                Figure(without[point] ?? 0, "s"))
+                "  with checkpoints, \(label) (#\(point)) s", Figure(elapsed, "s"), baseline: "from #\(start ?? 0); without",
+                Figure(without[point] ?? without[head] ?? 0, "s"))
         }
     }
 

@@ -144,20 +144,15 @@ public struct LineRenderer {
     /// ISO-8601 UTC with milliseconds (``ToolTime/iso(_:)``).
     static func iso(_ time: Timestamp, _ out: inout [UInt8]) {
         let parts = ToolTime.components(time)
-        padded(parts.year, 4, &out)
-        out.append(0x2D)
-        padded(parts.month, 2, &out)
-        out.append(0x2D)
-        padded(parts.day, 2, &out)
-        out.append(0x54)
-        padded(parts.hour, 2, &out)
-        out.append(0x3A)
-        padded(parts.minute, 2, &out)
-        out.append(0x3A)
-        padded(parts.second, 2, &out)
-        out.append(0x2E)
-        padded(parts.millisecond, 3, &out)
-        out.append(0x5A)
+        // Each field with its width and the character after it: 2026-11-22T03:23:14.123Z
+        let fields: [(Int, Int, UInt8)] = [
+            (parts.year, 4, 0x2D), (parts.month, 2, 0x2D), (parts.day, 2, 0x54), (parts.hour, 2, 0x3A),
+            (parts.minute, 2, 0x3A), (parts.second, 2, 0x2E), (parts.millisecond, 3, 0x5A),
+        ]
+        for (value, width, separator) in fields {
+            padded(value, width, &out)
+            out.append(separator)
+        }
     }
 
     static func hex(_ bytes: [UInt8], _ out: inout [UInt8]) {

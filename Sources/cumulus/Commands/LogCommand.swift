@@ -130,11 +130,5 @@ struct LogCommand: ParsableCommand {
 
 /// Opens the log of an existing data directory.
 func openLog(_ path: String, readOnly: Bool) throws -> LogStore {
-    guard FileManager.default.fileExists(atPath: path + "/data.mdb") else {
-        throw ValidationError("no Cumulus data directory at \(path)")
-    }
-    var options = LMDBEnvironment.Options()
-    options.readOnly = readOnly
-    let environment = try LMDBEnvironment(path: path, options: options)
-    return try LogStore(environment: environment)
+    try DataDirectory.openLog(path, readOnly: readOnly)
 }

@@ -1,6 +1,7 @@
 import CumulusLog
 import CumulusModel
 import CumulusTools
+import Foundation
 import Testing
 
 @Suite("Reading the log")
@@ -30,6 +31,15 @@ struct LogBrowserTests {
         let text = EntryFormatter.text(all[4])
         #expect(text.hasPrefix("#5  "))
         #expect(text.contains("recordDeleted  Lists:\(ToolWorld.user)  a (TodoItem)  cause: direct"))
+    }
+
+    @Test("a path without a data directory is invalidArguments, and nothing is created there")
+    func missingDataDirectoryIsRefused() throws {
+        let path = NSTemporaryDirectory() + "cumulus-tools-missing-\(UUID().uuidString)"
+        let error = cumulusError { _ = try DataDirectory.openLog(path) }
+        #expect(error?.code == .invalidArguments)
+        #expect(error?.message.contains(path) == true)
+        #expect(!FileManager.default.fileExists(atPath: path))
     }
 
     @Test("times print as ISO-8601 UTC with milliseconds and parse back")
