@@ -2,8 +2,8 @@ import CumulusLog
 import CumulusModel
 
 /// `bisect`: the first commit after which a query's result changed in a named way —
-/// to find the event that broke an invariant ("no done item without a list":
-/// `--query "done == 1 AND list == NULL"`-style predicates, `--when non-empty`).
+/// to find the event that broke an invariant (say "no item is done with a priority
+/// above 3": `--query "done == 1 AND priority > 3"`, the default `--when non-empty`).
 ///
 /// Rather than rebuilding the state at O(log n) probe points (each a replay), it
 /// walks the log once, keeping the set of records that match the query as each

@@ -9,8 +9,8 @@ struct LogCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log",
         abstract: "Read the log of a data directory: one line per event, filters, --follow, --json.",
-        subcommands: [Show.self, Info.self, Verify.self],
-        defaultSubcommand: Show.self
+        subcommands: [Events.self, Info.self, Verify.self],
+        defaultSubcommand: Events.self
     )
 
     /// Options shared by the log subcommands.
@@ -19,10 +19,10 @@ struct LogCommand: ParsableCommand {
         var data: String = ".cumulus/data"
     }
 
-    /// `cumulus log [show]`: the events, one line each.
-    struct Show: ParsableCommand {
+    /// `cumulus log [events]`: the events, one line each.
+    struct Events: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "show",
+            commandName: "events",
             abstract: "Print the log one event per line (sequence, time, user, operation, zone, record, keys, cause).",
             discussion: """
                 Works on a stopped node's directory, a copy, or a running node (read-only; LMDB lets
