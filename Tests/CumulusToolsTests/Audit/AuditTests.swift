@@ -45,6 +45,18 @@ struct AuditTests {
         try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
     }
 
+    /// A fresh export of `world` in `format`, changed by `change` (given the lines and
+    /// the index of the first event line); returns its path.
+    static func tampered(
+        _ world: ToolWorld, _ format: AuditFormat, _ change: (inout [String], _ first: Int) throws -> Void
+    ) throws -> String {
+        let path = try export(world, format)
+        var lines = try Self.lines(path)
+        try change(&lines, format == .csv ? 2 : 1)
+        try write(lines, to: path)
+        return path
+    }
+
     @Test("an export round-trips through audit verify, against the log and standalone", arguments: AuditFormat.allCases)
     func exportRoundTrips(format: AuditFormat) async throws {
         let world = try await Self.populated()
@@ -106,12 +118,9 @@ struct AuditTests {
     @Test("deleting a line is caught and named", arguments: AuditFormat.allCases)
     func deletedLineIsCaught(format: AuditFormat) async throws {
         let world = try await Self.populated()
-        let path = try Self.export(world, format)
-        var lines = try Self.lines(path)
         let first = format == .csv ? 2 : 1
-        // A single-event commit in the middle, and the last line of all.
-        lines.remove(at: first + 2)
-        try Self.write(lines, to: path)
+        // A single-event commit in the middle.
+        let path = try Self.tampered(world, format) { lines, first in lines.remove(at: first + 2) }
         let report = try AuditVerifier.verify(path: path, against: world.store)
         #expect(report.badLine == first + 3)
         #expect(report.problem?.contains("missing") == true)
@@ -119,37 +128,31 @@ struct AuditTests {
         #expect(standalone.badLine == first + 3)
         #expect(standalone.problem?.contains("missing") == true)
 
-        var truncated = try Self.lines(try Self.export(world, format))
-        let total = truncated.count
-        truncated.removeLast()
-        let truncatedPath = world.scratch("truncated.\(format.rawValue)")
-        try Self.write(truncated, to: truncatedPath)
-        #expect(try AuditVerifier.verify(path: truncatedPath, against: world.store).badLine == total)
-        #expect(try AuditVerifier.verify(path: truncatedPath, against: nil).badLine == total)
+        // The last line of all.
+        let total = try Self.lines(try Self.export(world, format)).count
+        let truncated = try Self.tampered(world, format) { lines, _ in lines.removeLast() }
+        #expect(try AuditVerifier.verify(path: truncated, against: world.store).badLine == total)
+        #expect(try AuditVerifier.verify(path: truncated, against: nil).badLine == total)
     }
 
     @Test("reordering two lines is caught and named", arguments: AuditFormat.allCases)
     func reorderedLinesAreCaught(format: AuditFormat) async throws {
         let world = try await Self.populated()
-        let path = try Self.export(world, format)
-        var lines = try Self.lines(path)
         let first = format == .csv ? 2 : 1
-        // Two single-event commits (zone save, list save), then two events of one commit.
-        lines.swapAt(first, first + 1)
-        try Self.write(lines, to: path)
+        // Two single-event commits (zone save, list save).
+        let path = try Self.tampered(world, format) { lines, first in lines.swapAt(first, first + 1) }
         var report = try AuditVerifier.verify(path: path, against: world.store)
         #expect(report.badLine == first + 1)
         #expect(report.problem?.contains("out of order") == true)
         #expect(try AuditVerifier.verify(path: path, against: nil).problem?.contains("out of order") == true)
 
-        lines = try Self.lines(try Self.export(world, format))
-        let cascade = try #require(lines.firstIndex { $0.contains("cascade:home") })
-        lines.swapAt(cascade, cascade + 1)
-        try Self.write(lines, to: path)
-        report = try AuditVerifier.verify(path: path, against: world.store)
+        // Two events of one commit (a cascade).
+        let cascade = try #require(try Self.lines(try Self.export(world, format)).firstIndex { $0.contains("cascade:home") })
+        let swapped = try Self.tampered(world, format) { lines, _ in lines.swapAt(cascade, cascade + 1) }
+        report = try AuditVerifier.verify(path: swapped, against: world.store)
         #expect(report.badLine == cascade + 1)
         #expect(report.problem?.contains("out of order") == true)
-        #expect(try AuditVerifier.verify(path: path, against: nil).badLine == cascade + 1)
+        #expect(try AuditVerifier.verify(path: swapped, against: nil).badLine == cascade + 1)
     }
 
     @Test("a malformed file or one from another log is refused with a clear message")
