@@ -120,9 +120,9 @@ let package = Package(
         .executableTarget(
             name: "cumulus-bench",
             dependencies: [
+                "CumulusTools", "CumulusViews",
                 "CumulusLog", "CumulusModel", "CumulusStorage", "CumulusEngine", "CumulusTestSupport", "CLMDB", "CZstd",
                 "CSQLite", "CumulusServer",
-                "CumulusTools", "CumulusViews",
             ],
             path: "Tools/Bench"
         ),
@@ -132,16 +132,16 @@ let package = Package(
         .testTarget(name: "CumulusModelTests", dependencies: ["CumulusModel", "CumulusTestSupport"]),
         .testTarget(name: "CumulusStorageTests", dependencies: ["CumulusStorage", "CLMDB"]),
         .testTarget(
+            name: "CumulusToolsTests",
+            dependencies: ["CumulusTools", "CumulusEngine", "CumulusViews", "CumulusLog", "CumulusModel", "CumulusStorage"]
+        ),
+        .testTarget(
             name: "CumulusLogTests",
             dependencies: ["CumulusLog", "CumulusModel", "CumulusStorage", "CumulusTestSupport"]
         ),
         .testTarget(
             name: "CumulusEngineTests",
             dependencies: ["CumulusEngine", "CumulusViews", "CumulusLog", "CumulusModel", "CumulusStorage", "CumulusTestSupport"]
-        ),
-        .testTarget(
-            name: "CumulusToolsTests",
-            dependencies: ["CumulusTools", "CumulusEngine", "CumulusViews", "CumulusLog", "CumulusModel", "CumulusStorage"]
         ),
         .testTarget(
             name: "CumulusServerTests",

@@ -13,9 +13,9 @@ struct BenchOptions {
     /// Every suite, in the order `all` runs them.
     static var suites: [Suite] {
         [
+            Suite(ToolsSuite.self),
             Suite(LogSuite.self), Suite(EngineSuite.self), Suite(QuerySuite.self), Suite(ChangesSuite.self),
             Suite(HTTPSuite.self),
-            Suite(ToolsSuite.self),
         ]
     }
 

@@ -29,9 +29,9 @@ public final class LogStore: Sendable {
     public let logID: [UInt8]
 
     let tables: Tables
-    let feeds: FeedIndex
     /// The per-record version index (`nil`: a read-only open of a log that predates it).
     let history: HistoryIndex?
+    let feeds: FeedIndex
     private let state: Mutex<State>
     private let decompressors = Mutex<[ZstdDecompressor]>([])
 
