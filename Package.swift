@@ -107,9 +107,16 @@ let package = Package(
             ]
         ),
 
+        // The operator tools: log browsing, record history, time travel, diff, bisect, audit.
+        .target(
+            name: "CumulusTools",
+            dependencies: ["CumulusModel", "CumulusStorage", "CumulusLog", "CumulusViews", "CumulusEngine"]
+        ),
+
         .executableTarget(
             name: "cumulus",
             dependencies: [
+                "CumulusTools",
                 "CumulusServer",
                 "CumulusReplication",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -131,6 +138,7 @@ let package = Package(
         .executableTarget(
             name: "cumulus-bench",
             dependencies: [
+                "CumulusTools", "CumulusViews",
                 "CumulusLog", "CumulusModel", "CumulusStorage", "CumulusEngine", "CumulusTestSupport", "CLMDB", "CZstd",
                 "CSQLite", "CumulusServer", "CumulusReplication",
             ],
@@ -141,6 +149,10 @@ let package = Package(
         .target(name: "CumulusTestSupport", dependencies: ["CumulusModel"], path: "Tests/CumulusTestSupport"),
         .testTarget(name: "CumulusModelTests", dependencies: ["CumulusModel", "CumulusTestSupport"]),
         .testTarget(name: "CumulusStorageTests", dependencies: ["CumulusStorage", "CLMDB"]),
+        .testTarget(
+            name: "CumulusToolsTests",
+            dependencies: ["CumulusTools", "CumulusEngine", "CumulusViews", "CumulusLog", "CumulusModel", "CumulusStorage"]
+        ),
         .testTarget(
             name: "CumulusLogTests",
             dependencies: ["CumulusLog", "CumulusModel", "CumulusStorage", "CumulusTestSupport"]

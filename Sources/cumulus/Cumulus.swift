@@ -12,6 +12,7 @@ struct Cumulus: AsyncParsableCommand {
             """,
         version: CumulusVersion.string,
         subcommands: [ServeCommand.self, StatusCommand.self, PromoteCommand.self, UsersCommand.self, TokensCommand.self, KeysCommand.self, LogCommand.self, VerifyCommand.self, RebuildCommand.self]
+            + [HistoryCommand.self, ShowCommand.self, ReplayCommand.self, CheckpointCommand.self, DiffCommand.self, BisectCommand.self, AuditCommand.self]
     )
 }
 

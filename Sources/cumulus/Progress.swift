@@ -1,36 +1,67 @@
 import Foundation
 
-/// Progress for long work: a redrawn bar on a terminal, plain lines otherwise
-/// (so logs and CI output stay readable).
+/// Progress for long work (replay, rebuild, verify, export, catch-up): a redrawn bar
+/// with rate and time left on a terminal, plain lines otherwise (so logs and CI
+/// output stay readable). Always on standard error, so it never mixes with output
+/// piped from standard output.
 final class Progress {
     let label: String
     let total: UInt64
+    let unit: String
     let isTerminal = isatty(STDERR_FILENO) != 0
-    private var lastLine = Date.distantPast
+    private let started: Date
+    private var lastLine: Date
+    private var last: UInt64 = 0
 
-    init(label: String, total: UInt64) {
+    init(label: String, total: UInt64, unit: String = "") {
         self.label = label
         self.total = total
+        self.unit = unit
+        started = Date()
+        // Plain lines start after the first interval, so short jobs print none.
+        lastLine = isatty(STDERR_FILENO) != 0 ? .distantPast : started
     }
 
-    /// Reports `done` of `total`; throttled to a few updates a second.
+    /// Reports `done` of `total`; throttled to a few updates a second on a terminal,
+    /// one line every two seconds otherwise.
     func update(_ done: UInt64) {
+        last = done
         let now = Date()
         guard now.timeIntervalSince(lastLine) >= (isTerminal ? 0.1 : 2) else { return }
         lastLine = now
+        draw(done, now: now)
+    }
+
+    private func draw(_ done: UInt64, now: Date) {
         let fraction = total == 0 ? 1 : min(Double(done) / Double(total), 1)
+        let elapsed = max(now.timeIntervalSince(started), 1e-3)
+        let rate = Double(done) / elapsed
+        let remaining = rate > 0 && total > done ? Double(total - done) / rate : 0
+        let suffix = unit.isEmpty ? "" : " " + unit
+        let figures = "\(done)/\(total)\(suffix)  \(Int(rate))/s  \(Self.duration(remaining)) left"
         if isTerminal {
             let width = 30
             let filled = Int(fraction * Double(width))
             let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-            FileHandle.standardError.write(Data("\r\(label) \(bar) \(done)/\(total)".utf8))
+            FileHandle.standardError.write(Data("\r\(label) \(bar) \(figures)\u{1B}[K".utf8))
         } else {
-            FileHandle.standardError.write(Data("\(label): \(done)/\(total) (\(Int(fraction * 100))%)\n".utf8))
+            FileHandle.standardError.write(Data("\(label): \(Int(fraction * 100))%  \(figures)\n".utf8))
         }
     }
 
-    /// Ends the bar's line.
+    /// Draws the final state and ends the bar's line.
     func finish() {
-        if isTerminal { FileHandle.standardError.write(Data("\n".utf8)) }
+        let elapsed = Date().timeIntervalSince(started)
+        if isTerminal {
+            draw(last, now: Date())
+            FileHandle.standardError.write(Data("\n".utf8))
+        } else if elapsed >= 2 {
+            FileHandle.standardError.write(Data("\(label): done, \(last)\(unit.isEmpty ? "" : " " + unit) in \(Self.duration(elapsed))\n".utf8))
+        }
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded())
+        return whole >= 60 ? "\(whole / 60)m\(whole % 60)s" : "\(whole)s"
     }
 }

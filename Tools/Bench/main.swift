@@ -1,7 +1,7 @@
 // cumulus-bench: release-build benchmarks. Every figure is printed beside a baseline
 // measured in the same run on the same data, with the ratio and the target.
 //
-//   cumulus-bench [log|engine|query|changes|http|all] [--quick]        (`make bench BENCH_ARGS="log --quick"`)
+//   cumulus-bench [log|engine|query|changes|http|tools|all] [--quick]        (`make bench BENCH_ARGS="log --quick"`)
 //
 // Suites are types conforming to `BenchSuite`, one per file; add new ones to
 // `BenchOptions.suites`.
@@ -13,6 +13,7 @@ struct BenchOptions {
     /// Every suite, in the order `all` runs them.
     static var suites: [Suite] {
         [
+            Suite(ToolsSuite.self),
             Suite(LogSuite.self), Suite(EngineSuite.self), Suite(QuerySuite.self), Suite(ChangesSuite.self),
             Suite(HTTPSuite.self), Suite(ReplicationSuite.self),
         ]

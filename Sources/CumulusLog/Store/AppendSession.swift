@@ -120,6 +120,7 @@ public struct AppendSession {
             store.tables.log, key: BigEndian.bytes(commit.sequence), value: frameBytes, flags: [.noOverwrite, .append])
         guard stored else { throw LogError.doesNotContinue(expected: head.sequence + 1, got: commit.sequence, reason: "sequence taken") }
         try store.feeds.index(commit, positions: positions, in: txn)
+        try store.history?.index(commit, keys: store.feeds.keys, in: txn)
         for event in commit.events {
             guard case .dictionaryInstalled(let id, let bytes) = event else { continue }
             guard id != 0 else { throw LogError.corruptFrame(sequence: commit.sequence, reason: "dictionary ID 0") }

@@ -29,6 +29,8 @@ public final class LogStore: Sendable {
     public let logID: [UInt8]
 
     let tables: Tables
+    /// The per-record version index (`nil`: a read-only open of a log that predates it).
+    let history: HistoryIndex?
     let feeds: FeedIndex
     let state: Mutex<State>
     private let decompressors = Mutex<[ZstdDecompressor]>([])
@@ -76,6 +78,7 @@ public final class LogStore: Sendable {
             zoneHeads: try environment.table("zoneHeads"),
             databaseFeed: try environment.table("dbFeed"),
             databaseHeads: try environment.table("dbHeads"))
+        history = try HistoryIndex.open(in: environment, meta: tables.meta)
         plainCompressor = try ZstdCompressor(level: ZstdCompressor.defaultLevel, dictionary: nil, includeDictionaryID: false)
         let tables = self.tables
         let identity = { (txn: LMDBReadTransaction) throws -> ([UInt8], UInt64, LogHead)? in
@@ -121,6 +124,7 @@ public final class LogStore: Sendable {
             current = CurrentDictionary(id: newest, compressor: try Self.compressor(for: dictionary))
         }
         state = Mutex(State(head: head, epoch: epoch, dictionaries: dictionaries, current: current))
+        try history?.backfillIfNeeded(self)
     }
 
     static func compressor(for dictionary: ZstdDictionary) throws -> ZstdCompressor {

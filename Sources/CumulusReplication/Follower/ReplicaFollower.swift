@@ -31,6 +31,8 @@ public final class ReplicaFollower: Sendable {
         var leaderHead: UInt64 = 0
         var lastApplied: Timestamp?
         var lastContact: ContinuousClock.Instant?
+        /// When catch-up progress was last logged, and the head then.
+        var progressLogged: (at: ContinuousClock.Instant, head: UInt64)?
     }
 
     /// Shortest and longest wait between reconnection attempts.
@@ -121,11 +123,23 @@ public final class ReplicaFollower: Sendable {
             } catch let error as LogError {
                 throw ReplicationError.badFrame("\(error); nothing from this batch was applied")
             }
-            state.withLock {
-                $0.leaderHead = max($0.leaderHead, leaderHead)
-                $0.lastApplied = commits.last?.timestamp ?? $0.lastApplied
-                $0.lastContact = .now
+            let head = container.store.head.sequence
+            let progress = state.withLock { state -> String? in
+                state.leaderHead = max(state.leaderHead, leaderHead)
+                state.lastApplied = commits.last?.timestamp ?? state.lastApplied
+                state.lastContact = .now
+                // Catch-up is long work: say how it goes every 5 s while behind.
+                let now = ContinuousClock.now
+                guard let last = state.progressLogged else {
+                    state.progressLogged = (now, head)
+                    return nil
+                }
+                guard now - last.at >= .seconds(5), state.leaderHead > head else { return nil }
+                state.progressLogged = (now, head)
+                let rate = Double(head - min(head, last.head)) / Double((now - last.at).milliseconds) * 1000
+                return "catching up: \(head) of \(state.leaderHead) commits (\(Int(rate)) commits/s)"
             }
+            if let progress { logger.info("\(progress)") }
         case .heartbeat(let leaderHead, _):
             noteContact(leaderHead: leaderHead)
         case .configuration(let configuration):

@@ -1,0 +1,157 @@
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+import CumulusViews
+import Foundation
+
+/// Time travel: writes a data directory holding the state as of one commit — the
+/// log up to it, frame for frame, and views derived by applying each commit with
+/// ``Views/apply(_:in:)`` (the one derivation path), in the same transaction that
+/// appends its frame, exactly as a follower does.
+///
+/// The copy has the source's log identity (log ID and epoch), so its chain and
+/// tokens are recognisably the same log's; `cumulus log verify` passes on it. Its
+/// credentials (`auth`) and server secret are copied, so the same tokens read it.
+/// When done, `data.mdb` is made read-only (mode 0444) and `meta` records
+/// `replayedThrough`, so only a read-only open (`Container(path:environmentOptions:)`
+/// with `readOnly`, `cumulus serve --read-only`) succeeds — except for root, whom
+/// file modes do not stop.
+public enum Replayer {
+    /// What a replay wrote.
+    public struct Result: Sendable, Hashable {
+        /// The last commit in the copy.
+        public var sequence: UInt64
+        /// Where it is.
+        public var path: String
+        /// The checkpoint it started from, if any (``Checkpoints``).
+        public var checkpoint: UInt64?
+    }
+
+    /// The `meta` key recording the sequence a replayed directory stops at.
+    public static let replayedThroughKey: [UInt8] = Array("replayedThrough".utf8)
+    /// Commits per write transaction.
+    public static let batchSize: UInt64 = 2_000
+    /// Tables copied verbatim from the source when it has them: not derived from the
+    /// log, but needed to serve the copy.
+    static let copiedTables = ["auth", "secrets"]
+
+    /// Replays `source` through `sequence` into a new directory `outPath`, which must
+    /// not exist or be empty. With `checkpoints` (a directory ``Checkpoints/build(_:in:every:progress:)``
+    /// filled), it starts from the latest checkpoint at or before `sequence` that
+    /// matches the source's chain, and replays only the rest. `progress` gets the
+    /// last sequence replayed.
+    @discardableResult
+    public static func replay(
+        _ source: LogStore, through sequence: UInt64, to outPath: String, checkpoints: String? = nil,
+        progress: ((UInt64) -> Void)? = nil
+    ) throws -> Result {
+        let head = try source.lastSequence()
+        guard sequence <= head else {
+            throw CumulusError(.invalidArguments, "sequence \(sequence) is past the head of the log (\(head))")
+        }
+        let manager = FileManager.default
+        if manager.fileExists(atPath: outPath) {
+            let contents = (try? manager.contentsOfDirectory(atPath: outPath)) ?? ["?"]
+            guard contents.isEmpty else {
+                throw CumulusError(.invalidArguments, "\(outPath) exists and is not empty; name a new directory")
+            }
+        }
+        let start = try checkpoints.flatMap { try Checkpoints.latest(in: $0, atOrBefore: sequence, matching: source) }
+        if let start {
+            try manager.createDirectory(atPath: outPath, withIntermediateDirectories: true)
+            try manager.copyItem(atPath: start.path + "/data.mdb", toPath: outPath + "/data.mdb")
+            try manager.setAttributes([.posixPermissions: 0o644], ofItemAtPath: outPath + "/data.mdb")
+        }
+        do {
+            var options = LMDBEnvironment.Options()
+            // Nothing is acknowledged to anyone while this runs: sync once at the end.
+            options.durable = false
+            let environment = try LMDBEnvironment(path: outPath, options: options)
+            let store = start == nil
+                ? try LogStore.emptyCopy(in: environment, logID: source.logID, epoch: source.epoch)
+                : try LogStore(environment: environment)
+            let views = try Views(environment: environment)
+            try appendAndApply(source, through: sequence, into: store, views, progress: progress)
+            try copyTables(from: source.environment, to: environment)
+            try markReplayed(environment, through: sequence)
+            try environment.sync(force: true)
+        }
+        try manager.setAttributes([.posixPermissions: 0o444], ofItemAtPath: outPath + "/data.mdb")
+        return Result(sequence: sequence, path: outPath, checkpoint: start?.sequence)
+    }
+
+    /// Appends `source`'s frames after `store`'s head through `sequence`, byte for
+    /// byte, applying each commit to `views` in the transaction that appends it (a
+    /// follower's path). `stops` are sequences a batch must end at (checkpoints),
+    /// and `reached` is called at each.
+    static func appendAndApply(
+        _ source: LogStore, through sequence: UInt64, into store: LogStore, _ views: Views, stops: UInt64 = 0,
+        progress: ((UInt64) -> Void)?, reached: ((UInt64) throws -> Void)? = nil
+    ) throws {
+        let environment = store.environment
+        var next = store.head.sequence + 1
+        while next <= sequence {
+            var last = min(sequence, next + batchSize - 1)
+            // End batches at checkpoints: the first multiple of `stops` at or after `next`.
+            if stops > 0 { last = min(last, ((next - 1) / stops + 1) * stops) }
+            let frames = try source.rawFrames(from: next, limit: Int(last - next + 1), maxBytes: .max)
+            guard frames.count == Int(last - next + 1) else { throw LogError.missing(sequence: next) }
+            let outcome = try environment.write { txn -> AppendSession.Outcome in
+                var session = try store.beginAppend(in: txn)
+                for frame in frames {
+                    let commit = try session.appendFrame(frame, in: txn)
+                    try views.apply(commit, in: txn)
+                }
+                return try session.finish(in: txn)
+            }
+            store.didCommit(outcome)
+            progress?(last)
+            if stops > 0, last % stops == 0 { try reached?(last) }
+            next = last + 1
+        }
+    }
+
+    static func markReplayed(_ environment: LMDBEnvironment, through sequence: UInt64) throws {
+        let meta = try environment.table("meta")
+        try environment.write { txn in
+            try txn.put(meta, key: replayedThroughKey, value: BigEndian.bytes(sequence))
+        }
+    }
+
+    /// The sequence a replayed directory stops at, or `nil` for a live directory.
+    public static func replayedThrough(_ store: LogStore) throws -> UInt64? {
+        guard let meta = try? store.environment.table("meta") else { return nil }
+        return try store.environment.read { txn in
+            try txn.get(meta, key: replayedThroughKey).flatMap { BigEndian.decode(UInt64.self, from: $0) }
+        }
+    }
+
+    private static func copyTables(from source: LMDBEnvironment, to target: LMDBEnvironment) throws {
+        for name in copiedTables {
+            let into = try target.table(name)
+            // A read-only source lacks tables it never created.
+            guard let from = try? source.table(name) else { continue }
+            var entries: [([UInt8], [UInt8])] = []
+            try source.read { txn in
+                try txn.scan(from) { key, value in
+                    entries.append((Array(key), Array(value)))
+                    return true
+                }
+            }
+            try target.write { txn in
+                // A checkpoint may hold an older copy: the source's current one wins.
+                try txn.clear(into)
+                for (key, value) in entries { try txn.put(into, key: key, value: value) }
+            }
+        }
+        // A container needs a server secret to open read-only; a source without one
+        // (never served) gets a fresh one, as Container would make.
+        let secrets = try target.table("secrets")
+        let key = Array("server".utf8)
+        try target.write { txn in
+            guard try txn.get(secrets, key: key) == nil else { return }
+            var random = SystemRandomNumberGenerator()
+            try txn.put(secrets, key: key, value: (0..<32).map { _ in UInt8.random(in: 0...255, using: &random) })
+        }
+    }
+}
