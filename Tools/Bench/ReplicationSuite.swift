@@ -194,6 +194,13 @@ enum ReplicationSuite: BenchSuite {
         report.compare(
             "catch-up rate", Figure(same ? Double(head) / catchUpSeconds : 0, "commits/s"),
             baseline: "leader read + decode", Figure(Double(decoded) / readSeconds, "commits/s"), target: .atLeast(0.5))
+        // What bounds catch-up: deriving the views. The leader rebuilding its own views
+        // from the same log runs the same Views.apply, without network or frame checks.
+        pair.following.withLock { $0?.cancel() }
+        let rebuildSeconds = try measure { try leader.rebuild() }
+        ChangesSuite.compareWithoutTarget(
+            "catch-up rate", Figure(same ? Double(head) / catchUpSeconds : 0, "commits/s"),
+            baseline: "leader rebuild (Views.apply)", Figure(Double(head) / rebuildSeconds, "commits/s"))
         await pair.close()
     }
 }

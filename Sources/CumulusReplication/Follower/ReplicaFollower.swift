@@ -70,6 +70,17 @@ public final class ReplicaFollower: Sendable {
 
     /// One connection: hello, epoch and identity checks, then the stream.
     func session(onProgress: () -> Void) async throws {
+        let started = ContinuousClock.now
+        do {
+            try await connectAndStream()
+        } catch {
+            // A session that heard from the leader resets the backoff.
+            if state.withLock({ $0.lastContact.map { $0 > started } ?? false }) { onProgress() }
+            throw error
+        }
+    }
+
+    private func connectAndStream() async throws {
         setPhase("connecting", problem: nil)
         let store = container.store
         let hello = try await client.hello(follower: name, epoch: store.epoch)
@@ -90,7 +101,6 @@ public final class ReplicaFollower: Sendable {
         }
         try store.adoptEpoch(identity.epoch)
         let head = store.head
-        var decoder = ReplicationMessageDecoder()
         let reporter = Task { [client, name] in
             var reported: UInt64 = .max
             while !Task.isCancelled {
@@ -103,12 +113,37 @@ public final class ReplicaFollower: Sendable {
         }
         defer { reporter.cancel() }
         setPhase("streaming", problem: nil)
-        try await client.stream(follower: name, identity: store.identity, after: head.sequence, hash: head.hash) { chunk in
-            decoder.append(chunk)
-            while let message = try decoder.next() {
-                try await apply(message)
-                onProgress()
+        // Two tasks: the reader decodes what arrives, the applier applies all frames
+        // received so far in one transaction (``FrameInbox``).
+        let inbox = FrameInbox()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                while let batch = await inbox.take() {
+                    do {
+                        try await self.apply(.frames(batch.frames, leaderHead: batch.leaderHead))
+                    } catch {
+                        inbox.fail()
+                        throw error
+                    }
+                }
             }
+            group.addTask { [client, name] in
+                defer { inbox.close() }
+                var decoder = ReplicationMessageDecoder()
+                try await client.stream(follower: name, identity: store.identity, after: head.sequence, hash: head.hash) {
+                    chunk in
+                    decoder.append(chunk)
+                    while let message = try decoder.next() {
+                        if case .frames(let frames, let leaderHead) = message {
+                            guard await inbox.put(frames, leaderHead: leaderHead) else { return }
+                        } else {
+                            try await self.apply(message)
+                        }
+                    }
+                }
+            }
+            // The first failure ends the session; the group cancels the other task.
+            for try await _ in group {}
         }
         throw ReplicationError.unreachable("the leader closed the stream")
     }
