@@ -185,7 +185,8 @@ extension CloudKitAPI {
         }
         let keys = try desiredKeys(options["desiredKeys"]).map(Array.init)
         let changes = try await context.database.fetchZoneChanges(
-            zone, since: token, resultsLimit: limit, desiredKeys: keys, as: context.caller.user)
+            zone, since: token, resultsLimit: limit, desiredKeys: keys, catchUpTimeout: context.catchUpWait,
+            as: context.caller.user)
         let records = changes.changed.map { RecordJSON.encode($0, numbersAsStrings: context.numbersAsStrings) }
             + changes.deleted.map(RecordJSON.deletion)
         var page: [String: JSONValue] = [

@@ -83,7 +83,8 @@ extension CloudKitAPI {
             token = parsed
         }
         let limit = body["resultsLimit"]?.int64Value.map { Int(max(1, min($0, Int64(Database.maxChangesLimit)))) }
-        let changes = try await context.database.fetchDatabaseChanges(since: token, resultsLimit: limit, as: context.caller.user)
+        let changes = try await context.database.fetchDatabaseChanges(
+            since: token, resultsLimit: limit, catchUpTimeout: context.catchUpWait, as: context.caller.user)
         let zones: [JSONValue] = changes.changedZones.map { ["zoneID": $0.wireJSON] }
             + changes.deletedZones.map { ["zoneID": $0.wireJSON, "deleted": true] }
         let tokenString = JSONValue.string(changes.token.base64)

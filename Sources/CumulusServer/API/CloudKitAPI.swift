@@ -59,6 +59,9 @@ public struct CloudKitAPI: Sendable {
         var numbersAsStrings: Bool
         /// Becomes the commit's request ID.
         var requestID: String
+        /// How long a change token ahead of this node may be waited for (a follower
+        /// catching up with the leader that issued it).
+        var catchUpWait: Duration = CloudKitAPI.defaultCatchUpWait
     }
 
     /// Answers one request. Never throws: every failure becomes a CloudKit error body.
@@ -112,13 +115,7 @@ public struct CloudKitAPI: Sendable {
         guard let wanted = UInt64(text) else {
             throw CumulusError(.invalidArguments, "X-Cumulus-Min-Sequence must be a sequence number, not '\(text.prefix(40))'")
         }
-        var wait = Self.defaultCatchUpWait
-        if let text = request.headers["x-cumulus-max-wait-ms"] {
-            guard let ms = Int64(text), ms >= 0 else {
-                throw CumulusError(.invalidArguments, "X-Cumulus-Max-Wait-Ms must be a number of milliseconds")
-            }
-            wait = min(.milliseconds(ms), Self.maxCatchUpWait)
-        }
+        let wait = try Self.catchUpWait(request)
         let store = container.store
         let clock = ContinuousClock()
         let deadline = clock.now + wait
@@ -136,6 +133,15 @@ public struct CloudKitAPI: Sendable {
                 group.cancelAll()
             }
         }
+    }
+
+    /// `X-Cumulus-Max-Wait-Ms`, capped, or the default.
+    static func catchUpWait(_ request: APIRequest) throws -> Duration {
+        guard let text = request.headers["x-cumulus-max-wait-ms"] else { return defaultCatchUpWait }
+        guard let ms = Int64(text), ms >= 0 else {
+            throw CumulusError(.invalidArguments, "X-Cumulus-Max-Wait-Ms must be a number of milliseconds")
+        }
+        return min(.milliseconds(ms), maxCatchUpWait)
     }
 
     /// A bounded label for a path: the operation (`records/modify`), never names.
@@ -222,7 +228,8 @@ public struct CloudKitAPI: Sendable {
         let numbersAsStrings = body["numbersAsStrings"]?.boolValue ?? body["numberAsStrings"]?.boolValue
             ?? (request.query["numbersAsStrings"] == "true")
         let context = Context(
-            caller: caller, database: database, body: body, numbersAsStrings: numbersAsStrings, requestID: requestID)
+            caller: caller, database: database, body: body, numbersAsStrings: numbersAsStrings, requestID: requestID,
+            catchUpWait: try Self.catchUpWait(request))
         switch (request.method, operation) {
         case ("POST", "records/modify"): return try await modifyRecords(context)
         case ("POST", "records/lookup"): return try lookupRecords(context)

@@ -115,6 +115,26 @@ struct ReplicationProcessTests {
             let fields = records.first?["fields"] as? [String: Any]
             #expect((fields?["n"] as? [String: Any])?["value"] as? Int == round, "\(read.text)")
         }
+        // A change token from the leader works on the follower: it waits for the
+        // token's position if it has to, then lists what came after it.
+        let first = try await TestHTTP.request(
+            cluster.privateURL(leader, "records/changes"), method: .POST, body: ["zoneID": ["zoneName": "_defaultZone"]])
+        let token = try #require(first.json["syncToken"] as? String, "\(first.text)")
+        #expect(try await cluster.save("after-token", value: 7, on: leader).status == 200)
+        let later = try await TestHTTP.request(
+            cluster.privateURL(leader, "records/changes"), method: .POST, body: ["zoneID": ["zoneName": "_defaultZone"]])
+        let laterToken = try #require(later.json["syncToken"] as? String)
+        let onFollower = try await TestHTTP.request(
+            cluster.privateURL(follower, "records/changes"), method: .POST,
+            body: ["zoneID": ["zoneName": "_defaultZone"], "syncToken": token])
+        #expect(onFollower.status == 200, "\(onFollower.text)")
+        let names = (onFollower.json["records"] as? [[String: Any]] ?? []).compactMap { $0["recordName"] as? String }
+        #expect(names.contains("after-token"), "\(onFollower.text)")
+        let fromLater = try await TestHTTP.request(
+            cluster.privateURL(follower, "records/changes"), method: .POST,
+            body: ["zoneID": ["zoneName": "_defaultZone"], "syncToken": laterToken])
+        #expect(fromLater.status == 200, "\(fromLater.text)")
+
         // A sequence the leader never made: a retryable error after the wait.
         let ahead = try await TestHTTP.request(
             cluster.privateURL(follower, "records/lookup"), method: .POST, body: ["records": [["recordName": "mine-0"]]],
