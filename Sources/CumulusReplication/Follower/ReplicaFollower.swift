@@ -102,11 +102,14 @@ public final class ReplicaFollower: Sendable {
         try store.adoptEpoch(identity.epoch)
         let head = store.head
         let reporter = Task { [client, name] in
-            var reported: UInt64 = .max
+            // Every 200 ms when the position moved, every second regardless: the
+            // leader shows how long ago each follower reported.
+            var reported: (applied: UInt64, at: ContinuousClock.Instant)?
             while !Task.isCancelled {
                 let applied = store.head.sequence
-                if applied != reported, (try? await client.report(follower: name, applied: applied)) != nil {
-                    reported = applied
+                let due = reported.map { $0.applied != applied || ContinuousClock.now - $0.at >= .seconds(1) } ?? true
+                if due, (try? await client.report(follower: name, applied: applied)) != nil {
+                    reported = (applied, .now)
                 }
                 try? await Task.sleep(for: .milliseconds(200))
             }

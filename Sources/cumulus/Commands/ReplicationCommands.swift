@@ -20,7 +20,8 @@ struct StatusCommand: AsyncParsableCommand {
             status = try await client.status()
         } catch {
             await client.shutdown()
-            throw ValidationError("cannot read the status of \(url): \(error)")
+            FileHandle.standardError.write(Data("cumulus: cannot read the status of \(url): \(error)\n".utf8))
+            throw ExitCode(1)
         }
         await client.shutdown()
         if json {
