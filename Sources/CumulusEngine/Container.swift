@@ -28,7 +28,7 @@ public final class Container: Sendable {
     private let reaper: Task<Void, Never>?
     /// What this node does with writes; a leader that learns it was superseded is fenced.
     public let role: NodeRole
-    private let superseded = Mutex<UInt64?>(nil)
+    private let superseded: Mutex<UInt64?>
 
     /// Opens (creating if needed) the data directory at `path` in `role`. A
     /// follower or read-only node refuses every write with `notLeader`; only a
@@ -50,15 +50,25 @@ public final class Container: Sendable {
             try views.apply(commit, in: txn)
         }
         self.writer = writer
+        // A follower's directory opened as a leader (no --follow, or a maintenance
+        // command) still takes no writes: its log would fork from its leader's.
+        let followsOnDisk = role == .leader && store.isFollowerDirectory
+        let storedSuperseded = store.storedSupersededBy.flatMap { $0 > store.epoch ? $0 : nil }
+        superseded = Mutex(storedSuperseded)
         switch role {
-        case .leader: break
+        case .leader where followsOnDisk:
+            writer.fence(CumulusError(
+                .notLeader,
+                "this data directory belongs to a follower; start it with --follow LEADER-URL, or `cumulus promote` it first"))
+        case .leader:
+            if let epoch = storedSuperseded { writer.fence(Self.supersededError(store.epoch, by: epoch)) }
         case .follower(let leaderURL):
             writer.fence(CumulusError(.notLeader, "this node is a follower; send writes to the leader at \(leaderURL)"))
         case .readOnly:
             writer.fence(CumulusError(.notLeader, "this node serves a read-only data directory; it takes no writes"))
         }
         // It captures the parts, not the container, so the container can still go away.
-        reaper = environmentOptions.readOnly || role != .leader
+        reaper = environmentOptions.readOnly || role != .leader || followsOnDisk
             ? nil : Task.detached { await FiredOnceReaper.run(store: store, views: views, writer: writer) }
     }
 
@@ -72,10 +82,16 @@ public final class Container: Sendable {
             defer { seen = max(seen ?? 0, epoch) }
             return seen == nil
         }
-        writer.fence(CumulusError(
-            .notLeader,
-            "this node (epoch \(store.epoch)) was superseded by a leader in epoch \(epoch); it takes no writes — send them to the current leader"))
+        // Kept on disk, so a restart does not forget it.
+        try? store.recordSuperseded(by: epoch)
+        writer.fence(Self.supersededError(store.epoch, by: epoch))
         return first
+    }
+
+    static func supersededError(_ epoch: UInt64, by newer: UInt64) -> CumulusError {
+        CumulusError(
+            .notLeader,
+            "this node (epoch \(epoch)) was superseded by a leader in epoch \(newer); it takes no writes — send them to the current leader")
     }
 
     /// The newer epoch this node learned of, if it was superseded.

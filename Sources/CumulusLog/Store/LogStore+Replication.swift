@@ -20,11 +20,15 @@ extension LogStore {
         }
     }
 
-    /// Writes `identity` into the empty environment `environment` before a
-    /// ``LogStore`` is opened on it, so a follower's log carries its leader's identity
-    /// from its first commit. Refuses an environment whose log already holds
-    /// commits; a log with no commits yet takes the new identity.
-    public static func seedIdentity(_ identity: Identity, in environment: LMDBEnvironment) throws {
+    /// Writes `identity` into the environment `environment` before a ``LogStore`` is
+    /// opened on it, so a follower's log carries its leader's identity from its first
+    /// commit. Refuses an environment that holds commits of another log; never lowers
+    /// a stored epoch. With `follower`, also marks the directory as a follower's (see
+    /// ``isFollowerDirectory``).
+    public static func seedIdentity(
+        _ identity: Identity, follower: Bool = false, in environment: LMDBEnvironment,
+        also extra: ((LMDBWriteTransaction) throws -> Void)? = nil
+    ) throws {
         guard identity.logID.count == 16, identity.epoch >= 1 else {
             throw LogError.storage("a log identity has a 16-byte ID and an epoch of at least 1")
         }
@@ -35,9 +39,45 @@ extension LogStore {
             {
                 throw LogError.storage("\(environment.path) already holds another log; it cannot adopt a new identity")
             }
+            let stored = try txn.get(meta, key: metaEpoch).flatMap { BigEndian.decode(UInt64.self, from: $0) } ?? 0
             try txn.put(meta, key: metaLogID, value: identity.logID)
             try txn.put(meta, key: metaFormat, value: [storageFormat])
-            try txn.put(meta, key: metaEpoch, value: BigEndian.bytes(identity.epoch))
+            try txn.put(meta, key: metaEpoch, value: BigEndian.bytes(max(stored, identity.epoch)))
+            if follower { try txn.put(meta, key: metaRole, value: Array("follower".utf8)) }
+            try extra?(txn)
+        }
+    }
+
+    static let metaRole: [UInt8] = Array("role".utf8)
+    static let metaSupersededBy: [UInt8] = Array("supersededBy".utf8)
+
+    /// Marks the data directory in `environment` as a follower's (a downloaded snapshot,
+    /// before it is moved into place).
+    public static func markFollower(in environment: LMDBEnvironment) throws {
+        let meta = try environment.table("meta")
+        try environment.write { txn in try txn.put(meta, key: metaRole, value: Array("follower".utf8)) }
+    }
+
+    /// Whether this directory was seeded as a follower's and not promoted since: opened
+    /// without `--follow`, it must still take no writes, or its log would fork from
+    /// its leader's in the same epoch.
+    public var isFollowerDirectory: Bool {
+        (try? environment.read { try $0.get(tables.meta, key: Self.metaRole) }) == Array("follower".utf8)
+    }
+
+    /// The newer epoch this node learned of while it led, kept so a restart does not
+    /// forget it was superseded (`nil`: never).
+    public var storedSupersededBy: UInt64? {
+        (try? environment.read { try $0.get(tables.meta, key: Self.metaSupersededBy) })?
+            .flatMap { BigEndian.decode(UInt64.self, from: $0) }
+    }
+
+    /// Records that this node learned of `epoch` and was superseded.
+    public func recordSuperseded(by epoch: UInt64) throws {
+        guard !environment.options.readOnly else { return }
+        try environment.write { txn in
+            let stored = try txn.get(tables.meta, key: Self.metaSupersededBy).flatMap { BigEndian.decode(UInt64.self, from: $0) } ?? 0
+            if epoch > stored { try txn.put(tables.meta, key: Self.metaSupersededBy, value: BigEndian.bytes(epoch)) }
         }
     }
 
@@ -64,6 +104,8 @@ extension LogStore {
         let next = try environment.write { txn -> UInt64 in
             let stored = try txn.get(tables.meta, key: Self.metaEpoch).flatMap { BigEndian.decode(UInt64.self, from: $0) } ?? 1
             try txn.put(tables.meta, key: Self.metaEpoch, value: BigEndian.bytes(stored + 1))
+            // A leader from now on: no longer a follower's directory.
+            _ = try txn.delete(tables.meta, key: Self.metaRole)
             return stored + 1
         }
         state.withLock { $0.epoch = next }

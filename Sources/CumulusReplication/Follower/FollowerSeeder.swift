@@ -39,41 +39,65 @@ public enum FollowerSeeder {
             logger.warning("re-seeding: the old copy was moved to \(aside)")
         }
         guard !files.fileExists(atPath: path + "/data.mdb") else { return .existing }
+        // A leader that cannot be reached yet (starting, or busy copying) is retried
+        // with backoff, like the stream; anything else stops the follower.
+        var delay = Duration.milliseconds(200)
+        while true {
+            do {
+                return try await seed(path: path, client: client, mode: mode, logger: logger, progress: progress)
+            } catch let error as ReplicationError where error.isTransient {
+                try Task.checkCancellation()
+                logger.warning("seeding: \(error); retrying in \(delay)")
+                try await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(10))
+            }
+        }
+    }
+
+    /// One seeding attempt. Everything is prepared in `path.seeding` and renamed into
+    /// place at the end, so a crash mid-way leaves no half-seeded directory behind.
+    static func seed(
+        path: String, client: LeaderClient, mode: Mode, logger: Logger, progress: (@Sendable (Int, Int) -> Void)?
+    ) async throws -> Outcome {
+        let files = FileManager.default
         let hello = try await client.hello()
         guard let identity = hello.identity else {
             throw ReplicationError.protocolViolation("the leader's hello has a malformed log ID or epoch")
         }
+        let staging = path + ".seeding"
+        try? files.removeItem(atPath: staging)
+        try files.createDirectory(atPath: staging, withIntermediateDirectories: true)
+        let outcome: Outcome
         switch mode {
         case .stream:
             let configuration = try await client.configuration()
-            try seedIdentity(path: path, identity: identity, configuration: configuration)
-            logger.info("seeded \(path) with log \(hello.logID) (epoch \(identity.epoch)); streaming from the start")
-            return .identity
+            try seedIdentity(path: staging, identity: identity, configuration: configuration)
+            outcome = .identity
         case .snapshot:
-            let staging = path + ".seeding"
-            try? files.removeItem(atPath: staging)
-            try files.createDirectory(atPath: staging, withIntermediateDirectories: true)
             let bytes = try await client.downloadSnapshot(to: staging + "/data.mdb", progress: progress)
             let head = try check(snapshot: staging, identity: identity)
-            // An empty directory made by hand is in the way of the rename.
-            if let contents = try? files.contentsOfDirectory(atPath: path) {
-                guard contents.isEmpty else {
-                    throw ReplicationError.refused("\(path) exists and is not a Cumulus data directory; give an empty or new path")
-                }
-                try files.removeItem(atPath: path)
-            }
-            try files.moveItem(atPath: staging, toPath: path)
-            logger.info("seeded \(path) from a snapshot of \(bytes) bytes holding commits up to \(head)")
-            return .snapshot(head: head, bytes: bytes)
+            outcome = .snapshot(head: head, bytes: bytes)
         }
+        // An empty directory made by hand is in the way of the rename.
+        if let contents = try? files.contentsOfDirectory(atPath: path) {
+            guard contents.isEmpty else {
+                throw ReplicationError.refused("\(path) exists and is not a Cumulus data directory; give an empty or new path")
+            }
+            try files.removeItem(atPath: path)
+        }
+        try files.moveItem(atPath: staging, toPath: path)
+        logger.info("seeded \(path) from \(client.leaderURL) (log \(hello.logID), epoch \(identity.epoch)): \(outcome)")
+        return outcome
     }
 
-    /// Writes `identity` and `configuration` into a new environment at `path`.
+    /// Writes `identity`, the follower mark and `configuration` into a new environment
+    /// at `path`, in one transaction.
     public static func seedIdentity(path: String, identity: LogStore.Identity, configuration: ReplicatedConfiguration) throws {
         let environment = try LMDBEnvironment(path: path)
-        try LogStore.seedIdentity(identity, in: environment)
         let handles = try ReplicatedConfiguration.openTables(in: environment)
-        try environment.write { txn in try configuration.write(to: handles, in: txn) }
+        try LogStore.seedIdentity(identity, follower: true, in: environment) { txn in
+            try configuration.write(to: handles, in: txn)
+        }
     }
 
     /// Opens a downloaded snapshot and checks it holds the expected log with an
@@ -89,6 +113,7 @@ public enum FollowerSeeder {
         guard report.isIntact else {
             throw ReplicationError.badFrame("the snapshot's log is damaged: \(report)")
         }
+        try LogStore.markFollower(in: environment)
         return head
     }
 }

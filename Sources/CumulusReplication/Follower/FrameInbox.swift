@@ -45,7 +45,7 @@ final class FrameInbox: Sendable {
             if let accepted { return accepted }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let ready = state.withLock { state -> Bool in
-                    if state.failed || state.closed || state.bytes + size <= maxBytes { return true }
+                    if state.failed || state.closed || state.bytes == 0 || state.bytes + size <= maxBytes { return true }
                     state.reader = continuation
                     return false
                 }

@@ -12,6 +12,9 @@ public final class LeaderClient: Sendable {
     public let leaderURL: String
     let secret: String
     let client: HTTPClient
+    /// For snapshots: the leader writes its copy before it answers, which can take
+    /// minutes for a large environment, so the read timeout is long.
+    let snapshotClient: HTTPClient
 
     /// A client for the leader at `leaderURL`, presenting `secret`. An idle stream
     /// (no message, not even a heartbeat, for `readTimeout`) is dropped and reopened.
@@ -23,11 +26,14 @@ public final class LeaderClient: Sendable {
             connect: .seconds(5), read: .milliseconds(readTimeout.milliseconds))
         configuration.redirectConfiguration = .disallow
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        configuration.timeout.read = .minutes(30)
+        snapshotClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
 
     /// Closes the connections.
     public func shutdown() async {
         try? await client.shutdown()
+        try? await snapshotClient.shutdown()
     }
 
     /// The leader's identity and head. A follower says its name and epoch, so a
@@ -72,17 +78,20 @@ public final class LeaderClient: Sendable {
     /// Opens the frame stream after `after` (whose chain hash is `hash`) and calls
     /// `body` with each received chunk until the stream ends or `body` throws.
     public func stream(
-        follower: String, identity: LogStore.Identity, after: UInt64, hash: [UInt8],
+        follower: String, identity: LogStore.Identity, after: UInt64, hash: [UInt8], opened: () throws -> Void = {},
         _ body: ([UInt8]) async throws -> Void
     ) async throws {
         let path = "/replication/stream?follower=\(Self.escape(follower))&logID=\(Hex.encode(identity.logID))"
             + "&epoch=\(identity.epoch)&after=\(after)&hash=\(Hex.encode(hash))"
         let response = try await open(path, method: .GET)
         try await check(response)
+        try opened()
         do {
             for try await chunk in response.body { try await body(Array(chunk.readableBytesView)) }
         } catch let error as ReplicationError {
             throw error
+        } catch is CancellationError {
+            throw CancellationError()
         } catch {
             throw ReplicationError.unreachable("the stream broke: \(error)")
         }
@@ -90,7 +99,7 @@ public final class LeaderClient: Sendable {
 
     /// Downloads a snapshot of the leader's environment into `file`; returns its size.
     public func downloadSnapshot(to file: String, progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> Int {
-        let response = try await open("/replication/snapshot", method: .GET)
+        let response = try await open("/replication/snapshot", method: .GET, using: snapshotClient, deadline: .hours(24))
         try await check(response)
         let expected = response.headers.first(name: "x-cumulus-snapshot-bytes").flatMap(Int.init) ?? -1
         _ = FileManager.default.createFile(atPath: file, contents: nil)
@@ -117,13 +126,15 @@ public final class LeaderClient: Sendable {
 
     // MARK: - HTTP
 
-    private func open(_ path: String, method: HTTPMethod) async throws -> HTTPClientResponse {
+    private func open(
+        _ path: String, method: HTTPMethod, using client: HTTPClient? = nil, deadline: TimeAmount = .hours(1)
+    ) async throws -> HTTPClientResponse {
         var request = HTTPClientRequest(url: leaderURL + path)
         request.method = method
         request.headers.add(name: ReplicationLeader.secretHeader, value: secret)
         do {
             // Streams reconnect now and then; the read timeout catches a silent leader.
-            return try await client.execute(request, timeout: .hours(1))
+            return try await (client ?? self.client).execute(request, timeout: deadline)
         } catch {
             throw ReplicationError.unreachable("\(leaderURL): \(error)")
         }
@@ -147,6 +158,7 @@ public final class LeaderClient: Sendable {
         switch response.status.code {
         case 401, 403: throw ReplicationError.refused(reason)
         case 409: throw ReplicationError.diverged(reason)
+        case 503: throw ReplicationError.unreachable("\(leaderURL) cannot serve replication now: \(reason)")
         case 412: throw ReplicationError.staleEpoch(reason)
         case 400: throw ReplicationError.protocolViolation(reason)
         default: throw ReplicationError.unreachable("HTTP \(response.status.code): \(reason)")

@@ -84,7 +84,7 @@ public final class ReplicaFollower: Sendable {
         setPhase("connecting", problem: nil)
         let store = container.store
         let hello = try await client.hello(follower: name, epoch: store.epoch)
-        noteContact(leaderHead: hello.head)
+        state.withLock { $0.leaderHead = max($0.leaderHead, hello.head) }
         guard let identity = hello.identity else {
             throw ReplicationError.protocolViolation("the leader's hello has a malformed log ID or epoch")
         }
@@ -99,7 +99,6 @@ public final class ReplicaFollower: Sendable {
         guard hello.role == "leader" else {
             throw ReplicationError.unreachable("\(client.leaderURL) is not a leader (\(hello.role))")
         }
-        try store.adoptEpoch(identity.epoch)
         let head = store.head
         let reporter = Task { [client, name] in
             // Every 200 ms when the position moved, every second regardless: the
@@ -121,7 +120,7 @@ public final class ReplicaFollower: Sendable {
         let inbox = FrameInbox()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                while let batch = await inbox.take() {
+                while let batch = await inbox.take(), !Task.isCancelled {
                     do {
                         try await self.apply(.frames(batch.frames, leaderHead: batch.leaderHead))
                     } catch {
@@ -133,12 +132,17 @@ public final class ReplicaFollower: Sendable {
             group.addTask { [client, name] in
                 defer { inbox.close() }
                 var decoder = ReplicationMessageDecoder()
-                try await client.stream(follower: name, identity: store.identity, after: head.sequence, hash: head.hash) {
-                    chunk in
+                try await client.stream(
+                    follower: name, identity: store.identity, after: head.sequence, hash: head.hash,
+                    // The leader accepted this node's position: only now is its
+                    // (newer) epoch this node's too.
+                    opened: { try store.adoptEpoch(identity.epoch) }
+                ) { chunk in
                     decoder.append(chunk)
                     while let message = try decoder.next() {
                         if case .frames(let frames, let leaderHead) = message {
-                            guard await inbox.put(frames, leaderHead: leaderHead) else { return }
+                            // The applier failed: stop reading; its error ends the session.
+                            guard await inbox.put(frames, leaderHead: leaderHead) else { throw CancellationError() }
                         } else {
                             try await self.apply(message)
                         }
@@ -158,6 +162,8 @@ public final class ReplicaFollower: Sendable {
             let commits: [Commit]
             do {
                 commits = try await container.writer.replicate(frames)
+            } catch LogError.closed {
+                throw CancellationError()
             } catch let error as LogError {
                 throw ReplicationError.badFrame("\(error); nothing from this batch was applied")
             }
@@ -190,6 +196,7 @@ public final class ReplicaFollower: Sendable {
             try environment.write { txn in try configuration.write(to: handles, in: txn) }
             noteContact(leaderHead: 0)
         case .failure(let reason):
+            // The one reason a leader ends a stream today is being superseded.
             throw ReplicationError.staleEpoch("the leader stopped the stream: \(reason)")
         }
     }

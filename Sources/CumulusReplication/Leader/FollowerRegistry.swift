@@ -30,7 +30,8 @@ final class FollowerRegistry: Sendable {
 
     func report(_ name: String, applied: UInt64) {
         update(name) {
-            $0.applied = applied
+            // Reports may arrive out of order; a position never goes back.
+            $0.applied = max($0.applied, applied)
             $0.reportedAt = .now
         }
     }

@@ -4,6 +4,7 @@ import CumulusModel
 import CumulusStorage
 import Foundation
 import Logging
+import Synchronization
 
 /// The leader's side of replication (SPEC §11): it says which log it holds, streams
 /// its stored frames to followers from the position each holds, hands out
@@ -22,6 +23,9 @@ public final class ReplicationLeader: Sendable {
     let logger: Logger
     /// Where snapshots are written before they are streamed.
     let snapshotDirectory: String
+    /// Whether a snapshot is being written: one at a time, so followers seeding at
+    /// once cannot fill the leader's disk with copies.
+    let copying = Mutex(false)
 
     /// The header that carries the replication secret.
     public static let secretHeader = "x-cumulus-replication-secret"
@@ -97,6 +101,14 @@ public final class ReplicationLeader: Sendable {
     /// LMDB's copy holds its read snapshot only as long as the local copy takes,
     /// not as long as a slow network does. The file is deleted when the stream ends.
     public func snapshot() async throws -> SnapshotFile {
+        let busy = copying.withLock { copying -> Bool in
+            defer { copying = true }
+            return copying
+        }
+        guard !busy else {
+            throw ReplicationError.unreachable("another follower's snapshot is being written; retry shortly")
+        }
+        defer { copying.withLock { $0 = false } }
         let directory = snapshotDirectory + "/" + UUID().uuidString
         let environment = container.store.environment
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -133,12 +145,5 @@ public final class ReplicationLeader: Sendable {
         return ReplicationStatus(
             role: container.role.name, logID: Hex.encode(store.logID), epoch: store.epoch, head: head,
             supersededBy: container.supersededBy, following: nil, followers: lags)
-    }
-}
-
-extension Duration {
-    /// The duration in whole milliseconds.
-    var milliseconds: Int64 {
-        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
     }
 }

@@ -1,3 +1,4 @@
+import CumulusLog
 import CumulusModel
 import Foundation
 
@@ -20,7 +21,8 @@ public enum ReplicationMessage: Sendable, Equatable {
 
     /// The largest message accepted: a hostile or broken peer cannot make a
     /// follower allocate more than this for one message.
-    public static let maxLength = 64 << 20
+    /// It admits the largest frame a log can hold (``Frame/maxUncompressedLength``).
+    public static let maxLength = Frame.maxUncompressedLength + (1 << 20)
 
     enum Kind: UInt8 {
         case frames = 1, heartbeat = 2, configuration = 3, failure = 4

@@ -74,7 +74,8 @@ public struct ReplicationStatus: Sendable, Codable, Hashable {
         }
         if !followers.isEmpty {
             func label(_ name: String) -> String {
-                "{follower=\"" + name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"}"
+                "{follower=\"" + name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                    .replacingOccurrences(of: "\n", with: "\\n") + "\"}"
             }
             gauge("follower_lag_commits", "Commits a follower lacks", followers.map { (label($0.name), String($0.lagCommits)) })
             gauge("follower_lag_seconds", "How far a follower is behind",

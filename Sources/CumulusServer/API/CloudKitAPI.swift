@@ -73,7 +73,6 @@ public struct CloudKitAPI: Sendable {
         let started = ContinuousClock.now
         var response: APIResponse
         do {
-            try await waitForRequestedSequence(request)
             response = try await route(request, requestID: requestID)
         } catch {
             response = Self.errorResponse(error)
@@ -117,6 +116,12 @@ public struct CloudKitAPI: Sendable {
         }
         let wait = try Self.catchUpWait(request)
         let store = container.store
+        // A leader already holds every commit it made: waiting could not help.
+        if container.role == .leader && container.supersededBy == nil && wanted > store.head.sequence {
+            throw CumulusError(
+                .serverRejectedRequest,
+                "this leader's log ends at \(store.head.sequence); commit \(wanted) was never made here (is the sequence from another cluster?)")
+        }
         let clock = ContinuousClock()
         let deadline = clock.now + wait
         while store.head.sequence < wanted {
@@ -203,6 +208,8 @@ public struct CloudKitAPI: Sendable {
             return .error(.limitExceeded, "request body of \(request.body.count) bytes; the limit is \(Self.maxBodyBytes)")
         }
         let caller = try authenticate(request, container: containerName)
+        // Only authenticated callers may hold a request open waiting for a sequence.
+        try await waitForRequestedSequence(request)
         guard let scope = DatabaseScope(name: parts[4]) else {
             return .error(.badRequest, "database must be 'public', 'private' or 'shared', not '\(parts[4])'")
         }

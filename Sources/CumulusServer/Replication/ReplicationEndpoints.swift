@@ -56,8 +56,7 @@ public struct ReplicationEndpoints: Sendable {
             default: break
             }
             guard let leader else {
-                return Self.failure(
-                    409, "this node is not a leader (\(container.role)); replicate from the leader")
+                return Self.failure(503, "this node is not a leader (\(container.role)); replicate from the leader")
             }
             switch (request.method, operation) {
             case ("GET", "configuration"):
@@ -91,9 +90,10 @@ public struct ReplicationEndpoints: Sendable {
             switch error {
             case .diverged(let why): return Self.failure(409, why)
             case .staleEpoch(let why): return Self.failure(412, why)
-            case .refused(let why): return Self.failure(409, why)
+            case .refused(let why): return Self.failure(503, why)
             case .protocolViolation(let why): return Self.failure(400, why)
-            case .badFrame(let why), .unreachable(let why): return Self.failure(500, why)
+            case .unreachable(let why): return Self.failure(503, why)
+            case .badFrame(let why): return Self.failure(500, why)
             }
         } catch {
             return Self.failure(500, "\(error)")
@@ -115,7 +115,18 @@ public struct ReplicationEndpoints: Sendable {
         return difference == 0
     }
 
+    /// A refusal with CloudKit-style `serverErrorCode` (SPEC §13's codes on the wire).
     static func failure(_ status: Int, _ reason: String) -> Answer {
-        .json(status, (try? Array(JSONValue.object(["reason": .string(reason)]).serialized())) ?? [])
+        let code: ServerErrorCode = switch status {
+        case 400: .badRequest
+        case 403: .accessDenied
+        case 404: .notFound
+        case 409: .conflict
+        case 412: .changeTokenExpired
+        case 503: .tryAgainLater
+        default: .internalError
+        }
+        let body: JSONValue = ["serverErrorCode": .string(code.name), "reason": .string(reason)]
+        return .json(status, (try? Array(body.serialized())) ?? [])
     }
 }

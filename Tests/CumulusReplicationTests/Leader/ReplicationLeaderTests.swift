@@ -127,4 +127,50 @@ struct ReplicationLeaderTests {
         #expect(reopened.store.epoch == 4)
         reopened.close()
     }
+
+    @Test("a follower's directory opened as a leader still refuses writes, until it is promoted")
+    func followerDirectoryStaysFenced() async throws {
+        let leader = try Container(path: ReplicationWorld.temporaryPath())
+        let path = ReplicationWorld.temporaryPath()
+        do {
+            let follower = try ReplicationWorld.follower(of: leader, path: path)
+            follower.close()
+        }
+        let zone = ZoneID(zoneName: "Elsewhere", ownerName: ReplicationWorld.user)
+        do {
+            let opened = try Container(path: path)
+            #expect(opened.store.isFollowerDirectory)
+            await #expect(throws: CumulusError.self) {
+                _ = try await ReplicationWorld.database(opened).saveZones([zone], as: ReplicationWorld.user)
+            }
+            #expect(try opened.store.promote() == 2)
+            opened.close()
+        }
+        let promoted = try Container(path: path)
+        #expect(!promoted.store.isFollowerDirectory)
+        _ = try await ReplicationWorld.database(promoted).saveZones([zone], as: ReplicationWorld.user)
+        #expect(promoted.store.head.sequence == 1)
+        promoted.close()
+        leader.close()
+    }
+
+    @Test("a superseded leader stays fenced after a restart")
+    func supersededSurvivesRestart() async throws {
+        let path = ReplicationWorld.temporaryPath()
+        do {
+            let container = try Container(path: path)
+            #expect(container.supersede(by: 3))
+            container.close()
+        }
+        let reopened = try Container(path: path)
+        #expect(reopened.supersededBy == 3)
+        do {
+            _ = try await ReplicationWorld.database(reopened).saveZones(
+                [ZoneID(zoneName: "Late", ownerName: ReplicationWorld.user)], as: ReplicationWorld.user)
+            Issue.record("a superseded leader took a write after a restart")
+        } catch let error as CumulusError {
+            #expect(error.code == .notLeader)
+        }
+        reopened.close()
+    }
 }

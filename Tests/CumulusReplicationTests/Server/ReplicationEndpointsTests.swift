@@ -88,7 +88,7 @@ struct ReplicationEndpointsTests {
         let follower = try ReplicationWorld.follower(of: leader)
         let endpoints = ReplicationEndpoints(container: follower, secret: Self.secret, leader: nil, follower: nil)
         let answer = await endpoints.answer(Self.request("/replication/snapshot"))
-        #expect(Self.status(of: answer) == 409)
+        #expect(Self.status(of: answer) == 503)
         #expect(Self.reason(of: answer).contains("not a leader"))
         leader.close()
         follower.close()
