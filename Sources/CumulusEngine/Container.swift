@@ -124,10 +124,7 @@ public final class Container: Sendable {
     /// Whether `secret` is this node's server secret (constant time): a follower
     /// checks its leader's is the same, or the leader's tokens would not open here.
     public func hasServerSecret(_ secret: [UInt8]) -> Bool {
-        guard secret.count == self.secret.count else { return false }
-        var difference: UInt8 = 0
-        for (a, b) in zip(secret, self.secret) { difference |= a ^ b }
-        return difference == 0
+        ConstantTime.equal(secret, self.secret)
     }
 
     /// A handle to one database.

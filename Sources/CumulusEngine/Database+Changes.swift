@@ -299,13 +299,10 @@ extension Database {
                     .serverRejectedRequest,
                     "this server has not yet caught up with the change token's position; retry shortly")
             }
-            let seen = store.head.sequence
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { await store.waitForCommit(after: seen) }
-                group.addTask { try await Task.sleep(until: min(deadline, clock.now + .milliseconds(100)), clock: clock) }
-                try await group.next()
-                group.cancelAll()
-            }
+            // Re-read the feed head at least every 100 ms: a commit to another zone
+            // wakes the wait without moving this feed.
+            await store.waitForCommit(after: store.head.sequence, until: min(deadline, clock.now + .milliseconds(100)))
+            try Task.checkCancellation()
         }
     }
 }

@@ -14,7 +14,7 @@ public struct ViewDigest: Sendable, Hashable, CustomStringConvertible {
 
     /// `table: entries, hash prefix`.
     public var description: String {
-        "\(table): \(entries) entries, " + hash.prefix(8).map { String(format: "%02x", $0) }.joined()
+        "\(table): \(entries) entries, " + Hex.encode(Array(hash.prefix(8)))
     }
 
     /// Digests `table` as `txn` sees it.

@@ -1,4 +1,5 @@
 import CumulusLog
+import CumulusModel
 import CumulusStorage
 import Foundation
 
@@ -104,7 +105,7 @@ public enum ViewVerifier {
                 let right = index < entriesB.count ? entriesB[index] : nil
                 if left?.0 != right?.0 || left?.1 != right?.1 {
                     let key = [left?.0, right?.0].compactMap { $0 }.min { $0.lexicographicallyPrecedes($1) } ?? []
-                    found = key.map { String(format: "%02x", $0) }.joined()
+                    found = Hex.encode(key)
                     break
                 }
             }

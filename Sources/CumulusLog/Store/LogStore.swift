@@ -259,6 +259,21 @@ public final class LogStore: Sendable {
         }
     }
 
+    /// Suspends until a commit after `sequence` is published or `deadline` passes;
+    /// returns whether one was. The one bounded wait that long-polls, catch-up waits
+    /// and replication heartbeats share.
+    @discardableResult
+    public func waitForCommit(after sequence: UInt64, until deadline: ContinuousClock.Instant) async -> Bool {
+        if head.sequence > sequence { return true }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.waitForCommit(after: sequence) }
+            group.addTask { try? await Task.sleep(until: deadline, clock: ContinuousClock()) }
+            await group.next()
+            group.cancelAll()
+        }
+        return head.sequence > sequence
+    }
+
     /// The zone's feed after zone position `after` (0: from the start), at most `limit` entries.
     public func zoneFeed(_ database: DatabaseID, _ zone: ZoneID, after: UInt64, limit: Int = .max) throws
         -> [ZoneFeedEntry]

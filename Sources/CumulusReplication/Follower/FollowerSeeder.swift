@@ -1,4 +1,5 @@
 import CumulusLog
+import CumulusModel
 import CumulusStorage
 import Foundation
 import Logging

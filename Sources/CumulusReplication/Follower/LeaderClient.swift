@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import CumulusLog
+import CumulusModel
 import Foundation
 import NIOCore
 import NIOHTTP1

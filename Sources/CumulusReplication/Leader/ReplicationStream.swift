@@ -64,29 +64,11 @@ public struct ReplicationStream: AsyncSequence, Sendable {
                     return ReplicationMessage.frames(frames, leaderHead: Swift.max(store.head.sequence, next - 1)).encoded()
                 }
                 let seen = next - 1
-                let arrived = await Self.waitForCommit(store, after: seen, timeout: leader.heartbeatInterval)
+                let arrived = await store.waitForCommit(after: seen, until: .now + leader.heartbeatInterval)
                 if Task.isCancelled { return nil }
                 if !arrived {
                     return ReplicationMessage.heartbeat(leaderHead: store.head.sequence, now: .now()).encoded()
                 }
-            }
-        }
-
-        /// Whether a commit after `sequence` arrived within `timeout`.
-        static func waitForCommit(_ store: LogStore, after sequence: UInt64, timeout: Duration) async -> Bool {
-            if store.head.sequence > sequence { return true }
-            return await withTaskGroup(of: Bool.self) { group in
-                group.addTask {
-                    await store.waitForCommit(after: sequence)
-                    return true
-                }
-                group.addTask {
-                    try? await Task.sleep(for: timeout)
-                    return false
-                }
-                let first = await group.next() ?? false
-                group.cancelAll()
-                return first || store.head.sequence > sequence
             }
         }
     }

@@ -1,5 +1,6 @@
 import CumulusEngine
 import CumulusLog
+import CumulusModel
 import Foundation
 
 /// What a node says of itself (`GET /replication/hello`): which log it holds, in

@@ -1,3 +1,4 @@
+import CumulusModel
 import CumulusEngine
 
 /// A node's replication state as `GET /replication/status` reports it and

@@ -79,13 +79,7 @@ extension CloudKitAPI {
                     "token": .string(page.token.base64), "moreComing": .bool(page.moreComing),
                 ])
             }
-            let store = container.store
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await store.waitForCommit(after: seen) }
-                group.addTask { try? await Task.sleep(until: deadline, clock: clock) }
-                await group.next()
-                group.cancelAll()
-            }
+            await container.store.waitForCommit(after: seen, until: deadline)
         }
     }
 

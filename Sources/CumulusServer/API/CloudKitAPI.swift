@@ -130,13 +130,7 @@ public struct CloudKitAPI: Sendable {
                     .serverRejectedRequest,
                     "this node holds commits up to \(store.head.sequence), not yet \(wanted); retry shortly or ask the leader")
             }
-            let seen = store.head.sequence
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await store.waitForCommit(after: seen) }
-                group.addTask { try? await Task.sleep(until: deadline, clock: clock) }
-                await group.next()
-                group.cancelAll()
-            }
+            await store.waitForCommit(after: store.head.sequence, until: deadline)
         }
     }
 

@@ -109,10 +109,7 @@ public struct ReplicationEndpoints: Sendable {
 
     func authorizes(_ presented: String?) -> Bool {
         guard let presented else { return false }
-        let digest = Array(SHA256.hash(data: Array(presented.utf8)))
-        var difference: UInt8 = 0
-        for (a, b) in zip(digest, secretDigest) { difference |= a ^ b }
-        return difference == 0
+        return ConstantTime.equal(Array(SHA256.hash(data: Array(presented.utf8))), secretDigest)
     }
 
     /// A refusal with CloudKit-style `serverErrorCode` (SPEC §13's codes on the wire).

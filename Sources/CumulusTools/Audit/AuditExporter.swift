@@ -24,7 +24,7 @@ public enum AuditExporter {
     ) throws -> Summary {
         var resolved = filter
         resolved.through = min(filter.through, try store.lastSequence())
-        let header = AuditHeader(logID: EntryFormatter.hex(store.logID), filter: resolved)
+        let header = AuditHeader(logID: Hex.encode(store.logID), filter: resolved)
         try output.write(header.line(format))
         if format == .csv { try output.write(CSV.row(EntryFormatter.columns)) }
         var events = 0

@@ -44,7 +44,7 @@ public enum AuditVerifier {
             report.problem = problem
             return report
         }
-        let logID = EntryFormatter.hex(store.logID)
+        let logID = Hex.encode(store.logID)
         guard file.header.logID == logID else {
             return fail(1, "the export is of log \(file.header.logID), this data directory holds log \(logID)")
         }

@@ -18,7 +18,7 @@ public enum EntryFormatter {
             String(entry.sequence), String(entry.eventIndex), ToolTime.iso(entry.time), entry.user, entry.requestID,
             entry.operation, entry.database?.description ?? "", entry.zone?.description ?? "",
             entry.recordName ?? "", entry.recordType ?? "", entry.changedKeys.joined(separator: ";"),
-            entry.cause ?? "", entry.changeTag ?? "", hex(entry.commitHash), hex(entry.previousHash),
+            entry.cause ?? "", entry.changeTag ?? "", Hex.encode(entry.commitHash), Hex.encode(entry.previousHash),
         ]
     }
 
@@ -54,14 +54,6 @@ public enum EntryFormatter {
         if let cause = entry.cause { line += "  cause: " + cause }
         if let tag = entry.changeTag { line += "  tag: " + tag }
         return line
-    }
-
-    /// Lower-case hex.
-    public static func hex(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        LineRenderer.hex(bytes, &out)
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// `text` as a JSON string literal.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CumulusLog
+import CumulusModel
 import CumulusStorage
 import CumulusTools
 import Foundation
@@ -98,7 +99,7 @@ struct LogCommand: ParsableCommand {
         func run() throws {
             let store = try openLog(options.data, readOnly: true)
             let info = try store.environment.info()
-            print("log ID:      \(store.logID.map { String(format: "%02x", $0) }.joined())")
+            print("log ID:      \(Hex.encode(store.logID))")
             print("epoch:       \(store.epoch)")
             print("head:        \(store.head)")
             print("dictionary:  \(store.currentDictionaryID.map { "#\($0)" } ?? "none")")

@@ -1,5 +1,6 @@
 import CumulusEngine
 import CumulusLog
+import CumulusModel
 import CumulusServer
 import Foundation
 import Logging
