@@ -72,6 +72,34 @@ struct RoutesTests {
         #expect(atomic.json["records"]?[1]?["serverErrorCode"] == "BAD_REQUEST")
     }
 
+    @Test("delete without a recordChangeTag deletes unconditionally; with one, a stale tag conflicts and the current one deletes")
+    func deleteChangeTag() async throws {
+        let world = try APIWorld()
+        _ = try await world.post("zones/modify", createZone)
+        func op(_ type: String, _ record: String) async throws -> JSONValue? {
+            try await world.post("records/modify", #"{"zoneID":{"zoneName":"Lists"},"operations":[{"operationType":"\#(type)","record":\#(record)}]}"#).json["records"]?[0]
+        }
+        func lookup(_ name: String) async throws -> JSONValue? {
+            try await world.post("records/lookup", #"{"zoneID":{"zoneName":"Lists"},"records":[{"recordName":"\#(name)"}]}"#).json["records"]?[0]
+        }
+        // As MistKit sends it: no tag.
+        #expect(try await op("create", #"{"recordName":"untagged","recordType":"Note"}"#)?["recordChangeTag"]?.stringValue != nil)
+        #expect(try await op("delete", #"{"recordName":"untagged"}"#)?["deleted"] == true)
+        #expect(try await lookup("untagged")?["serverErrorCode"] == "NOT_FOUND")
+        #expect(try await op("delete", #"{"recordName":"untagged"}"#)?["serverErrorCode"] == "NOT_FOUND")
+        // With a tag the delete is checked: the tag before an update is stale.
+        let created = try await op("create", #"{"recordName":"tagged","recordType":"Note","fields":{"a":{"value":1}}}"#)
+        let staleTag = try #require(created?["recordChangeTag"]?.stringValue)
+        let updated = try await op("forceUpdate", #"{"recordName":"tagged","recordType":"Note","fields":{"a":{"value":2}}}"#)
+        let tag = try #require(updated?["recordChangeTag"]?.stringValue)
+        #expect(tag != staleTag)
+        #expect(try await op("delete", #"{"recordName":"tagged","recordChangeTag":"\#(staleTag)"}"#)?["serverErrorCode"] == "CONFLICT")
+        let kept = try await lookup("tagged")
+        #expect(kept?["recordChangeTag"]?.stringValue == tag && kept?["fields"]?["a"]?["value"] == 2)
+        #expect(try await op("delete", #"{"recordName":"tagged","recordChangeTag":"\#(tag)"}"#)?["deleted"] == true)
+        #expect(try await lookup("tagged")?["serverErrorCode"] == "NOT_FOUND")
+    }
+
     @Test("request-level errors: bad JSON, unknown comparator, too many operations, credentials")
     func requestErrors() async throws {
         let world = try APIWorld()

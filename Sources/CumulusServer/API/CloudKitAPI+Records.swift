@@ -51,10 +51,10 @@ extension CloudKitAPI {
             case "forceReplace": mode = .forceReplace
             case "delete", "forceDelete":
                 let record = try RecordJSON.decode(recordJSON, zone: zone, requireType: false)
-                if type == "delete" {
-                    guard let tag = record.recordChangeTag else {
-                        throw CumulusError(.invalidArguments, "operation \(index): 'delete' needs the record's recordChangeTag (or use forceDelete)")
-                    }
+                // A tag makes `delete` conditional; without one it deletes unconditionally, as
+                // `forceDelete` does, because CloudKit clients (MistKit among them) treat the tag
+                // on delete as optional and send none.
+                if type == "delete", let tag = record.recordChangeTag {
                     deletes.append(RecordDelete(record.recordID, mode: .ifTagMatches(tag)))
                 } else {
                     deletes.append(RecordDelete(record.recordID, mode: .force))

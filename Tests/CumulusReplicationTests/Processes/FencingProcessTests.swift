@@ -100,15 +100,15 @@ struct FencingProcessTests {
         for index in 0..<20 { #expect(try await cluster.save("r\(index)", value: index, on: oldLeader).status == 200) }
         let leaderHead = await TestHTTP.head(oldLeader.url)
         let head = try #require(leaderHead)
-        try await TestHTTP.waitForHead(first.url, atLeast: head, timeout: .seconds(30))
-        try await TestHTTP.waitForHead(second.url, atLeast: head, timeout: .seconds(30))
+        try await TestHTTP.waitForHead(first.url, atLeast: head, timeout: .seconds(60))
+        try await TestHTTP.waitForHead(second.url, atLeast: head, timeout: .seconds(60))
 
         // The hand-over: stop the leader, stop the chosen follower, promote it, start it as leader.
         #expect(oldLeader.stop() == 0)
         #expect(first.stop() == 0)
         let promote = NodeProcess(["promote", "--data", cluster.path("first")], port: 0, logDirectory: cluster.root + "/logs")
         try promote.start()
-        #expect(await promote.waitForExit(timeout: .seconds(30)) == 0, "\(promote.stderr)")
+        #expect(await promote.waitForExit(timeout: .seconds(60)) == 0, "\(promote.stderr)")
         #expect(promote.stdout.contains("epoch 1 → 2"), "\(promote.stdout)")
         let newLeader = NodeProcess(
             ["serve", "--data", cluster.path("first"), "--replication-secret", Cluster.secret],
@@ -125,7 +125,7 @@ struct FencingProcessTests {
         let moved = cluster.follower("second", of: newLeader.url)
         try moved.start()
         let newHead = await TestHTTP.head(newLeader.url)
-        try await TestHTTP.waitForHead(moved.url, atLeast: try #require(newHead), timeout: .seconds(30))
+        try await TestHTTP.waitForHead(moved.url, atLeast: try #require(newHead), timeout: .seconds(60))
         let movedRead = try await TestHTTP.request(
             cluster.privateURL(moved, "records/lookup"), method: .POST, body: ["records": [["recordName": "after"]]])
         #expect((movedRead.json["records"] as? [[String: Any]])?.first?["recordName"] as? String == "after")
@@ -140,7 +140,7 @@ struct FencingProcessTests {
         // A follower in epoch 2 pointed at it refuses it and stops...
         let misdirected = cluster.follower("second", of: oldLeader.url)
         try misdirected.start()
-        #expect(await misdirected.waitForExit(timeout: .seconds(30)) == 3)
+        #expect(await misdirected.waitForExit(timeout: .seconds(60)) == 3)
         #expect(misdirected.stderr.contains("epoch 1, older than this node's 2"), "\(misdirected.stderr.suffix(2000))")
         // ...and the old leader, told of epoch 2, says so in its log and takes no more writes.
         #expect(oldLeader.stderr.contains("superseded"), "\(oldLeader.stderr.suffix(2000))")
@@ -155,13 +155,13 @@ struct FencingProcessTests {
         // Made a follower of the new leader, the old leader's forked log is refused...
         let rejoin = cluster.follower("leader", of: newLeader.url)
         try rejoin.start()
-        #expect(await rejoin.waitForExit(timeout: .seconds(30)) == 3)
+        #expect(await rejoin.waitForExit(timeout: .seconds(60)) == 3)
         #expect(rejoin.stderr.contains("--reseed") || rejoin.stderr.contains("re-seed"), "\(rejoin.stderr.suffix(2000))")
         // ...until it is re-seeded: the forked copy is moved aside, not deleted.
         let reseeded = cluster.follower("leader", of: newLeader.url, extra: ["--reseed"])
         try reseeded.start()
         let finalHead = await TestHTTP.head(newLeader.url)
-        try await TestHTTP.waitForHead(reseeded.url, atLeast: try #require(finalHead), timeout: .seconds(30))
+        try await TestHTTP.waitForHead(reseeded.url, atLeast: try #require(finalHead), timeout: .seconds(60))
         #expect(reseeded.stop() == 0)
         #expect(newLeader.stop() == 0)
         #expect(try ReplicationWorld.chain(atPath: cluster.path("leader")) == ReplicationWorld.chain(atPath: cluster.path("first")))

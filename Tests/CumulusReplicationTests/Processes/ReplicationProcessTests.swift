@@ -42,10 +42,18 @@ struct ReplicationProcessTests {
     func killedFollowerConverges() async throws {
         let cluster = try Cluster()
         let (leader, follower) = try await cluster.startPair()
-        let stop = StopFlag()
-        let load = Task { await cluster.writeLoad(on: leader, stop: stop) }
+        let control = LoadControl()
+        let load = Task { await cluster.writeLoad(on: leader, control: control) }
         var generator = SystemRandomNumberGenerator()
+        var restartedAt: UInt64 = 0
         for round in 0..<20 {
+            // Killed while the leader takes writes: some since the last restart, then a
+            // random moment more.
+            var leaderHead: UInt64?
+            try await waitUntil("leader writes past \(restartedAt) in round \(round) (head \(leaderHead.map(String.init) ?? "unknown"))") {
+                leaderHead = await TestHTTP.head(leader.url)
+                return (leaderHead ?? 0) > restartedAt
+            }
             try await Task.sleep(for: .milliseconds(Int.random(in: 20...400, using: &generator)))
             follower.kill()
             // What the follower holds after a kill is always a prefix of the leader's log.
@@ -54,11 +62,14 @@ struct ReplicationProcessTests {
             #expect(Array(leaderChain.prefix(followerChain.count)) == followerChain, "round \(round)")
             try follower.start()
             // It converges: it reaches the leader's position as of its restart.
-            let leaderHead = await TestHTTP.head(leader.url)
-            let target = try #require(leaderHead)
+            let headAtRestart = await TestHTTP.head(leader.url)
+            let target = try #require(headAtRestart)
             try await TestHTTP.waitForHead(follower.url, atLeast: target, timeout: .seconds(60))
+            restartedAt = target
         }
-        stop.set()
+        // More than 100 saves in all: on a busy machine the load may need longer.
+        try await waitUntil("more than 100 saves by the write load (\(control.saves) so far)") { control.saves > 100 }
+        control.stop()
         let saves = await load.value
         #expect(saves > 100)
         let leaderHead = await TestHTTP.head(leader.url)
@@ -74,14 +85,24 @@ struct ReplicationProcessTests {
     func leaderKilledFollowerIsPrefix() async throws {
         let cluster = try Cluster()
         let (leader, follower) = try await cluster.startPair()
-        let stop = StopFlag()
-        let load = Task { await cluster.writeLoad(on: leader, writers: 8, stop: stop) }
-        try await Task.sleep(for: .seconds(3))
+        let control = LoadControl()
+        let load = Task { await cluster.writeLoad(on: leader, writers: 8, control: control) }
+        // Killed under writes, once the follower holds a good part of them.
+        var followerHead: UInt64?
+        try await waitUntil("the follower to hold 200 commits (it holds \(followerHead.map(String.init) ?? "nothing"))") {
+            followerHead = await TestHTTP.head(follower.url)
+            return (followerHead ?? 0) >= 200
+        }
         leader.kill()
-        stop.set()
+        control.stop()
         _ = await load.value
-        try await Task.sleep(for: .milliseconds(500))
-        // The follower keeps serving reads, retrying the leader in the background.
+        // The follower notices the leader is gone and keeps serving reads, retrying
+        // the leader in the background.
+        var state: String?
+        try await waitUntil("the follower to notice the leader is gone (state \(state ?? "unknown"))") {
+            state = await TestHTTP.followerState(follower.url)
+            return state == "retrying" || state == "connecting"
+        }
         let stillServing = await TestHTTP.head(follower.url)
         #expect(stillServing != nil)
         #expect(follower.stop() == 0)
@@ -107,9 +128,9 @@ struct ReplicationProcessTests {
             let saved = try await cluster.save("mine-\(round)", value: round, on: leader)
             #expect(saved.status == 200)
             let sequence = try #require(saved.headers["x-cumulus-sequence"])
-            let read = try await TestHTTP.request(
-                cluster.privateURL(follower, "records/lookup"), method: .POST,
-                body: ["records": [["recordName": "mine-\(round)"]]], headers: ["X-Cumulus-Min-Sequence": sequence])
+            let read = try await TestHTTP.readWhenCaughtUp(
+                cluster.privateURL(follower, "records/lookup"), body: ["records": [["recordName": "mine-\(round)"]]],
+                minSequence: sequence)
             #expect(read.status == 200, "\(read.text)")
             let records = read.json["records"] as? [[String: Any]] ?? []
             let fields = records.first?["fields"] as? [String: Any]
@@ -120,20 +141,28 @@ struct ReplicationProcessTests {
         let first = try await TestHTTP.request(
             cluster.privateURL(leader, "records/changes"), method: .POST, body: ["zoneID": ["zoneName": "_defaultZone"]])
         let token = try #require(first.json["syncToken"] as? String, "\(first.text)")
-        #expect(try await cluster.save("after-token", value: 7, on: leader).status == 200)
+        let afterToken = try await cluster.save("after-token", value: 7, on: leader)
+        #expect(afterToken.status == 200)
+        let written = try #require(afterToken.headers["x-cumulus-sequence"])
         let later = try await TestHTTP.request(
             cluster.privateURL(leader, "records/changes"), method: .POST, body: ["zoneID": ["zoneName": "_defaultZone"]])
         let laterToken = try #require(later.json["syncToken"] as? String)
-        let onFollower = try await TestHTTP.request(
-            cluster.privateURL(follower, "records/changes"), method: .POST,
-            body: ["zoneID": ["zoneName": "_defaultZone"], "syncToken": token])
-        #expect(onFollower.status == 200, "\(onFollower.text)")
-        let names = (onFollower.json["records"] as? [[String: Any]] ?? []).compactMap { $0["recordName"] as? String }
-        #expect(names.contains("after-token"), "\(onFollower.text)")
-        let fromLater = try await TestHTTP.request(
-            cluster.privateURL(follower, "records/changes"), method: .POST,
-            body: ["zoneID": ["zoneName": "_defaultZone"], "syncToken": laterToken])
+        func names(_ answer: TestHTTP.Answer) -> [String] {
+            (answer.json["records"] as? [[String: Any]] ?? []).compactMap { $0["recordName"] as? String }
+        }
+        // The later token is at or past the write: the follower waits for its position
+        // (no X-Cumulus-Min-Sequence), and nothing comes after it.
+        let fromLater = try await TestHTTP.readWhenCaughtUp(
+            cluster.privateURL(follower, "records/changes"), body: ["zoneID": ["zoneName": "_defaultZone"], "syncToken": laterToken])
         #expect(fromLater.status == 200, "\(fromLater.text)")
+        #expect(!names(fromLater).contains("after-token"), "\(fromLater.text)")
+        // The older token lists the write made after it, read as of that write: the
+        // token alone only asks the follower for the token's (older) position.
+        let onFollower = try await TestHTTP.readWhenCaughtUp(
+            cluster.privateURL(follower, "records/changes"), body: ["zoneID": ["zoneName": "_defaultZone"], "syncToken": token],
+            minSequence: written)
+        #expect(onFollower.status == 200, "\(onFollower.text)")
+        #expect(names(onFollower).contains("after-token"), "\(onFollower.text)")
 
         // A sequence the leader never made: a retryable error after the wait.
         let ahead = try await TestHTTP.request(
@@ -149,12 +178,51 @@ struct ReplicationProcessTests {
         #expect(followers.first?["name"] as? String == "follower", "\(leaderStatus.text)")
         let metrics = try await TestHTTP.request(follower.url + "/metrics")
         #expect(metrics.text.contains("cumulus_replication_lag_commits"))
-        let status = try await TestHTTP.request(
-            follower.url + "/replication/status", headers: [ReplicationLeader.secretHeader: Cluster.secret])
-        #expect((status.json["following"] as? [String: Any])?["state"] as? String == "streaming", "\(status.text)")
+        // Streaming, once connected (a stream the busy machine dropped is reopened).
+        var state: String?
+        try await waitUntil("the follower to report streaming (state \(state ?? "unknown"))") {
+            state = await TestHTTP.followerState(follower.url)
+            return state == "streaming"
+        }
         // Without the secret, nothing.
         let anonymous = try await TestHTTP.request(leader.url + "/replication/hello")
         #expect(anonymous.status == 403)
+
+        #expect(leader.stop() == 0)
+        #expect(follower.stop() == 0)
+    }
+
+    @Test("a delete without a change tag, over HTTP to the leader, deletes there and on the follower; a stale tag conflicts")
+    func deleteWithoutChangeTag() async throws {
+        let cluster = try Cluster()
+        let (leader, follower) = try await cluster.startPair()
+        func item(_ answer: TestHTTP.Answer) -> [String: Any] {
+            (answer.json["records"] as? [[String: Any]])?.first ?? [:]
+        }
+        func lookup(_ name: String, on node: NodeProcess, minSequence: String? = nil) async throws -> [String: Any] {
+            let answer = try await TestHTTP.readWhenCaughtUp(
+                cluster.privateURL(node, "records/lookup"), body: ["records": [["recordName": name]]], minSequence: minSequence)
+            #expect(answer.status == 200, "\(answer.text)")
+            return item(answer)
+        }
+
+        // As MistKit sends it: no recordChangeTag.
+        #expect(try await cluster.save("untagged", value: 1, on: leader).status == 200)
+        let deleted = try await cluster.modify("delete", ["recordName": "untagged"], on: leader)
+        #expect(deleted.status == 200 && item(deleted)["deleted"] as? Bool == true, "\(deleted.text)")
+        let sequence = try #require(deleted.headers["x-cumulus-sequence"])
+        #expect(try await lookup("untagged", on: leader)["serverErrorCode"] as? String == "NOT_FOUND")
+        #expect(try await lookup("untagged", on: follower, minSequence: sequence)["serverErrorCode"] as? String == "NOT_FOUND")
+
+        // With a tag the delete is checked: a stale one conflicts and the record stays.
+        let staleTag = try #require(item(try await cluster.save("tagged", value: 1, on: leader))["recordChangeTag"] as? String)
+        let tag = try #require(item(try await cluster.save("tagged", value: 2, on: leader))["recordChangeTag"] as? String)
+        let refused = try await cluster.modify("delete", ["recordName": "tagged", "recordChangeTag": staleTag], on: leader)
+        #expect(item(refused)["serverErrorCode"] as? String == "CONFLICT", "\(refused.text)")
+        #expect(try await lookup("tagged", on: leader)["recordChangeTag"] as? String == tag)
+        let checked = try await cluster.modify("delete", ["recordName": "tagged", "recordChangeTag": tag], on: leader)
+        #expect(item(checked)["deleted"] as? Bool == true, "\(checked.text)")
+        #expect(try await lookup("tagged", on: leader)["serverErrorCode"] as? String == "NOT_FOUND")
 
         #expect(leader.stop() == 0)
         #expect(follower.stop() == 0)
@@ -166,7 +234,7 @@ struct ReplicationProcessTests {
         let leader = try await cluster.startLeader("leader", dev: false)
         let follower = cluster.follower("follower", of: leader.url, secret: "not-the-secret")
         try follower.start()
-        let status = await follower.waitForExit(timeout: .seconds(30))
+        let status = await follower.waitForExit(timeout: .seconds(60))
         #expect(status != nil && status != 0)
         #expect(follower.stderr.contains("replication secret"), "\(follower.stderr)")
         #expect(leader.stop() == 0)

@@ -70,27 +70,32 @@ final class Cluster: @unchecked Sendable {
 
     /// Saves record `name` on `node`; the answer.
     func save(_ name: String, value: Int, on node: NodeProcess) async throws -> TestHTTP.Answer {
-        try await TestHTTP.request(
-            privateURL(node, "records/modify"), method: .POST,
-            body: ["operations": [[
-                "operationType": "forceReplace",
-                "record": ["recordName": name, "recordType": "Item", "fields": ["n": ["value": value]]],
-            ]]])
+        try await modify(
+            "forceReplace", ["recordName": name, "recordType": "Item", "fields": ["n": ["value": value]]], on: node)
     }
 
-    /// Writes to `node` from `writers` tasks until `stop` is set; returns how many saves succeeded.
-    func writeLoad(on node: NodeProcess, writers: Int = 4, stop: StopFlag) async -> Int {
+    /// One `records/modify` operation of `type` on `record` in `node`'s default zone; the answer.
+    func modify(_ type: String, _ record: [String: Any], on node: NodeProcess) async throws -> TestHTTP.Answer {
+        try await TestHTTP.request(
+            privateURL(node, "records/modify"), method: .POST,
+            body: ["operations": [["operationType": type, "record": record]]])
+    }
+
+    /// Writes to `node` from `writers` tasks until `control` is stopped, counting each
+    /// save that succeeded in `control` as it lands; returns how many did.
+    func writeLoad(on node: NodeProcess, writers: Int = 4, control: LoadControl) async -> Int {
         await withTaskGroup(of: Int.self) { group in
             for writer in 0..<writers {
                 group.addTask {
                     var done = 0
                     var index = 0
-                    while !stop.isSet {
+                    while !control.isStopped {
                         index += 1
                         if let answer = try? await self.save("w\(writer)-\(index % 500)", value: index, on: node),
                             answer.status == 200
                         {
                             done += 1
+                            control.countSave()
                         } else {
                             try? await Task.sleep(for: .milliseconds(20))
                         }
@@ -103,9 +108,14 @@ final class Cluster: @unchecked Sendable {
     }
 }
 
-/// A flag a test sets to stop its background load.
-final class StopFlag: Sendable {
-    private let flag = Atomic(false)
-    var isSet: Bool { flag.load(ordering: .relaxed) }
-    func set() { flag.store(true, ordering: .relaxed) }
+/// Between a test and its background write load: the test stops the load, and
+/// reads how many saves have succeeded so far, to wait for writes rather than for time.
+final class LoadControl: Sendable {
+    private let stopped = Atomic(false)
+    private let succeeded = Atomic(0)
+    var isStopped: Bool { stopped.load(ordering: .relaxed) }
+    func stop() { stopped.store(true, ordering: .relaxed) }
+    /// Saves that succeeded so far.
+    var saves: Int { succeeded.load(ordering: .relaxed) }
+    func countSave() { succeeded.add(1, ordering: .relaxed) }
 }

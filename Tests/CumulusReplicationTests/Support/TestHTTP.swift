@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CumulusReplication
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -55,6 +56,35 @@ enum TestHTTP {
         return (answer.json["logHead"] as? Int).map(UInt64.init)
     }
 
+    /// POSTs `body` to a node that may be behind the leader (a follower) and must
+    /// answer as of commit `minSequence` when given (the `X-Cumulus-Sequence` of the
+    /// leader's answer to the write the caller wants to see): with
+    /// `X-Cumulus-Min-Sequence` and a long wait, and again while the node answers
+    /// `TRY_AGAIN_LATER` (not there yet, or behind a change token), until `timeout`.
+    /// The last answer, which the caller checks.
+    static func readWhenCaughtUp(
+        _ url: String, body: [String: Any], minSequence: String? = nil, timeout: Duration = .seconds(60)
+    ) async throws -> Answer {
+        let deadline = ContinuousClock.now + timeout
+        var headers = ["X-Cumulus-Max-Wait-Ms": "20000"]
+        if let minSequence { headers["X-Cumulus-Min-Sequence"] = minSequence }
+        while true {
+            let answer = try await request(url, method: .POST, body: body, headers: headers, timeout: .seconds(40))
+            let notYet = answer.status == 503 && answer.json["serverErrorCode"] as? String == "TRY_AGAIN_LATER"
+            guard notYet, ContinuousClock.now < deadline else { return answer }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// A follower's replication state (`connecting`, `streaming`, `retrying`,
+    /// `stopped`) from its `/replication/status`, or `nil` if it does not answer.
+    static func followerState(_ url: String, secret: String = Cluster.secret) async -> String? {
+        let answer = try? await request(
+            url + "/replication/status", headers: [ReplicationLeader.secretHeader: secret], timeout: .seconds(5))
+        guard let answer, answer.status == 200 else { return nil }
+        return (answer.json["following"] as? [String: Any])?["state"] as? String
+    }
+
     /// Polls until `url`'s head reaches `sequence`.
     static func waitForHead(_ url: String, atLeast sequence: UInt64, timeout: Duration) async throws {
         let deadline = ContinuousClock.now + timeout
@@ -65,6 +95,19 @@ enum TestHTTP {
             try await Task.sleep(for: .milliseconds(50))
         }
         throw TestFailure("\(url) reached \(last.map(String.init) ?? "nothing"), not \(sequence), within \(timeout)")
+    }
+}
+
+/// Polls `condition` every 50 ms until it holds; after `timeout` fails with a
+/// ``TestFailure`` saying what was awaited (`what` is evaluated then, so it can report
+/// the last state seen). Process tests wait for conditions like this, never for time.
+func waitUntil(
+    _ what: @autoclosure () -> String, timeout: Duration = .seconds(60), _ condition: () async throws -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else { throw TestFailure("waited \(timeout) for \(what())") }
+        try await Task.sleep(for: .milliseconds(50))
     }
 }
 
