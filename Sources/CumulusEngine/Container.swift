@@ -45,7 +45,9 @@ public final class Container: Sendable {
         self.store = store
         let views = try Views(environment: environment)
         self.views = views
-        secret = try Self.loadSecret(environment)
+        // Views made by an older layout are rebuilt from the log before anything reads them.
+        try ViewRebuilder.upgradeIfNeeded(views, from: store)
+        secret = try DataLayout.loadOrCreateServerSecret(in: environment)
         let writer = LogWriter(store: store, options: writerOptions) { commit, txn in
             try views.apply(commit, in: txn)
         }
@@ -105,20 +107,6 @@ public final class Container: Sendable {
         throw CumulusError(
             .serverRejectedRequest,
             "the token was issued in epoch \(epoch) but this node is in epoch \(store.epoch): it was superseded; ask the current leader or its followers")
-    }
-
-    private static func loadSecret(_ environment: LMDBEnvironment) throws -> [UInt8] {
-        let table = try environment.table("secrets")
-        let key = Array("server".utf8)
-        if let existing = try environment.read({ try $0.get(table, key: key) }), existing.count == 32 { return existing }
-        guard !environment.options.readOnly else { throw CumulusError(.internalError, "the data directory has no server secret") }
-        return try environment.write { txn in
-            if let existing = try txn.get(table, key: key), existing.count == 32 { return existing }
-            var random = SystemRandomNumberGenerator()
-            let secret = (0..<32).map { _ in UInt8.random(in: 0...255, using: &random) }
-            try txn.put(table, key: key, value: secret)
-            return secret
-        }
     }
 
     /// Whether `secret` is this node's server secret (constant time): a follower

@@ -93,6 +93,11 @@ extension Database {
         var deleted: [RecordDeletion] = []
         var commits: [UInt64: Commit] = [:]
         let clientToken = try store.environment.read { txn -> [UInt8]? in
+            // In the public database, records of types the caller may not read (the
+            // schema's READ grants) are left out. A tombstone no longer says who created
+            // the record, so one of a type only `_creator` reads is left out for everyone.
+            let access = try ReadAccess(
+                views: views, database: database, schema: views.schema(SchemaID(database), in: txn), actor: actor, txn: txn)
             for name in page.order {
                 guard let state = page.changes[name] else { continue }
                 let recordID = RecordID(recordName: name, zoneID: zone)
@@ -102,7 +107,7 @@ extension Database {
                     // the page that holds its last change, so a client paging through the
                     // history sees each record once, at its latest version.
                     guard var record = try views.record(recordID, in: database, txn),
-                        !Self.changedAfter(record, page.lastSequence)
+                        !Self.changedAfter(record, page.lastSequence), access.allows(record)
                     else { continue }
                     if let wanted {
                         record.setStored(
@@ -121,6 +126,8 @@ extension Database {
                         type = recordType
                         cause = why
                     }
+                    guard database.scope != .public || access.schema.allows(.read, on: type, roles: access.roles, actor: actor, creator: nil)
+                    else { continue }
                     deleted.append(RecordDeletion(recordID: recordID, recordType: type, cause: cause))
                 }
             }

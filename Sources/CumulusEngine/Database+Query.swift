@@ -32,7 +32,7 @@ extension Database {
         }
         let zone = zoneID.map { Normalizer(database: id).zone($0) }
         return try page(QueryCursor.Contents(database: id, zoneID: zone, query: normalized, position: []),
-                        resultsLimit: resultsLimit, desiredKeys: desiredKeys)
+                        actor: actor, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
     }
 
     /// The next page of the query a cursor came from.
@@ -44,17 +44,25 @@ extension Database {
         guard contents.database == id else {
             throw CumulusError(.invalidArguments, "the cursor belongs to another database")
         }
-        return try page(contents, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
+        return try page(contents, actor: actor, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
     }
 
-    private func page(_ contents: QueryCursor.Contents, resultsLimit: Int?, desiredKeys: [String]?) throws -> QueryResult {
+    private func page(
+        _ contents: QueryCursor.Contents, actor: String?, resultsLimit: Int?, desiredKeys: [String]?
+    ) throws -> QueryResult {
         let limit = resultsLimit ?? Self.defaultResultsLimit
         guard limit > 0, limit <= Self.maxResultsLimit else {
             throw CumulusError(.invalidArguments, "resultsLimit must be between 1 and \(Self.maxResultsLimit)")
         }
         let views = container.views
         let database = id
-        let page = try container.store.environment.read { txn -> QueryExecutor.Page in
+        let (page, lastPosition) = try container.store.environment.read { txn -> (QueryExecutor.Page, [UInt8]?) in
+            let schema = try views.schema(SchemaID(database), in: txn)
+            // Checked on every page, not only the first: the schema may have lost an
+            // index, or the user a role, since the cursor was made.
+            try schema.checkQuery(contents.query)
+            let onlyOwn = try ReadAccess(views: views, database: database, schema: schema, actor: actor, txn: txn)
+                .queryScope(contents.query.recordType)
             var zones: [ZoneID]
             if let zone = contents.zoneID {
                 if !zone.isDefaultZone, try views.zone(zone, in: database, txn) == nil {
@@ -66,8 +74,16 @@ extension Database {
                 if database.scope != .shared { zones.insert(Normalizer(database: database).zone(.default), at: 0) }
             }
             let executor = QueryExecutor(views: views, txn: txn, database: database)
-            return try executor.run(
+            var page = try executor.run(
                 contents.query, zones: zones, after: contents.position.isEmpty ? nil : contents.position, limit: limit)
+            let last = page.records.last?.position
+            if let onlyOwn {
+                // Only `_creator` may read this type: the caller sees their own records.
+                // Filtered after the page is cut (a page may come back short), so the
+                // cursor still resumes after what was skipped.
+                page.records.removeAll { $0.record.creatorUserRecordID?.recordName != onlyOwn }
+            }
+            return (page, last)
         }
         let wanted = desiredKeys.map(Set.init)
         let records = page.records.map { entry -> Record in
@@ -79,9 +95,9 @@ extension Database {
             return record
         }
         var cursor: QueryCursor?
-        if page.more, let last = page.records.last {
+        if page.more, let lastPosition {
             var next = contents
-            next.position = last.position
+            next.position = lastPosition
             cursor = try QueryCursor.make(next, secret: container.secret)
         }
         return QueryResult(records: records, cursor: cursor)

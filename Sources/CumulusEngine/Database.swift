@@ -103,11 +103,18 @@ public struct Database: Sendable {
         let database = id
         let wanted = desiredKeys.map(Set.init)
         return try container.store.environment.read { txn in
-            try ids.map { requested in
+            let access = try ReadAccess(
+                views: views, database: database, schema: views.schema(SchemaID(database), in: txn), actor: actor, txn: txn)
+            return try ids.map { requested in
                 let recordID = normalizer.recordID(requested)
                 guard var record = try views.record(recordID, in: database, txn) else {
                     return (requested, .failure(CumulusError(
                         .unknownItem, "record \(recordID.recordName) does not exist", recordID: recordID)))
+                }
+                guard access.allows(record) else {
+                    return (requested, .failure(CumulusError(
+                        .permissionFailure, "you may not read records of type \(record.recordType) (no READ grant)",
+                        recordID: recordID)))
                 }
                 if let wanted {
                     record.setStored(

@@ -10,23 +10,20 @@ import Synchronization
 /// ```
 ///
 /// Values use ``OrderedEncoding``, so a range of values is a range of keys, and
-/// records with equal values follow in name order. Every element of a list field is
-/// indexed, as is each system field a query can name (under `___` names no user
-/// field can take). Hashes are the first 8 bytes of SHA-256, keeping keys short
-/// whatever the type and field names.
+/// records with equal values follow in name order. Only fields the schema indexes
+/// (``EffectiveSchema``) have entries: a QUERYABLE or SORTABLE field has its ordered
+/// values (a QUERYABLE string also its exact bytes, for `BEGINSWITH`); every element
+/// of a list field is indexed; system fields use their `___` names, which no user
+/// field can take. The token index holds the words of SEARCHABLE fields. Hashes are
+/// the first 8 bytes of SHA-256, keeping keys short whatever the type and field names.
 public enum IndexKeys {
     /// The index name of a query key; `nil` for keys with no field index
     /// (`recordName` is the records table's own order, tokens have their own index).
     public static func fieldName(for key: QueryKey) -> String? {
         switch key {
         case .field(let name): name
-        case .creationDate: "___createTime"
-        case .modificationDate: "___modTime"
-        case .creatorUserRecordID: "___createdBy"
-        case .lastModifiedUserRecordID: "___modifiedBy"
-        case .parent: "___parent"
-        case .share: "___share"
         case .recordName, .allTokens: nil
+        default: SystemField(key)?.rawValue
         }
     }
 
@@ -53,34 +50,48 @@ public enum IndexKeys {
         zoneKey + hash8(type)
     }
 
-    /// Every field-index key of `record`, sorted and unique.
-    public static func fieldEntries(of record: Record, zoneKey: [UInt8]) -> [[UInt8]] {
-        let typeHash = hash8(record.recordType)
+    /// Every field-index key of `record` that `schema` keeps, sorted and unique.
+    public static func fieldEntries(of record: Record, zoneKey: [UInt8], schema: EffectiveSchema) -> [[UInt8]] {
+        let type = record.recordType
+        let typeHash = hash8(type)
         let name = Array(record.recordID.recordName.utf8)
         // Sorted and deduplicated at the end rather than kept in a Set: hashing byte
         // arrays was a measurable share of every save's view work (perf, replication bench).
         var entries: [[UInt8]] = []
-        func add(_ field: String, _ value: FieldValue) {
+        func add(_ field: String, _ value: FieldValue, _ options: IndexOptions) {
+            guard !options.isDisjoint(with: [.queryable, .sortable]) else { return }
             let prefix = zoneKey + typeHash + hash8(field)
             for element in value.scalars {
-                for encoded in OrderedEncoding.indexValues(element) { entries.append(prefix + encoded + name) }
+                for encoded in OrderedEncoding.indexValues(element)
+                where options.contains(.queryable) || encoded.first != OrderedEncoding.Kind.exactString.rawValue {
+                    entries.append(prefix + encoded + name)
+                }
             }
         }
-        for (field, value) in record.fields { add(field, value) }
-        if let date = record.creationDate { add("___createTime", .timestamp(date)) }
-        if let date = record.modificationDate { add("___modTime", .timestamp(date)) }
-        if let user = record.creatorUserRecordID { add("___createdBy", .reference(Reference(recordID: user))) }
-        if let user = record.lastModifiedUserRecordID { add("___modifiedBy", .reference(Reference(recordID: user))) }
-        if let parent = record.parent { add("___parent", .reference(parent)) }
-        if let share = record.share { add("___share", .reference(share)) }
+        for (field, value) in record.fields {
+            add(field, value, schema.indexes(ofField: field, in: type, isText: value.isText))
+        }
+        func system(_ field: SystemField, _ value: FieldValue?) {
+            guard let value else { return }
+            add(field.rawValue, value, schema.indexes(of: field, in: type))
+        }
+        system(.createTime, record.creationDate.map(FieldValue.timestamp))
+        system(.modTime, record.modificationDate.map(FieldValue.timestamp))
+        system(.createdBy, record.creatorUserRecordID.map { .reference(Reference(recordID: $0)) })
+        system(.modifiedBy, record.lastModifiedUserRecordID.map { .reference(Reference(recordID: $0)) })
+        system(.parent, record.parent.map(FieldValue.reference))
+        system(.share, record.share.map(FieldValue.reference))
         return sortedUnique(entries)
     }
 
-    /// Every token-index key of `record`, sorted and unique.
-    public static func tokenEntries(of record: Record, zoneKey: [UInt8]) -> [[UInt8]] {
+    /// Every token-index key of `record` that `schema` keeps (its SEARCHABLE fields),
+    /// sorted and unique.
+    public static func tokenEntries(of record: Record, zoneKey: [UInt8], schema: EffectiveSchema) -> [[UInt8]] {
         let prefix = zoneKey + hash8(record.recordType)
         let name = Array(record.recordID.recordName.utf8)
-        return sortedUnique(Tokenizer.tokens(of: record).map { token in
+        let type = record.recordType
+        let tokens = Tokenizer.tokens(of: record) { schema.indexes(ofField: $0, in: type, isText: true).contains(.searchable) }
+        return sortedUnique(tokens.map { token in
             var key = prefix
             OrderedEncoding.appendEscaped(token.utf8, to: &key)
             return key + name

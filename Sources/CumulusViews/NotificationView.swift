@@ -32,17 +32,17 @@ extension Views {
             try fireQueries(
                 database, recordID: record.recordID, recordType: record.recordType, matching: record, firing: &firing, txn
             ) {
-                old, subscription, query, firesOn in
-                if old == nil {
-                    return firesOn.contains(.creation) && QueryEvaluator.matches(record, query) ? .recordCreated : nil
-                }
-                return firesOn.contains(.update) && QueryEvaluator.matches(record, query) ? .recordUpdated : nil
+                old, subscription, query, firesOn, searchable in
+                let matches = QueryEvaluator.matches(record, query, searchable: searchable)
+                if old == nil { return firesOn.contains(.creation) && matches ? .recordCreated : nil }
+                return firesOn.contains(.update) && matches ? .recordUpdated : nil
             }
             try touch(database, record.recordID.zoneID, recordType: record.recordType, &firing, txn)
         case .recordDeleted(let database, let recordID, let recordType, _):
             try fireQueries(database, recordID: recordID, recordType: recordType, matching: nil, firing: &firing, txn) {
-                old, subscription, query, firesOn in
-                guard firesOn.contains(.deletion), let old, QueryEvaluator.matches(old, query) else { return nil }
+                old, subscription, query, firesOn, searchable in
+                guard firesOn.contains(.deletion), let old, QueryEvaluator.matches(old, query, searchable: searchable)
+                else { return nil }
                 return .recordDeleted
             }
             try touch(database, recordID.zoneID, recordType: recordType, &firing, txn)
@@ -50,7 +50,8 @@ extension Views {
             try touch(database, zone.zoneID, recordType: nil, &firing, txn)
         case .zoneDeleted(let database, let zoneID):
             try touch(database, zoneID, recordType: nil, &firing, txn)
-        case .changeTagBumped, .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled:
+        case .changeTagBumped, .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled, .schemaChanged,
+            .schemaExtended, .rolesAssigned:
             break  // a tag bump is a consequence of another change, which fires on its own
         }
     }
@@ -62,7 +63,7 @@ extension Views {
     private func fireQueries(
         _ database: DatabaseID, recordID: RecordID, recordType: String, matching: Record?, firing: inout Firing,
         _ txn: LMDBWriteTransaction,
-        decide: (Record?, Subscription, Query, FiresOn) -> SubscriptionNotification.Reason?
+        decide: (Record?, Subscription, Query, FiresOn, (String) -> Bool) -> SubscriptionNotification.Reason?
     ) throws {
         let databaseKey = FeedKeys.database(database)
         let prefix = SubscriptionIndex.queryPrefix(databaseKey, recordType: recordType)
@@ -76,6 +77,9 @@ extension Views {
         guard !ids.isEmpty || anyByValue else { return }
         // Read the previous version only when some subscription could care.
         let old = try record(recordID, in: database, txn)
+        // `self CONTAINS` in a subscription reads the words the text index would.
+        let schema = try self.schema(SchemaID(database), in: txn)
+        let searchable = { (field: String) in schema.indexes(ofField: field, in: recordType, isText: true).contains(.searchable) }
         if anyByValue, let version = matching ?? old {
             for (field, value) in version.fields {
                 let fieldPrefix = valuePrefix + IndexKeys.hash8(field)
@@ -95,7 +99,7 @@ extension Views {
             else { continue }
             let stateKey = databaseKey + Array(id.utf8)
             if firesOnce, try txn.contains(tables.subscriptionsFired, key: stateKey) { continue }
-            guard let reason = decide(old, subscription, query, firesOn) else { continue }
+            guard let reason = decide(old, subscription, query, firesOn, searchable) else { continue }
             try emit(
                 subscription, reason: reason, database: database, zoneID: recordID.zoneID, recordID: recordID,
                 firing: firing, txn)

@@ -8,6 +8,41 @@ public enum ViewRebuilder {
     /// small enough to keep a transaction's dirty pages modest.
     public static let batchSize = 5_000
 
+    /// The views' layout version, kept in `meta`: a data directory whose views were
+    /// built by an older layout has them rebuilt from the log when it is opened
+    /// writable (``upgradeIfNeeded(_:from:progress:)``). 2: schemas, roles and the
+    /// zones of each container environment; only schema-declared indexes.
+    public static let format: UInt8 = 2
+    static let formatKey: [UInt8] = Array("viewsFormat".utf8)
+
+    /// The views' layout version stored in `environment` (`nil`: none recorded).
+    public static func storedFormat(in environment: LMDBEnvironment) throws -> UInt8? {
+        let meta = try DataLayout.open(.meta, in: environment)
+        return try environment.read { try $0.get(meta, key: formatKey)?.first }
+    }
+
+    /// Records that the views of `environment` follow the current ``format``.
+    public static func markCurrent(_ environment: LMDBEnvironment) throws {
+        let meta = try DataLayout.open(.meta, in: environment)
+        try environment.write { try $0.put(meta, key: formatKey, value: [format]) }
+    }
+
+    /// Rebuilds the views of a writable data directory whose views an older layout
+    /// made (the log is the truth, so nothing is lost); marks a new one current.
+    /// Returns whether it rebuilt.
+    @discardableResult
+    public static func upgradeIfNeeded(_ views: Views, from store: LogStore, progress: ((UInt64) -> Void)? = nil) throws
+        -> Bool
+    {
+        guard !store.environment.options.readOnly, try storedFormat(in: store.environment) != format else { return false }
+        guard try store.lastSequence() > 0 else {
+            try markCurrent(store.environment)
+            return false
+        }
+        try rebuild(views, from: store, progress: progress)
+        return true
+    }
+
     /// Clears `views` (which must live in `store`'s environment) and replays every
     /// commit of `store` into them. `progress` gets the number of commits replayed.
     /// Returns the number of commits replayed.
@@ -16,7 +51,9 @@ public enum ViewRebuilder {
         try store.environment.write { txn in
             for table in views.tables.all { try txn.clear(table) }
         }
-        return try replay(store, into: views, in: store.environment, progress: progress)
+        let replayed = try replay(store, into: views, in: store.environment, progress: progress)
+        try markCurrent(store.environment)
+        return replayed
     }
 
     /// Replays every commit of `store` into `views` living in `environment` (the

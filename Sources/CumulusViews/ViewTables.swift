@@ -1,3 +1,4 @@
+import CumulusLog
 import CumulusStorage
 
 /// The LMDB tables holding the views. All are derived from the log and can be
@@ -34,30 +35,41 @@ public struct ViewTables: Sendable {
     public let notifications: LMDBTable
     /// user key → u64 the user's last notification sequence.
     public let notificationHeads: LMDBTable
+    /// ``SchemaCatalog/key(_:)`` → the schema's canonical text (``SchemaPrinter``).
+    public let schemas: LMDBTable
+    /// ``SchemaCatalog/key(_:)`` ‖ user record name → varint n, n × string: custom roles.
+    public let userRoles: LMDBTable
+    /// ``SchemaCatalog/key(_:)`` ‖ zone key → empty: the zones that ever held records
+    /// of a container environment, so an index change can find every record of a type.
+    public let schemaZones: LMDBTable
 
     /// Opens (creating) the view tables of `environment`.
     public init(environment: LMDBEnvironment) throws {
-        records = try environment.table("records")
-        refsIn = try environment.table("refsIn", options: .dupSort)
-        refsOut = try environment.table("refsOut")
-        byType = try environment.table("byType")
-        zones = try environment.table("zones")
-        subscriptions = try environment.table("subscriptions")
-        fieldIndex = try environment.table("fieldIndex")
-        tokenIndex = try environment.table("tokenIndex")
-        clientTokens = try environment.table("clientTokens")
-        subscriptionIndex = try environment.table("subscriptionIndex")
-        subscriptionsFired = try environment.table("subscriptionsFired")
-        subscriptionState = try environment.table("subscriptionState")
-        notifications = try environment.table("notifications")
-        notificationHeads = try environment.table("notificationHeads")
+        records = try DataLayout.open(.records, in: environment)
+        refsIn = try DataLayout.open(.refsIn, in: environment)
+        refsOut = try DataLayout.open(.refsOut, in: environment)
+        byType = try DataLayout.open(.byType, in: environment)
+        zones = try DataLayout.open(.zones, in: environment)
+        subscriptions = try DataLayout.open(.subscriptions, in: environment)
+        fieldIndex = try DataLayout.open(.fieldIndex, in: environment)
+        tokenIndex = try DataLayout.open(.tokenIndex, in: environment)
+        clientTokens = try DataLayout.open(.clientTokens, in: environment)
+        subscriptionIndex = try DataLayout.open(.subscriptionIndex, in: environment)
+        subscriptionsFired = try DataLayout.open(.subscriptionsFired, in: environment)
+        subscriptionState = try DataLayout.open(.subscriptionState, in: environment)
+        notifications = try DataLayout.open(.notifications, in: environment)
+        notificationHeads = try DataLayout.open(.notificationHeads, in: environment)
+        schemas = try DataLayout.open(.schemas, in: environment)
+        userRoles = try DataLayout.open(.userRoles, in: environment)
+        schemaZones = try DataLayout.open(.schemaZones, in: environment)
     }
 
     /// Every view table with its name, in a fixed order (for rebuild and digests).
     public var all: [LMDBTable] {
         [
             records, refsIn, refsOut, byType, zones, subscriptions, fieldIndex, tokenIndex, clientTokens,
-            subscriptionIndex, subscriptionsFired, subscriptionState, notifications, notificationHeads,
+            subscriptionIndex, subscriptionsFired, subscriptionState, notifications, notificationHeads, schemas,
+            userRoles, schemaZones,
         ]
     }
 }

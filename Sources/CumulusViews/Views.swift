@@ -17,16 +17,25 @@ public final class Views: Sendable {
     public let tables: ViewTables
     /// Decoded subscription definitions, so matching does not decode per event.
     let subscriptionCache = SubscriptionCache()
+    /// Parsed schemas, keyed by their stored bytes.
+    let schemaCatalog = SchemaCatalog()
+
+    /// Told of index builds a schema change causes (schema, record type, records
+    /// done so far), every 10,000 records and at the end of each type; called on the
+    /// thread applying the change, inside its transaction, so it must be quick.
+    public let indexBuildObserver: (@Sendable (SchemaID, String, Int) -> Void)?
 
     /// Opens the views in `environment` (the log's own, so one transaction covers both).
-    public init(environment: LMDBEnvironment) throws {
+    public init(environment: LMDBEnvironment, indexBuildObserver: (@Sendable (SchemaID, String, Int) -> Void)? = nil) throws {
         tables = try ViewTables(environment: environment)
+        self.indexBuildObserver = indexBuildObserver
     }
 
     // MARK: - Applying commits
 
     /// Applies every event of `commit`, in order.
     public func apply(_ commit: Commit, in txn: LMDBWriteTransaction) throws {
+        try registerZones(of: commit, txn)
         var firing = Firing(commit: commit)
         // Without any subscription (an O(1) count) matching costs nothing; the count
         // is taken again after a subscription is saved within the commit.
@@ -85,10 +94,32 @@ public final class Views: Sendable {
             try removeSubscription(database, subscriptionID, txn)
         case .dictionaryInstalled:
             break  // the log keeps dictionaries itself
+        case .schemaChanged(let id, let text, _):
+            let schema: Schema
+            do {
+                schema = try SchemaParser.parse(text)
+            } catch {
+                throw CumulusError(.internalError, "a logged schema of \(id) does not parse: \(error)")
+            }
+            try replaceSchema(id, with: schema, txn)
+        case .schemaExtended(let id, let recordType, let fields):
+            let current = try schema(id, in: txn)
+            try replaceSchema(id, with: current.extended(type: recordType, with: fields), txn)
+        case .rolesAssigned(let id, let user, let roles):
+            let key = SchemaCatalog.key(id) + Array(user.utf8)
+            if roles.isEmpty {
+                _ = try txn.delete(tables.userRoles, key: key)
+            } else {
+                var writer = BinaryWriter(capacity: 16 * roles.count)
+                writer.length(roles.count)
+                for role in roles { writer.string(role) }
+                try txn.put(tables.userRoles, key: key, value: writer.bytes)
+            }
         }
     }
 
     private func saveRecord(_ record: Record, in database: DatabaseID, _ txn: LMDBWriteTransaction) throws {
+        let schema = try schema(SchemaID(database), in: txn)
         let zoneKey = FeedKeys.zone(database, record.recordID.zoneID)
         let name = record.recordID.recordName
         let key = ViewKeys.record(zoneKey, name)
@@ -103,11 +134,11 @@ public final class Views: Sendable {
             try txn.put(tables.byType, key: ViewKeys.byType(zoneKey, record.recordType, name), value: [UInt8]())
         }
         try replaceEntries(
-            tables.fieldIndex, old: old.map { IndexKeys.fieldEntries(of: $0, zoneKey: zoneKey) } ?? [],
-            new: IndexKeys.fieldEntries(of: record, zoneKey: zoneKey), txn)
+            tables.fieldIndex, old: old.map { IndexKeys.fieldEntries(of: $0, zoneKey: zoneKey, schema: schema) } ?? [],
+            new: IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: schema), txn)
         try replaceEntries(
-            tables.tokenIndex, old: old.map { IndexKeys.tokenEntries(of: $0, zoneKey: zoneKey) } ?? [],
-            new: IndexKeys.tokenEntries(of: record, zoneKey: zoneKey), txn)
+            tables.tokenIndex, old: old.map { IndexKeys.tokenEntries(of: $0, zoneKey: zoneKey, schema: schema) } ?? [],
+            new: IndexKeys.tokenEntries(of: record, zoneKey: zoneKey, schema: schema), txn)
         var stored = record
         stored.clearChangedKeys()
         try txn.put(tables.records, key: key, value: try RecordCodec.encode(stored))
@@ -115,7 +146,7 @@ public final class Views: Sendable {
 
     /// Deletes the keys only in `old`, adds those only in `new` (both sorted and
     /// unique), in one merge walk.
-    private func replaceEntries(_ table: LMDBTable, old: [[UInt8]], new: [[UInt8]], _ txn: LMDBWriteTransaction) throws {
+    func replaceEntries(_ table: LMDBTable, old: [[UInt8]], new: [[UInt8]], _ txn: LMDBWriteTransaction) throws {
         guard old != new else { return }
         var i = 0
         var j = 0
@@ -139,8 +170,11 @@ public final class Views: Sendable {
         let zoneKey = FeedKeys.zone(database, id.zoneID)
         let name = id.recordName
         if let old = try storedRecord(at: ViewKeys.record(zoneKey, name), txn) {
-            try replaceEntries(tables.fieldIndex, old: IndexKeys.fieldEntries(of: old, zoneKey: zoneKey), new: [], txn)
-            try replaceEntries(tables.tokenIndex, old: IndexKeys.tokenEntries(of: old, zoneKey: zoneKey), new: [], txn)
+            let schema = try schema(SchemaID(database), in: txn)
+            try replaceEntries(
+                tables.fieldIndex, old: IndexKeys.fieldEntries(of: old, zoneKey: zoneKey, schema: schema), new: [], txn)
+            try replaceEntries(
+                tables.tokenIndex, old: IndexKeys.tokenEntries(of: old, zoneKey: zoneKey, schema: schema), new: [], txn)
         }
         try replaceReferences(zoneKey, source: name, old: try outgoing(zoneKey, name, in: txn), new: [], txn)
         _ = try txn.delete(tables.byType, key: ViewKeys.byType(zoneKey, recordType, name))
@@ -165,6 +199,7 @@ public final class Views: Sendable {
             }
         }
         _ = try txn.delete(tables.zones, key: ViewKeys.zone(database, zoneID))
+        _ = try txn.delete(tables.schemaZones, key: SchemaCatalog.key(SchemaID(database)) + zoneKey)
     }
 
     private func replaceReferences(

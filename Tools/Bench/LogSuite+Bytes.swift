@@ -117,7 +117,7 @@ extension LogSuite {
             }
             return true
         }
-        let table = try store.environment.table("log")
+        let table = try DataLayout.open(.log, in: store.environment)
         let installedAt = run.installedAt
         try store.environment.read { txn in
             try txn.scan(table) { _, value in

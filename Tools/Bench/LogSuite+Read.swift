@@ -29,7 +29,7 @@ extension LogSuite {
         let rawRate = Figure(rawBest, "commits/s")
 
         let store = try openLog(log.directory, mapSize: bulkMapSize)
-        let table = try store.environment.table("log")
+        let table = try DataLayout.open(.log, in: store.environment)
         var decoded = 0
         let full = try measure {
             try store.commits(from: 1) { _ in

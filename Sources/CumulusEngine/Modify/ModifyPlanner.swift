@@ -12,6 +12,12 @@ import CumulusViews
 /// independent). In a zone with the `atomic` capability an atomic operation is
 /// all-or-nothing: the failing item keeps its error and every other item of that
 /// zone gets `batchRequestFailed`. Elsewhere each item stands alone.
+///
+/// The schema of the database's container environment (``EffectiveSchema``) decides
+/// what a save may hold and, in the public database, who may create, change or
+/// delete records of each type. In development, types and fields it does not declare
+/// are added just in time: one `schemaExtended` event per new type and per new field,
+/// placed before the saves in the same commit, so the log says when each appeared.
 struct ModifyPlanner {
     let views: Views
     let database: DatabaseID
@@ -30,10 +36,22 @@ struct ModifyPlanner {
         case delete(Int)
     }
 
+    /// What the schema says for this operation: its rules (grown by the saves planned
+    /// so far) and the acting user's roles.
+    private struct SchemaContext {
+        var schema: EffectiveSchema
+        let roles: Set<String>
+    }
+
     /// Plans the operation: the commit to append (if anything changes) and the result.
     func plan(_ context: LogWriter.PlanContext) throws -> (CommitRequest?, ModifyResult) {
         let tag = String(context.sequence, radix: 36)
         var overlay = PlanOverlay(views: views, database: database, transaction: context.transaction)
+        let schemaID = SchemaID(database)
+        let original = try views.schema(schemaID, in: context.transaction)
+        var rules = SchemaContext(
+            schema: original,
+            roles: EffectiveSchema.roles(of: actor, assigned: try views.roles(of: actor, in: schemaID, context.transaction)))
         var saveResults = [Result<Record, CumulusError>?](repeating: nil, count: saves.count)
         var deleteResults = [Result<Void, CumulusError>?](repeating: nil, count: deletes.count)
 
@@ -71,9 +89,9 @@ struct ModifyPlanner {
                     case .save(let index):
                         pending.remove(saves[index].record.recordID)
                         saveResults[index] = .success(
-                            try planSave(saves[index], pending: pending, now: context.now, tag: tag, &overlay))
+                            try planSave(saves[index], pending: pending, now: context.now, tag: tag, &rules, &overlay))
                     case .delete(let index):
-                        try planDelete(deletes[index], &overlay)
+                        try planDelete(deletes[index], rules, &overlay)
                         deleteResults[index] = .success(())
                     }
                 } catch let error as CumulusError {
@@ -90,6 +108,7 @@ struct ModifyPlanner {
             }
         }
         try overlay.emitTagBumps(tag: tag)
+        let events = justInTimeEvents(original, overlay.events) + overlay.events
 
         let result = ModifyResult(
             saveResults: saves.indices.map { index in
@@ -100,11 +119,31 @@ struct ModifyPlanner {
                 (deletes[index].recordID,
                  deleteResults[index] ?? .failure(CumulusError(.internalError, "item was not planned")))
             },
-            sequence: overlay.events.isEmpty ? nil : context.sequence)
-        guard !overlay.events.isEmpty else { return (nil, result) }
+            sequence: events.isEmpty ? nil : context.sequence)
+        guard !events.isEmpty else { return (nil, result) }
         let request = CommitRequest(
-            actor: actor, requestID: requestID, clientChangeTokenData: clientChangeTokenData, events: overlay.events)
+            actor: actor, requestID: requestID, clientChangeTokenData: clientChangeTokenData, events: events)
         return (request, result)
+    }
+
+    /// The schema events development growth needs for the saves that survived
+    /// planning: the new type (with its system fields), then each new field.
+    private func justInTimeEvents(_ schema: EffectiveSchema, _ events: [Event]) -> [Event] {
+        guard schema.growsJustInTime else { return [] }
+        let id = SchemaID(database)
+        var current = schema
+        var added: [Event] = []
+        for case .recordSaved(_, let record, _) in events {
+            let (newType, fields) = current.additions(for: record)
+            guard newType != nil || !fields.isEmpty else { continue }
+            if let newType {
+                added.append(.schemaExtended(schema: id, recordType: newType.name, fields: newType.fields))
+            }
+            for field in fields { added.append(.schemaExtended(schema: id, recordType: record.recordType, fields: [field])) }
+            let grown = current.extended(type: record.recordType, with: (newType?.fields ?? []) + fields)
+            current = EffectiveSchema(grown, environment: schema.environment)
+        }
+        return added
     }
 
     private func preError(_ item: Item) -> CumulusError? {
@@ -154,15 +193,24 @@ struct ModifyPlanner {
     }
 
     private func planSave(
-        _ save: RecordSave, pending: Set<RecordID>, now: Timestamp, tag: String, _ overlay: inout PlanOverlay
+        _ save: RecordSave, pending: Set<RecordID>, now: Timestamp, tag: String, _ rules: inout SchemaContext,
+        _ overlay: inout PlanOverlay
     ) throws -> Record {
         let id = save.record.recordID
         let existing = try overlay.record(id)
-        if let existing, database.scope == .public, existing.creatorUserRecordID?.recordName != actor {
-            throw CumulusError(
-                .permissionFailure, "only the record's creator may change it in the public database", recordID: id)
+        if database.scope == .public {
+            if let existing {
+                try checkGrant(.write, existing, rules)
+            } else if !rules.schema.allows(
+                .create, on: save.record.recordType, roles: rules.roles, actor: actor, creator: nil)
+            {
+                throw CumulusError(
+                    .permissionFailure,
+                    "you may not create records of type \(save.record.recordType) in the public database (no CREATE grant)",
+                    recordID: id)
+            }
         }
-        var record = try RecordMerger.merge(save.record, onto: existing, mode: save.mode)
+        var record = try RecordMerger.merge(rules.schema.coerced(save.record), onto: existing, mode: save.mode)
         record.creationDate = existing?.creationDate ?? now
         record.creatorUserRecordID = existing?.creatorUserRecordID ?? RecordID(recordName: actor)
         record.modificationDate = now
@@ -171,6 +219,7 @@ struct ModifyPlanner {
         record.share = existing?.share
         record.clearChangedKeys()
         try RecordValidator.validate(record, in: database.scope)
+        try rules.schema.check(record)
 
         func exists(_ target: RecordID) throws -> Bool {
             try pending.contains(target) || overlay.record(target) != nil
@@ -205,10 +254,29 @@ struct ModifyPlanner {
             }
         }
         try overlay.save(record, replacing: existing, changedKeys: RecordMerger.changedKeys(from: existing, to: record))
+        let (newType, fields) = rules.schema.additions(for: record)
+        if newType != nil || !fields.isEmpty {
+            let grown = rules.schema.extended(type: record.recordType, with: (newType?.fields ?? []) + fields)
+            rules.schema = EffectiveSchema(grown, environment: rules.schema.environment)
+        }
         return record
     }
 
-    private func planDelete(_ delete: RecordDelete, _ overlay: inout PlanOverlay) throws {
+    /// Throws `permissionFailure` unless the actor may change or delete `existing`
+    /// (a public record): a WRITE grant to one of their roles, or to `_creator` when
+    /// they created it.
+    private func checkGrant(_ permission: Grant.Permissions, _ existing: Record, _ rules: SchemaContext) throws {
+        guard !rules.schema.allows(
+            permission, on: existing.recordType, roles: rules.roles, actor: actor,
+            creator: existing.creatorUserRecordID?.recordName)
+        else { return }
+        throw CumulusError(
+            .permissionFailure,
+            "only the record's creator or a role with WRITE on \(existing.recordType) may change or delete it in the public database",
+            recordID: existing.recordID)
+    }
+
+    private func planDelete(_ delete: RecordDelete, _ rules: SchemaContext, _ overlay: inout PlanOverlay) throws {
         let id = delete.recordID
         guard let existing = try overlay.record(id) else {
             throw CumulusError(.unknownItem, "record \(id.recordName) does not exist", recordID: id)
@@ -218,10 +286,7 @@ struct ModifyPlanner {
                 .serverRecordChanged, "the record changed on the server since this copy was fetched",
                 recordID: id, serverRecord: existing)
         }
-        if database.scope == .public, existing.creatorUserRecordID?.recordName != actor {
-            throw CumulusError(
-                .permissionFailure, "only the record's creator may delete it in the public database", recordID: id)
-        }
+        if database.scope == .public { try checkGrant(.write, existing, rules) }
         // Cascade through deleteSelf references, breadth first; a record already
         // taken is skipped, which is what ends cycles. Nothing changes until every
         // check has passed.

@@ -12,6 +12,9 @@ public enum EventCodec {
         case subscriptionSaved = 6
         case subscriptionDeleted = 7
         case dictionaryInstalled = 8
+        case schemaChanged = 9
+        case schemaExtended = 10
+        case rolesAssigned = 11
         // 16–31: reserved for sharing events.
     }
 
@@ -67,6 +70,24 @@ public enum EventCodec {
             writer.u8(Tag.dictionaryInstalled.rawValue)
             writer.u32(id)
             writer.blob(bytes)
+        case .schemaChanged(let schema, let text, let reason):
+            writer.u8(Tag.schemaChanged.rawValue)
+            writer.schemaID(schema)
+            writer.u8(reason.rawValue)
+            writer.string(text)
+        case .schemaExtended(let schema, let recordType, let fields):
+            writer.u8(Tag.schemaExtended.rawValue)
+            writer.schemaID(schema)
+            writer.string(recordType)
+            writer.length(fields.count)
+            for field in fields { writer.fieldSchema(field) }
+        case .rolesAssigned(let schema, let user, let roles):
+            writer.u8(Tag.rolesAssigned.rawValue)
+            writer.schemaID(schema)
+            writer.string(user)
+            let sorted = UTF8Order.sortedUnique(roles)
+            writer.length(sorted.count)
+            for role in sorted { writer.string(role) }
         }
     }
 
@@ -130,6 +151,79 @@ public enum EventCodec {
         case .dictionaryInstalled:
             let id = try reader.u32()
             return .dictionaryInstalled(id: id, bytes: try reader.blob())
+        case .schemaChanged:
+            let schema = try reader.schemaID()
+            let raw = try reader.u8()
+            guard let reason = SchemaChangeReason(rawValue: raw) else { throw reader.failure("unknown schema change \(raw)") }
+            return .schemaChanged(schema: schema, text: try reader.string(), reason: reason)
+        case .schemaExtended:
+            let schema = try reader.schemaID()
+            let recordType = try reader.string()
+            var fields: [FieldSchema] = []
+            for _ in 0..<(try reader.length(minimumItemSize: 5)) { fields.append(try reader.fieldSchema()) }
+            return .schemaExtended(schema: schema, recordType: recordType, fields: fields)
+        case .rolesAssigned:
+            let schema = try reader.schemaID()
+            let user = try reader.string()
+            var roles: [String] = []
+            for _ in 0..<(try reader.length(minimumItemSize: 1)) { roles.append(try reader.string()) }
+            guard UTF8Order.sortedUnique(roles) == roles else { throw reader.failure("roles not sorted and unique") }
+            return .rolesAssigned(schema: schema, user: user, roles: roles)
         }
+    }
+}
+
+/// Primitive type codes of ``FieldSchema`` in events (`Docs/LOG-FORMAT.md` §4): fixed
+/// numbers, so a reordering of the Swift enum cannot change what a log means.
+private let primitiveCodes: [(SchemaFieldType.Primitive, UInt8)] = [
+    (.asset, 1), (.bytes, 2), (.double, 3), (.int64, 4), (.location, 5), (.number, 6), (.reference, 7),
+    (.string, 8), (.timestamp, 9),
+]
+
+extension BinaryWriter {
+    /// container string ‖ u8 environment.
+    mutating func schemaID(_ id: SchemaID) {
+        string(id.container)
+        u8(id.environment.rawValue)
+    }
+
+    /// name ‖ u8 primitive ‖ u8 flags (1 encrypted, 2 list) ‖ u8 preferred (0 none) ‖ u8 index options.
+    mutating func fieldSchema(_ field: FieldSchema) {
+        func code(_ primitive: SchemaFieldType.Primitive) -> UInt8 {
+            primitiveCodes.first { $0.0 == primitive }?.1 ?? 0
+        }
+        string(field.name)
+        u8(code(field.type.primitive))
+        u8((field.type.isEncrypted ? 1 : 0) | (field.type.isList ? 2 : 0))
+        u8(field.type.preferred.map(code) ?? 0)
+        u8(field.indexes.rawValue)
+    }
+}
+
+extension BinaryReader {
+    mutating func schemaID() throws -> SchemaID {
+        let container = try string()
+        let raw = try u8()
+        guard let environment = DatabaseID.Environment(rawValue: raw) else { throw failure("unknown environment \(raw)") }
+        return SchemaID(container: container, environment: environment)
+    }
+
+    mutating func fieldSchema() throws -> FieldSchema {
+        let name = try string()
+        func primitive(_ raw: UInt8) throws -> SchemaFieldType.Primitive {
+            guard let found = primitiveCodes.first(where: { $0.1 == raw })?.0 else { throw failure("unknown field type \(raw)") }
+            return found
+        }
+        let base = try primitive(try u8())
+        let flags = try u8()
+        guard flags & ~3 == 0 else { throw failure("unknown field type flags \(flags)") }
+        let preferredRaw = try u8()
+        let preferred = preferredRaw == 0 ? nil : try primitive(preferredRaw)
+        let options = try u8()
+        guard options & ~IndexOptions.all.rawValue == 0 else { throw failure("unknown index options \(options)") }
+        return FieldSchema(
+            name: name,
+            type: SchemaFieldType(base, encrypted: flags & 1 != 0, preferred: preferred, list: flags & 2 != 0),
+            indexes: IndexOptions(rawValue: options))
     }
 }

@@ -25,6 +25,17 @@ public enum Event: Sendable, Hashable {
     /// A zstd dictionary for compressing later frames: `id` is the number frames
     /// name in their header, `bytes` the dictionary itself.
     case dictionaryInstalled(id: UInt32, bytes: [UInt8])
+    /// A container environment's schema was replaced whole (an import, a deploy, a
+    /// reset): `text` is its canonical form (``SchemaPrinter``). Indexes whose options
+    /// changed are built or dropped when the event is applied.
+    case schemaChanged(schema: SchemaID, text: String, reason: SchemaChangeReason)
+    /// Development grew just in time: record type `recordType` gained `fields` (a new
+    /// type comes with its system fields; each new field is its own event). Fields the
+    /// schema already declares are left as they are.
+    case schemaExtended(schema: SchemaID, recordType: String, fields: [FieldSchema])
+    /// `user`'s custom security roles in a container environment are now `roles`
+    /// (sorted; empty removes them all).
+    case rolesAssigned(schema: SchemaID, user: String, roles: [String])
 
     /// The event as it is stored: a saved record's client-side `changedKeys` cleared
     /// and the event's changed keys sorted (by UTF-8 bytes) and unique — what reading
@@ -36,14 +47,25 @@ public enum Event: Sendable, Hashable {
         return .recordSaved(database: database, record: record, changedKeys: keys)
     }
 
-    /// The database the event changes, if any (a dictionary belongs to the log).
+    /// The schema the event changes, if it is a schema or role event.
+    public var schemaID: SchemaID? {
+        switch self {
+        case .schemaChanged(let schema, _, _), .schemaExtended(let schema, _, _), .rolesAssigned(let schema, _, _):
+            schema
+        default:
+            nil
+        }
+    }
+
+    /// The database the event changes, if any (a dictionary belongs to the log, a
+    /// schema to a container environment).
     public var database: DatabaseID? {
         switch self {
         case .recordSaved(let database, _, _), .recordDeleted(let database, _, _, _),
             .changeTagBumped(let database, _, _, _), .zoneSaved(let database, _), .zoneDeleted(let database, _),
             .subscriptionSaved(let database, _, _), .subscriptionDeleted(let database, _):
             database
-        case .dictionaryInstalled:
+        case .dictionaryInstalled, .schemaChanged, .schemaExtended, .rolesAssigned:
             nil
         }
     }
@@ -55,7 +77,9 @@ public enum Event: Sendable, Hashable {
         case .recordDeleted(_, let id, _, _), .changeTagBumped(_, let id, _, _): id.zoneID
         case .zoneSaved(_, let zone): zone.zoneID
         case .zoneDeleted(_, let zoneID): zoneID
-        case .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled: nil
+        case .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled, .schemaChanged, .schemaExtended,
+            .rolesAssigned:
+            nil
         }
     }
 

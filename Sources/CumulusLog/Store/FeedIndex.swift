@@ -124,7 +124,9 @@ struct FeedIndex {
         case .changeTagBumped: .tagBumped
         case .zoneSaved: .zoneSaved
         case .zoneDeleted: .zoneDeleted
-        case .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled: nil
+        case .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled, .schemaChanged, .schemaExtended,
+            .rolesAssigned:
+            nil
         }
     }
 

@@ -31,10 +31,10 @@ struct HistoryIndex: Sendable {
     /// Opens the table; `nil` when the environment is read-only and the log predates it.
     static func open(in environment: LMDBEnvironment, meta: LMDBTable) throws -> HistoryIndex? {
         guard environment.options.readOnly else {
-            return HistoryIndex(table: try environment.table("recordHistory"), meta: meta)
+            return HistoryIndex(table: try DataLayout.open(.recordHistory, in: environment), meta: meta)
         }
         // A read-only environment cannot create the table; a log without it has no index.
-        guard let table = try? environment.table("recordHistory") else { return nil }
+        guard let table = try? DataLayout.open(.recordHistory, in: environment) else { return nil }
         return HistoryIndex(table: table, meta: meta)
     }
 
@@ -95,7 +95,8 @@ struct HistoryIndex: Sendable {
             prefix(zoneKey: keys.zone(database, zone.zoneID), recordName: nil)
         case .zoneDeleted(let database, let zoneID):
             prefix(zoneKey: keys.zone(database, zoneID), recordName: nil)
-        case .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled:
+        case .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled, .schemaChanged, .schemaExtended,
+            .rolesAssigned:
             nil
         }
     }

@@ -110,7 +110,7 @@ extension LogStore {
     /// directory — is recognisably the same log. Refuses an environment that
     /// already holds a log.
     public static func emptyCopy(in environment: LMDBEnvironment, logID: [UInt8], epoch: UInt64) throws -> LogStore {
-        let meta = try environment.table("meta")
+        let meta = try DataLayout.open(.meta, in: environment)
         guard try environment.read({ try $0.get(meta, key: metaLogID) }) == nil else {
             throw LogError.storage("\(environment.path) already holds a log")
         }

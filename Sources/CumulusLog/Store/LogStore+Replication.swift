@@ -32,7 +32,7 @@ extension LogStore {
         guard identity.logID.count == 16, identity.epoch >= 1 else {
             throw LogError.storage("a log identity has a 16-byte ID and an epoch of at least 1")
         }
-        let meta = try environment.table("meta")
+        let meta = try DataLayout.open(.meta, in: environment)
         try environment.write { txn in
             if try readHead(meta, in: txn).sequence > 0, let existing = try txn.get(meta, key: metaLogID),
                 existing != identity.logID
@@ -54,7 +54,7 @@ extension LogStore {
     /// Marks the data directory in `environment` as a follower's (a downloaded snapshot,
     /// before it is moved into place).
     public static func markFollower(in environment: LMDBEnvironment) throws {
-        let meta = try environment.table("meta")
+        let meta = try DataLayout.open(.meta, in: environment)
         try environment.write { txn in try txn.put(meta, key: metaRole, value: Array("follower".utf8)) }
     }
 

@@ -70,14 +70,14 @@ public final class LogStore: Sendable {
     public init(environment: LMDBEnvironment) throws {
         self.environment = environment
         tables = Tables(
-            log: try environment.table("log"),
-            meta: try environment.table("meta"),
-            dictionaries: try environment.table("dictionaries"))
+            log: try DataLayout.open(.log, in: environment),
+            meta: try DataLayout.open(.meta, in: environment),
+            dictionaries: try DataLayout.open(.dictionaries, in: environment))
         feeds = FeedIndex(
-            zoneFeed: try environment.table("zoneFeed"),
-            zoneHeads: try environment.table("zoneHeads"),
-            databaseFeed: try environment.table("dbFeed"),
-            databaseHeads: try environment.table("dbHeads"))
+            zoneFeed: try DataLayout.open(.zoneFeed, in: environment),
+            zoneHeads: try DataLayout.open(.zoneHeads, in: environment),
+            databaseFeed: try DataLayout.open(.databaseFeed, in: environment),
+            databaseHeads: try DataLayout.open(.databaseHeads, in: environment))
         history = try HistoryIndex.open(in: environment, meta: tables.meta)
         plainCompressor = try ZstdCompressor(level: ZstdCompressor.defaultLevel, dictionary: nil, includeDictionaryID: false)
         let tables = self.tables

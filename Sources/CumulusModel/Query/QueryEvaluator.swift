@@ -8,9 +8,13 @@
 /// negated comparators (`NOT_EQUALS`, `NOT_IN`, `NOT_LIST_…`, `NOT_BEGINS_WITH`).
 public enum QueryEvaluator {
     /// Whether `record` is of the query's type and passes every filter.
-    public static func matches(_ record: Record, _ query: Query) -> Bool {
+    /// `isSearchable` names the fields whose words `self CONTAINS` reads (the schema's
+    /// SEARCHABLE fields); by default every string field.
+    public static func matches(_ record: Record, _ query: Query, searchable isSearchable: (String) -> Bool = { _ in true })
+        -> Bool
+    {
         guard !query.matchesNothing, record.recordType == query.recordType else { return false }
-        return query.filters.allSatisfy { matches(record, $0) }
+        return query.filters.allSatisfy { matches(record, $0, searchable: isSearchable) }
     }
 
     /// The values `key` has in `record` — a list field's elements — or `nil` when the
@@ -38,8 +42,10 @@ public enum QueryEvaluator {
         }
     }
 
-    /// Whether `record` passes `filter`.
-    public static func matches(_ record: Record, _ filter: QueryFilter) -> Bool {
+    /// Whether `record` passes `filter` (`isSearchable` as for ``matches(_:_:searchable:)``).
+    public static func matches(_ record: Record, _ filter: QueryFilter, searchable isSearchable: (String) -> Bool = { _ in true })
+        -> Bool
+    {
         let query = filter.value
         switch filter.comparator {
         case .containsAllTokens, .containsAnyTokens:
@@ -51,7 +57,7 @@ public enum QueryEvaluator {
                     if case .string(let s) = value { tokens.formUnion(Tokenizer.tokens(s)) }
                 }
             } else {
-                have = Tokenizer.tokens(of: record)
+                have = Tokenizer.tokens(of: record, where: isSearchable)
             }
             return filter.comparator == .containsAllTokens
                 ? wanted.isSubset(of: have) : !wanted.isDisjoint(with: have)

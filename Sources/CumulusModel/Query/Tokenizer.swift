@@ -27,8 +27,13 @@ public enum Tokenizer {
 
     /// The searchable tokens of every string field of `record`, list elements included.
     public static func tokens(of record: Record) -> Set<String> {
+        tokens(of: record) { _ in true }
+    }
+
+    /// The searchable tokens of the string fields of `record` that `isSearchable` names.
+    public static func tokens(of record: Record, where isSearchable: (String) -> Bool) -> Set<String> {
         var result = Set<String>()
-        for value in record.fields.values {
+        for (field, value) in record.fields where isSearchable(field) {
             for case .string(let text) in value.scalars { result.formUnion(tokens(text)) }
         }
         return result

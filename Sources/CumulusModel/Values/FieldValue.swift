@@ -79,6 +79,12 @@ public enum FieldValue: Sendable, Hashable {
         return [self]
     }
 
+    /// Whether the value is a string or a list of strings (text search reads it).
+    public var isText: Bool {
+        if case .list(let items) = self { return items.first?.scalarType == .string }
+        return scalarType == .string
+    }
+
     /// Every reference this value holds, list elements included.
     public var references: [Reference] {
         scalars.compactMap { if case .reference(let r) = $0 { r } else { nil } }

@@ -1,3 +1,4 @@
+import CumulusLog
 import CumulusModel
 import CumulusStorage
 
@@ -8,7 +9,7 @@ import CumulusStorage
 /// whole leaves no revoked token behind.
 public struct ReplicatedConfiguration: Sendable, Hashable {
     /// The tables copied, in order.
-    public static let tables = ["auth", "secrets"]
+    public static let tables = DataLayout.configurationTables.map(\.rawValue)
 
     /// Each table's entries, in key order.
     public var entries: [String: [Entry]]
@@ -28,7 +29,7 @@ public struct ReplicatedConfiguration: Sendable, Hashable {
 
     /// Reads the tables from `environment` in one snapshot.
     public static func read(from environment: LMDBEnvironment) throws -> ReplicatedConfiguration {
-        let handles = try tables.map { try environment.table($0) }
+        let handles = try DataLayout.configurationTables.map { try DataLayout.open($0, in: environment) }
         return try environment.read { txn in
             var entries: [String: [Entry]] = [:]
             for (name, table) in zip(tables, handles) {
@@ -46,7 +47,7 @@ public struct ReplicatedConfiguration: Sendable, Hashable {
     /// Opens the tables in `environment` (outside any transaction, as LMDB requires).
     public static func openTables(in environment: LMDBEnvironment) throws -> [String: LMDBTable] {
         var handles: [String: LMDBTable] = [:]
-        for name in tables { handles[name] = try environment.table(name) }
+        for table in DataLayout.configurationTables { handles[table.rawValue] = try DataLayout.open(table, in: environment) }
         return handles
     }
 
@@ -66,7 +67,7 @@ public struct ReplicatedConfiguration: Sendable, Hashable {
 
     /// The server secret in this configuration, if any.
     public var serverSecret: [UInt8]? {
-        entries["secrets"]?.first { $0.key == Array("server".utf8) }?.value
+        entries[DataLayout.Table.secrets.rawValue]?.first { $0.key == DataLayout.serverSecretKey }?.value
     }
 
     func encode(into writer: inout BinaryWriter) {

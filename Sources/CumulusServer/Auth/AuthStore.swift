@@ -1,4 +1,5 @@
 import Crypto
+import CumulusLog
 import CumulusModel
 import CumulusStorage
 import Foundation
@@ -16,7 +17,7 @@ public final class AuthStore: Sendable {
     /// Opens (creating) the auth table of `environment`.
     public init(environment: LMDBEnvironment) throws {
         self.environment = environment
-        table = try environment.table("auth")
+        table = try DataLayout.open(.auth, in: environment)
     }
 
     static func hash(_ token: String) -> [UInt8] { Array(SHA256.hash(data: Array(token.utf8))) }

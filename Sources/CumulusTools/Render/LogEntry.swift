@@ -19,21 +19,23 @@ public struct LogEntry: Sendable, Hashable {
     public var requestID: String
     /// The event's kind: `recordSaved`, `recordDeleted`, `changeTagBumped`,
     /// `zoneSaved`, `zoneDeleted`, `subscriptionSaved`, `subscriptionDeleted`,
-    /// `dictionaryInstalled`.
+    /// `dictionaryInstalled`, `schemaChanged`, `schemaExtended`, `rolesAssigned`.
     public var operation: String
     /// The database, if the event belongs to one.
     public var database: DatabaseID?
     /// The zone, if the event belongs to one.
     public var zone: ZoneID?
     /// The record's name (a subscription's ID for subscription events, the
-    /// dictionary number for `dictionaryInstalled`).
+    /// dictionary number for `dictionaryInstalled`, the user for `rolesAssigned`).
     public var recordName: String?
     /// The record's type, where the event carries it.
     public var recordType: String?
-    /// The keys a save changed (names only).
+    /// The keys a save changed (names only); the fields a schema gained, the roles
+    /// a user was given.
     public var changedKeys: [String]
     /// Why: `direct`, `cascade:OWNER`, `zoneDeleted` for deletes; `reference:SOURCE`
-    /// for a change-tag bump caused by a reference from SOURCE.
+    /// for a change-tag bump caused by a reference from SOURCE; for schema events
+    /// `import|deploy|reset|justInTime|roles:CONTAINER/ENVIRONMENT`.
     public var cause: String?
     /// The record's change tag after the event (saves and tag bumps).
     public var changeTag: String?
@@ -88,6 +90,16 @@ public struct LogEntry: Sendable, Hashable {
                 entry.recordName = subscriptionID
             case .dictionaryInstalled(let id, _):
                 entry.recordName = String(id)
+            case .schemaChanged(let schema, _, let reason):
+                entry.cause = reason.name + ":" + schema.description
+            case .schemaExtended(let schema, let recordType, let fields):
+                entry.recordType = recordType
+                entry.changedKeys = fields.map(\.name)
+                entry.cause = "justInTime:" + schema.description
+            case .rolesAssigned(let schema, let user, let roles):
+                entry.recordName = user
+                entry.changedKeys = roles
+                entry.cause = "roles:" + schema.description
             case .zoneSaved, .zoneDeleted:
                 break
             }
@@ -106,6 +118,9 @@ public struct LogEntry: Sendable, Hashable {
         case .subscriptionSaved: "subscriptionSaved"
         case .subscriptionDeleted: "subscriptionDeleted"
         case .dictionaryInstalled: "dictionaryInstalled"
+        case .schemaChanged: "schemaChanged"
+        case .schemaExtended: "schemaExtended"
+        case .rolesAssigned: "rolesAssigned"
         }
     }
 

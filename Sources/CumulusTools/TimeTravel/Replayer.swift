@@ -31,9 +31,6 @@ public enum Replayer {
     public static let replayedThroughKey: [UInt8] = Array("replayedThrough".utf8)
     /// Commits per write transaction.
     public static let batchSize: UInt64 = 2_000
-    /// Tables copied verbatim from the source when it has them: not derived from the
-    /// log, but needed to serve the copy.
-    static let copiedTables = ["auth", "secrets"]
 
     /// Replays `source` through `sequence` into a new directory `outPath`, which must
     /// not exist or be empty. With `checkpoints` (a directory ``Checkpoints/build(_:in:every:progress:)``
@@ -74,6 +71,7 @@ public enum Replayer {
             try appendAndApply(source, through: sequence, into: store, views, progress: progress)
             try copyTables(from: source.environment, to: environment)
             try markReplayed(environment, through: sequence)
+            try ViewRebuilder.markCurrent(environment)
             try environment.sync(force: true)
         }
         try manager.setAttributes([.posixPermissions: 0o444], ofItemAtPath: outPath + "/data.mdb")
@@ -112,7 +110,7 @@ public enum Replayer {
     }
 
     static func markReplayed(_ environment: LMDBEnvironment, through sequence: UInt64) throws {
-        let meta = try environment.table("meta")
+        let meta = try DataLayout.open(.meta, in: environment)
         try environment.write { txn in
             try txn.put(meta, key: replayedThroughKey, value: BigEndian.bytes(sequence))
         }
@@ -120,17 +118,18 @@ public enum Replayer {
 
     /// The sequence a replayed directory stops at, or `nil` for a live directory.
     public static func replayedThrough(_ store: LogStore) throws -> UInt64? {
-        guard let meta = try? store.environment.table("meta") else { return nil }
+        guard let meta = try? DataLayout.open(.meta, in: store.environment) else { return nil }
         return try store.environment.read { txn in
             try txn.get(meta, key: replayedThroughKey).flatMap { BigEndian.decode(UInt64.self, from: $0) }
         }
     }
 
     private static func copyTables(from source: LMDBEnvironment, to target: LMDBEnvironment) throws {
-        for name in copiedTables {
-            let into = try target.table(name)
+        // Configuration is not derived from the log, but the copy needs it to serve.
+        for table in DataLayout.configurationTables {
+            let into = try DataLayout.open(table, in: target)
             // A read-only source lacks tables it never created.
-            guard let from = try? source.table(name) else { continue }
+            guard let from = try? DataLayout.open(table, in: source) else { continue }
             var entries: [([UInt8], [UInt8])] = []
             try source.read { txn in
                 try txn.scan(from) { key, value in
@@ -146,12 +145,7 @@ public enum Replayer {
         }
         // A container needs a server secret to open read-only; a source without one
         // (never served) gets a fresh one, as Container would make.
-        let secrets = try target.table("secrets")
-        let key = Array("server".utf8)
-        try target.write { txn in
-            guard try txn.get(secrets, key: key) == nil else { return }
-            var random = SystemRandomNumberGenerator()
-            try txn.put(secrets, key: key, value: (0..<32).map { _ in UInt8.random(in: 0...255, using: &random) })
-        }
+        let secrets = try DataLayout.open(.secrets, in: target)
+        try target.write { txn in try DataLayout.ensureServerSecret(in: txn, secrets) }
     }
 }

@@ -1,0 +1,106 @@
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+import CumulusViews
+import Foundation
+
+/// Schemas (CloudKit's schema language, `Docs/SCHEMA.md`) and security roles: the
+/// Swift API beside `cumulus schema` and `cumulus roles`.
+///
+/// Every change is a log event planned on the writer thread against the state it
+/// changes, so a check (is this deploy additive?) and the change it allows cannot be
+/// separated by another writer. Followers, rebuilds, replays and audit exports see
+/// each change where it happened in the log.
+extension Container {
+    /// The schema of a container environment (empty if it has none).
+    public func schema(_ id: SchemaID) throws -> Schema {
+        let views = self.views
+        return try store.environment.read { try views.schema(id, in: $0).schema }
+    }
+
+    /// The schema of a container environment in its canonical text.
+    public func exportSchema(_ id: SchemaID) throws -> String {
+        SchemaPrinter.print(try schema(id))
+    }
+
+    /// Replaces the schema of a container environment with `text`. Refused unless the
+    /// new schema keeps every type and field of the production schema with its type
+    /// (CloudKit's rule for both environments: production data must stay readable).
+    /// Indexes it adds are built, and indexes it drops removed, in the same commit.
+    /// Returns the schema now in force; importing what is already there logs nothing.
+    @discardableResult
+    public func importSchema(_ text: String, into id: SchemaID, as actor: String = "") async throws -> Schema {
+        let schema = try SchemaParser.parse(text)
+        return try await replaceSchema(id, reason: .imported, actor: actor) { _, production in
+            try SchemaEvolution.checkAdditive(from: production, to: schema)
+            return schema
+        }
+    }
+
+    /// Copies the development schema of `container` to production. Refused, naming
+    /// the type or field, when it would remove or retype anything production has.
+    @discardableResult
+    public func deploySchema(container: String, as actor: String = "") async throws -> Schema {
+        let id = SchemaID(container: container, environment: .production)
+        let views = self.views
+        return try await replaceSchema(id, reason: .deployed, actor: actor) { txn, production in
+            let development = try views.schema(SchemaID(container: container, environment: .development), in: txn).schema
+            try SchemaEvolution.checkAdditive(from: production, to: development)
+            return development
+        }
+    }
+
+    /// Sets the development schema of `container` back to production's (records stay;
+    /// fields they hold that production lacks are added back just in time when saved).
+    @discardableResult
+    public func resetSchema(container: String, as actor: String = "") async throws -> Schema {
+        try await replaceSchema(SchemaID(container: container, environment: .development), reason: .reset, actor: actor) {
+            _, production in production
+        }
+    }
+
+    private func replaceSchema(
+        _ id: SchemaID, reason: SchemaChangeReason, actor: String,
+        _ make: @escaping @Sendable (LMDBReadTransaction, Schema) throws -> Schema
+    ) async throws -> Schema {
+        let views = self.views
+        let (_, schema) = try await writer.submit { context -> (CommitRequest?, Schema) in
+            let txn = context.transaction
+            let production = try views.schema(SchemaID(container: id.container, environment: .production), in: txn).schema
+            let current = try views.schema(id, in: txn).schema
+            let new = try make(txn, production).normalized()
+            guard new != current else { return (nil, current) }
+            let event = Event.schemaChanged(schema: id, text: SchemaPrinter.print(new), reason: reason)
+            return (CommitRequest(actor: actor, requestID: UUID().uuidString, events: [event]), new)
+        }
+        return schema
+    }
+
+    /// Gives `user` exactly `roles` (custom roles the schema creates; empty removes
+    /// them all) in a container environment. Refuses a built-in role (everyone holds
+    /// those as they apply) and a role the schema does not create.
+    public func assignRoles(_ roles: [String], to user: String, in id: SchemaID, as actor: String = "") async throws {
+        guard !user.isEmpty else { throw CumulusError(.invalidArguments, "name the user record to give roles to") }
+        let wanted = UTF8Order.sortedUnique(roles)
+        if let builtIn = wanted.first(where: { SecurityRole.builtIn.contains($0) }) {
+            throw CumulusError(.invalidArguments, "\(builtIn) is a built-in role; every user holds it as it applies")
+        }
+        let views = self.views
+        _ = try await writer.submit { context -> (CommitRequest?, Void) in
+            let schema = try views.schema(id, in: context.transaction).schema
+            if let unknown = wanted.first(where: { !schema.roles.contains($0) }) {
+                throw CumulusError(
+                    .invalidArguments, "role \(unknown) is not in the \(id) schema; add CREATE ROLE \(unknown) to it first")
+            }
+            guard try views.roles(of: user, in: id, context.transaction) != wanted else { return (nil, ()) }
+            let event = Event.rolesAssigned(schema: id, user: user, roles: wanted)
+            return (CommitRequest(actor: actor, requestID: UUID().uuidString, events: [event]), ())
+        }
+    }
+
+    /// The users holding custom roles in a container environment, with their roles.
+    public func roleAssignments(in id: SchemaID) throws -> [(user: String, roles: [String])] {
+        let views = self.views
+        return try store.environment.read { try views.roleAssignments(in: id, $0) }
+    }
+}

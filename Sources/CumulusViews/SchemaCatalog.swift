@@ -1,0 +1,52 @@
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+import Synchronization
+
+/// Schemas and role assignments as views: where each container environment's
+/// schema is stored, read back and cached.
+///
+/// The cache is keyed by the stored bytes, compared on every read (a schema's text
+/// is a few kilobytes; comparing costs far less than parsing): a transaction that
+/// wrote a schema and then aborted leaves bytes the cache does not match, so no
+/// reader, in any transaction, can see a schema its snapshot does not hold.
+final class SchemaCatalog: Sendable {
+    private struct Entry {
+        let bytes: [UInt8]
+        let schema: Schema
+    }
+
+    private let entries = Mutex<[SchemaID: Entry]>([:])
+
+    /// `schemas` / `userRoles` / `schemaZones` key prefix: container ‖ 0x00 ‖ u8 environment.
+    /// Container identifiers hold no NUL, so the prefix of one container never
+    /// prefixes another's.
+    static func key(_ id: SchemaID) -> [UInt8] {
+        Array(id.container.utf8) + [0, id.environment.rawValue]
+    }
+
+    /// The schema stored for `id` (empty if none), as `txn` sees it.
+    func schema(_ id: SchemaID, table: LMDBTable, in txn: LMDBReadTransaction) throws -> Schema {
+        let cached = entries.withLock { $0[id] }
+        let found = try txn.withValue(table, key: Self.key(id)) { buffer -> Schema in
+            if let cached, cached.bytes.elementsEqual(buffer) { return cached.schema }
+            let bytes = Array(buffer)
+            let schema: Schema
+            do {
+                schema = try SchemaParser.parse(String(decoding: bytes, as: UTF8.self))
+            } catch {
+                throw CumulusError(.internalError, "the stored schema of \(id) does not parse: \(error)")
+            }
+            entries.withLock { $0[id] = Entry(bytes: bytes, schema: schema) }
+            return schema
+        }
+        return found ?? .empty
+    }
+
+    /// Stores `schema` as the schema of `id` (its canonical text).
+    func store(_ schema: Schema, _ id: SchemaID, table: LMDBTable, in txn: LMDBWriteTransaction) throws {
+        let bytes = Array(SchemaPrinter.print(schema).utf8)
+        try txn.put(table, key: Self.key(id), value: bytes)
+        entries.withLock { $0[id] = Entry(bytes: bytes, schema: schema) }
+    }
+}

@@ -1,0 +1,85 @@
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+
+/// Schemas, security roles and the index builds a schema change causes.
+extension Views {
+    /// The schema of a container environment with its rules, as `txn` sees it.
+    public func schema(_ id: SchemaID, in txn: LMDBReadTransaction) throws -> EffectiveSchema {
+        EffectiveSchema(try schemaCatalog.schema(id, table: tables.schemas, in: txn), environment: id.environment)
+    }
+
+    /// The custom roles assigned to `user` in a container environment (sorted).
+    public func roles(of user: String, in id: SchemaID, _ txn: LMDBReadTransaction) throws -> [String] {
+        try txn.withValue(tables.userRoles, key: SchemaCatalog.key(id) + Array(user.utf8)) { buffer in
+            var reader = BinaryReader(buffer, context: "user roles")
+            var roles: [String] = []
+            for _ in 0..<(try reader.length(minimumItemSize: 1)) { roles.append(try reader.string()) }
+            return roles
+        } ?? []
+    }
+
+    /// Every user with custom roles in a container environment, with their roles.
+    public func roleAssignments(in id: SchemaID, _ txn: LMDBReadTransaction) throws -> [(user: String, roles: [String])] {
+        let prefix = SchemaCatalog.key(id)
+        var users: [String] = []
+        try txn.scan(tables.userRoles, prefix: prefix) { key, _ in
+            users.append(String(decoding: UnsafeRawBufferPointer(rebasing: key[prefix.count...]), as: UTF8.self))
+            return true
+        }
+        return try users.map { ($0, try roles(of: $0, in: id, txn)) }
+    }
+
+    /// Notes each zone `commit` touches under its container environment, so an index
+    /// build can find every record of a type without scanning the whole records table.
+    func registerZones(of commit: Commit, _ txn: LMDBWriteTransaction) throws {
+        for position in commit.zoneSequences {
+            let key = SchemaCatalog.key(SchemaID(position.database)) + FeedKeys.zone(position.database, position.zoneID)
+            if try !txn.contains(tables.schemaZones, key: key) {
+                try txn.put(tables.schemaZones, key: key, value: [UInt8]())
+            }
+        }
+    }
+
+    /// Stores `schema` for `id` and rebuilds the index entries of every record type
+    /// whose index options it changes (added indexes filled, dropped ones removed),
+    /// inside the transaction applying the event — so a rebuild or a follower ends in
+    /// the same state as the leader.
+    func replaceSchema(_ id: SchemaID, with schema: Schema, _ txn: LMDBWriteTransaction) throws {
+        let old = try self.schema(id, in: txn)
+        let new = EffectiveSchema(schema, environment: id.environment)
+        try schemaCatalog.store(schema, id, table: tables.schemas, in: txn)
+        var types = Set(old.schema.recordTypes.map(\.name))
+        types.formUnion(new.schema.recordTypes.map(\.name))
+        for type in types.sorted() where !old.indexDifferences(to: new, in: type).isEmpty {
+            try reindex(type, in: id, from: old, to: new, txn)
+        }
+    }
+
+    private func reindex(
+        _ type: String, in id: SchemaID, from old: EffectiveSchema, to new: EffectiveSchema, _ txn: LMDBWriteTransaction
+    ) throws {
+        let prefix = SchemaCatalog.key(id)
+        var zoneKeys: [[UInt8]] = []
+        try txn.scan(tables.schemaZones, prefix: prefix) { key, _ in
+            zoneKeys.append(Array(key[prefix.count...]))
+            return true
+        }
+        var rebuilt = 0
+        for zoneKey in zoneKeys {
+            let names = try recordNames(ofType: type, zoneKey: zoneKey, in: txn)
+            for name in names {
+                guard let record = try storedRecord(at: ViewKeys.record(zoneKey, name), txn) else { continue }
+                try replaceEntries(
+                    tables.fieldIndex, old: IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: old),
+                    new: IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: new), txn)
+                try replaceEntries(
+                    tables.tokenIndex, old: IndexKeys.tokenEntries(of: record, zoneKey: zoneKey, schema: old),
+                    new: IndexKeys.tokenEntries(of: record, zoneKey: zoneKey, schema: new), txn)
+                rebuilt += 1
+                if rebuilt % 10_000 == 0 { indexBuildObserver?(id, type, rebuilt) }
+            }
+        }
+        if rebuilt > 0 { indexBuildObserver?(id, type, rebuilt) }
+    }
+}
