@@ -33,17 +33,18 @@ public final class Container: Sendable {
     /// Opens (creating if needed) the data directory at `path` in `role`. A
     /// follower or read-only node refuses every write with `notLeader`; only a
     /// leader runs the `firesOnce` reaper (a follower gets the leader's deletions
-    /// through the log).
+    /// through the log). `indexBuildObserver` hears of index builds a schema change
+    /// causes (``Views/indexBuildObserver``), for progress on a terminal.
     public init(
         path: String, environmentOptions: LMDBEnvironment.Options = .init(), writerOptions: LogWriter.Options = .init(),
-        role: NodeRole = .leader
+        role: NodeRole = .leader, indexBuildObserver: (@Sendable (SchemaID, String, Int) -> Void)? = nil
     ) throws {
         self.path = path
         self.role = role
         let environment = try LMDBEnvironment(path: path, options: environmentOptions)
         let store = try LogStore(environment: environment)
         self.store = store
-        let views = try Views(environment: environment)
+        let views = try Views(environment: environment, indexBuildObserver: indexBuildObserver)
         self.views = views
         // Views made by an older layout are rebuilt from the log before anything reads them.
         try ViewRebuilder.upgradeIfNeeded(views, from: store)

@@ -13,7 +13,7 @@ import Synchronization
 final class SchemaCatalog: Sendable {
     private struct Entry {
         let bytes: [UInt8]
-        let schema: Schema
+        let schema: EffectiveSchema
     }
 
     private let entries = Mutex<[SchemaID: Entry]>([:])
@@ -25,28 +25,32 @@ final class SchemaCatalog: Sendable {
         Array(id.container.utf8) + [0, id.environment.rawValue]
     }
 
-    /// The schema stored for `id` (empty if none), as `txn` sees it.
-    func schema(_ id: SchemaID, table: LMDBTable, in txn: LMDBReadTransaction) throws -> Schema {
+    /// The schema stored for `id` (empty if none) with its rules, as `txn` sees it.
+    func schema(_ id: SchemaID, table: LMDBTable, in txn: LMDBReadTransaction) throws -> EffectiveSchema {
         let cached = entries.withLock { $0[id] }
-        let found = try txn.withValue(table, key: Self.key(id)) { buffer -> Schema in
+        let found = try txn.withValue(table, key: Self.key(id)) { buffer -> EffectiveSchema in
             if let cached, cached.bytes.elementsEqual(buffer) { return cached.schema }
             let bytes = Array(buffer)
-            let schema: Schema
+            let schema: EffectiveSchema
             do {
-                schema = try SchemaParser.parse(String(decoding: bytes, as: UTF8.self))
+                schema = EffectiveSchema(try SchemaParser.parse(String(decoding: bytes, as: UTF8.self)), environment: id.environment)
             } catch {
                 throw CumulusError(.internalError, "the stored schema of \(id) does not parse: \(error)")
             }
             entries.withLock { $0[id] = Entry(bytes: bytes, schema: schema) }
             return schema
         }
-        return found ?? .empty
+        if let found { return found }
+        return empty[id.environment == .development ? 0 : 1]
     }
+
+    /// The rules of the empty schema in each environment (development, production).
+    private let empty = [EffectiveSchema(.empty, environment: .development), EffectiveSchema(.empty, environment: .production)]
 
     /// Stores `schema` as the schema of `id` (its canonical text).
     func store(_ schema: Schema, _ id: SchemaID, table: LMDBTable, in txn: LMDBWriteTransaction) throws {
         let bytes = Array(SchemaPrinter.print(schema).utf8)
         try txn.put(table, key: Self.key(id), value: bytes)
-        entries.withLock { $0[id] = Entry(bytes: bytes, schema: schema) }
+        entries.withLock { $0[id] = Entry(bytes: bytes, schema: EffectiveSchema(schema, environment: id.environment)) }
     }
 }

@@ -6,7 +6,7 @@ import CumulusStorage
 extension Views {
     /// The schema of a container environment with its rules, as `txn` sees it.
     public func schema(_ id: SchemaID, in txn: LMDBReadTransaction) throws -> EffectiveSchema {
-        EffectiveSchema(try schemaCatalog.schema(id, table: tables.schemas, in: txn), environment: id.environment)
+        try schemaCatalog.schema(id, table: tables.schemas, in: txn)
     }
 
     /// The custom roles assigned to `user` in a container environment (sorted).

@@ -126,10 +126,21 @@ final class CumulusStore: Sendable {
     let container: Container
     let db: Database
 
-    init(_ label: String) async throws {
-        directory = ScratchDirectory("engine-\(label)")
-        container = try Container(path: directory.path)
-        db = container.database(SampleData.database)
+    /// A store whose sample database is in development (every field indexed just in
+    /// time), or, given `productionSchema` (CloudKit schema text), in production with
+    /// that schema imported first, as a deploy would put it in place.
+    init(_ label: String, productionSchema: String? = nil) async throws {
+        let directory = ScratchDirectory("engine-\(label)")
+        let container = try Container(path: directory.path)
+        let sample = SampleData.database
+        if let productionSchema {
+            try await container.importSchema(productionSchema, into: SchemaID(container: sample.container, environment: .production))
+            db = container.privateDatabase(container: sample.container, user: sample.owner, environment: .production)
+        } else {
+            db = container.database(sample)
+        }
+        self.directory = directory
+        self.container = container
         for (zone, result) in try await db.saveZones([SampleData.zone], as: EngineSuite.actor) {
             guard case .success = result else { throw BenchFailure("creating zone \(zone.zoneName): \(result)") }
         }

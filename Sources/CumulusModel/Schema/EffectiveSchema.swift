@@ -13,12 +13,38 @@ public struct EffectiveSchema: Sendable, Hashable {
     public let schema: Schema
     /// Its environment.
     public let environment: DatabaseID.Environment
+    /// Types and their fields by name: every saved record asks about each of its
+    /// fields, so lookups must not walk the schema. Built once per schema value
+    /// (views cache the whole `EffectiveSchema`).
+    private let types: [String: (type: RecordTypeSchema, fields: [String: FieldSchema])]
 
     /// The rules of `schema` in `environment`.
     public init(_ schema: Schema, environment: DatabaseID.Environment) {
         self.schema = schema
         self.environment = environment
+        var types: [String: (type: RecordTypeSchema, fields: [String: FieldSchema])] = [:]
+        for type in schema.recordTypes {
+            types[type.name] = (type, Dictionary(type.fields.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last }))
+        }
+        self.types = types
     }
+
+    /// Equal when schema and environment are (the lookups follow from them).
+    public static func == (lhs: EffectiveSchema, rhs: EffectiveSchema) -> Bool {
+        lhs.schema == rhs.schema && lhs.environment == rhs.environment
+    }
+
+    /// Hashes schema and environment.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(schema)
+        hasher.combine(environment)
+    }
+
+    /// The declared record type `name`, or `nil`.
+    public func recordType(_ name: String) -> RecordTypeSchema? { types[name]?.type }
+
+    /// The declared field `field` of type `type`, or `nil`.
+    public func field(_ field: String, of type: String) -> FieldSchema? { types[type]?.fields[field] }
 
     /// Whether undeclared types and fields are accepted (and get just-in-time indexes).
     public var growsJustInTime: Bool { environment == .development }
@@ -41,7 +67,7 @@ public struct EffectiveSchema: Sendable, Hashable {
     /// whether the value at hand is a string (or list of strings), which decides the
     /// just-in-time default of an undeclared field.
     public func indexes(ofField field: String, in type: String, isText: Bool) -> IndexOptions {
-        if let declared = schema.recordType(type)?.field(field) { return declared.indexes }
+        if let declared = self.field(field, of: type) { return declared.indexes }
         guard growsJustInTime else { return [] }
         return isText ? .all : [.queryable, .sortable]
     }
@@ -50,7 +76,7 @@ public struct EffectiveSchema: Sendable, Hashable {
     /// declared; all of them for an undeclared type in development (a log written
     /// before schemas existed, or a type the planner is about to add).
     public func indexes(of field: SystemField, in type: String) -> IndexOptions {
-        if let declared = schema.recordType(type) { return declared.field(field.rawValue)?.indexes ?? [] }
+        if types[type] != nil { return self.field(field.rawValue, of: type)?.indexes ?? [] }
         return growsJustInTime ? Self.justInTimeIndexes(for: field) : []
     }
 
@@ -103,12 +129,12 @@ public struct EffectiveSchema: Sendable, Hashable {
     /// `record` with values converted to the declared types where CloudKit clients
     /// send another JSON shape: an integer for a DOUBLE or TIMESTAMP field.
     public func coerced(_ record: Record) -> Record {
-        guard let type = schema.recordType(record.recordType) else { return record }
+        guard let type = types[record.recordType] else { return record }
         var copy = record
         var changed = false
         var fields = record.fields
         for (name, value) in record.fields {
-            guard let declared = type.field(name)?.type, !declared.isEncrypted else { continue }
+            guard let declared = type.fields[name]?.type, !declared.isEncrypted else { continue }
             let converted = Self.coerce(value, to: declared.primitive)
             if converted != value {
                 fields[name] = converted
@@ -136,7 +162,7 @@ public struct EffectiveSchema: Sendable, Hashable {
     public func check(_ record: Record) throws {
         guard !growsJustInTime else { return }
         let typeName = record.recordType
-        let declared = schema.recordType(typeName)
+        let declared = types[typeName]
         if declared == nil {
             throw CumulusError(
                 .invalidArguments,
@@ -145,7 +171,7 @@ public struct EffectiveSchema: Sendable, Hashable {
         }
         for (spaces, encrypted) in [(record.fields, false), (record.encryptedValues, true)] {
             for (name, value) in spaces {
-                guard let field = declared?.field(name) else {
+                guard let field = declared?.fields[name] else {
                     throw CumulusError(
                         .invalidArguments,
                         "Cannot create or modify field '\(name)' in record type '\(typeName)' in production schema; add it in development and deploy",
@@ -188,7 +214,7 @@ public struct EffectiveSchema: Sendable, Hashable {
     /// whose type is known. Fields are sorted by name; nothing when all is declared.
     public func additions(for record: Record) -> (newType: RecordTypeSchema?, fields: [FieldSchema]) {
         guard growsJustInTime else { return (nil, []) }
-        let declared = schema.recordType(record.recordType)
+        let declared = types[record.recordType]?.fields
         let newType = declared == nil
             ? RecordTypeSchema(
                 name: record.recordType,
@@ -198,7 +224,7 @@ public struct EffectiveSchema: Sendable, Hashable {
             : nil
         var fields: [FieldSchema] = []
         for (spaces, encrypted) in [(record.fields, false), (record.encryptedValues, true)] {
-            for (name, value) in spaces where declared?.field(name) == nil {
+            for (name, value) in spaces where declared?[name] == nil {
                 guard let type = Self.inferredType(of: value, encrypted: encrypted) else { continue }
                 fields.append(FieldSchema(name: name, type: type, indexes: Self.justInTimeIndexes(for: type)))
             }
@@ -225,7 +251,7 @@ public struct EffectiveSchema: Sendable, Hashable {
     /// all) when `___recordID` is not QUERYABLE.
     public func checkQuery(_ query: Query) throws {
         let type = query.recordType
-        if !growsJustInTime, schema.recordType(type) == nil {
+        if !growsJustInTime, types[type] == nil {
             throw CumulusError(.invalidArguments, "Did not find record type: \(type) (it is not in the production schema)")
         }
         func require(_ option: IndexOptions, _ key: QueryKey, _ word: String) throws {
@@ -268,7 +294,7 @@ public struct EffectiveSchema: Sendable, Hashable {
     /// The declared fields of `type` marked SEARCHABLE (in development, undeclared
     /// string fields are searchable too).
     public func searchableFields(of type: String) -> Set<String> {
-        Set((schema.recordType(type)?.fields ?? []).filter { $0.indexes.contains(.searchable) }.map(\.name))
+        Set((types[type]?.type.fields ?? []).filter { $0.indexes.contains(.searchable) }.map(\.name))
     }
 
     // MARK: - Security roles
@@ -286,7 +312,7 @@ public struct EffectiveSchema: Sendable, Hashable {
 
     /// The grants of `type`: declared, or CloudKit's defaults for an undeclared type.
     public func grants(of type: String) -> RecordTypeSchema {
-        schema.recordType(type) ?? RecordTypeSchema(name: type)
+        types[type]?.type ?? RecordTypeSchema(name: type)
     }
 
     /// Whether a holder of `roles` may do `permission` on a record of `type` whose

@@ -24,8 +24,8 @@ public enum SchemaEvolution {
                 }
                 if !allowsTypeChange(from: oldField.type, to: newField.type) {
                     throw CumulusError.schemaChange(
-                        "field '\(path)' would change type from \(SchemaPrinter.text(of: oldField.type)) "
-                            + "to \(SchemaPrinter.text(of: newField.type))")
+                        "field '\(path)' would change type from \(oldField.type.schemaText) "
+                            + "to \(newField.type.schemaText)")
                 }
             }
         }

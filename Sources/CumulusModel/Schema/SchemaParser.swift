@@ -42,8 +42,9 @@ public enum SchemaParser {
     /// Whether `name` is a plain identifier: `[A-Za-z][A-Za-z0-9_]*`, at most 255 bytes.
     static func isIdentifier(_ name: String) -> Bool {
         let bytes = name.utf8
-        guard let first = bytes.first, bytes.count <= 255, (first >= 0x41 && first <= 0x5A) || (first >= 0x61 && first <= 0x7A)
-        else { return false }
+        guard let first = bytes.first, bytes.count <= 255 else { return false }
+        let lowered = first | 0x20  // an ASCII letter's lower case differs only in bit 5
+        guard lowered >= UInt8(ascii: "a") && lowered <= UInt8(ascii: "z") else { return false }
         for byte in bytes where !SchemaLexer.isWordByte(byte) { return false }
         return true
     }
@@ -243,8 +244,8 @@ extension SchemaParser {
             let type = try parseType()
             if let system, type != system.type {
                 throw CumulusError.schema(
-                    "expected \(SchemaPrinter.text(of: system.type)) (the fixed type of system field '\(fieldName)'), "
-                        + "found \(SchemaPrinter.text(of: type))", at: typeToken)
+                    "expected \(system.type.schemaText) (the fixed type of system field '\(fieldName)'), "
+                        + "found \(type.schemaText)", at: typeToken)
             }
             var indexes: IndexOptions = []
             while let option = SchemaParser.option(keyword) {
@@ -252,13 +253,13 @@ extension SchemaParser {
                 let optionName = optionToken.keyword?.rawValue ?? ""
                 if type.primitive == .asset || type.isEncrypted {
                     throw CumulusError.schema(
-                        "\(optionName) cannot apply to '\(fieldName)' of type \(SchemaPrinter.text(of: type)): "
+                        "\(optionName) cannot apply to '\(fieldName)' of type \(type.schemaText): "
                             + "ASSET and ENCRYPTED fields are not indexed", at: optionToken)
                 }
                 if option == .searchable && type.primitive != .string {
                     throw CumulusError.schema(
                         "SEARCHABLE applies only to STRING and LIST<STRING>, and '\(fieldName)' is "
-                            + SchemaPrinter.text(of: type), at: optionToken)
+                            + type.schemaText, at: optionToken)
                 }
                 indexes.insert(option)
                 advance()

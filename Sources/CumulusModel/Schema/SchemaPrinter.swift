@@ -41,21 +41,13 @@ public enum SchemaPrinter {
         return out
     }
 
-    /// `type` as the language writes it: `STRING`, `ENCRYPTED INT64`,
-    /// `NUMBER PREFERRED AS DOUBLE`, `LIST<ENCRYPTED STRING>`.
-    static func text(of type: SchemaFieldType) -> String {
-        var text = type.isEncrypted ? "ENCRYPTED \(type.primitive.rawValue)" : type.primitive.rawValue
-        if let preferred = type.preferred { text += " PREFERRED AS \(preferred.rawValue)" }
-        return type.isList ? "LIST<\(text)>" : text
-    }
-
     /// `name`, double-quoted unless it is a plain identifier that no keyword spells.
     static func name(_ name: String) -> String {
         SchemaParser.isIdentifier(name) && SchemaToken.Keyword(spelling: name) == nil ? name : "\"\(name)\""
     }
 
     private static func field(_ field: FieldSchema) -> String {
-        var text = "\(name(field.name)) \(self.text(of: field.type))"
+        var text = "\(name(field.name)) \(field.type.schemaText)"
         if field.indexes.contains(.queryable) { text += " QUERYABLE" }
         if field.indexes.contains(.sortable) { text += " SORTABLE" }
         if field.indexes.contains(.searchable) { text += " SEARCHABLE" }

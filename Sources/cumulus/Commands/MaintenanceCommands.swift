@@ -1,5 +1,6 @@
 import ArgumentParser
 import CumulusEngine
+import CumulusModel
 import CumulusStorage
 import Foundation
 
@@ -49,10 +50,16 @@ struct RebuildCommand: ParsableCommand {
     }
 }
 
-/// Opens an existing data directory for maintenance.
+/// Opens an existing data directory for maintenance. Index builds that a schema
+/// change causes (in `rebuild`, `schema import|deploy|reset`) report their progress on
+/// standard error.
 func openContainer(_ path: String) throws -> Container {
     guard FileManager.default.fileExists(atPath: path + "/data.mdb") else {
         throw ValidationError("no Cumulus data directory at \(path)")
     }
-    return try Container(path: path)
+    return try Container(path: path, indexBuildObserver: reportIndexBuild)
+}
+
+@Sendable private func reportIndexBuild(_ schema: SchemaID, _ type: String, _ records: Int) {
+    FileHandle.standardError.write(Data("indexing \(schema) \(type): \(records) records\n".utf8))
 }
