@@ -175,6 +175,7 @@ let package = Package(
             name: "CumulusServerTests",
             dependencies: [
                 "CumulusServer", "CumulusEngine", "CumulusLog", "CumulusModel", "CumulusTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

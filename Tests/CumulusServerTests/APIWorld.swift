@@ -36,7 +36,8 @@ final class APIWorld: @unchecked Sendable {
 
     /// POSTs `body` (JSON text) to `operation` in `database`, as `user` (nil: no web token).
     func post(
-        _ operation: String, _ body: String, database: String = "private", token: String?? = nil, apiToken: String? = nil
+        _ operation: String, _ body: String, database: String = "private", token: String?? = nil, apiToken: String? = nil,
+        environment: String = "development"
     ) async throws -> (status: Int, json: JSONValue) {
         var query = ["ckAPIToken": apiToken ?? self.apiToken]
         switch token {
@@ -46,7 +47,7 @@ final class APIWorld: @unchecked Sendable {
         }
         let response = await api.handle(APIRequest(
             method: operation.hasSuffix("list") || operation.hasPrefix("users") ? "GET" : "POST",
-            path: "/database/1/\(Self.containerName)/development/\(database)/\(operation)",
+            path: "/database/1/\(Self.containerName)/\(environment)/\(database)/\(operation)",
             query: query, body: Array(body.utf8)))
         let json = try JSONValue.parse(Data(response.bodyBytes()))
         return (response.status, json)
