@@ -10,8 +10,14 @@ extension Views {
         try storedRecord(at: ViewKeys.record(zoneKey, name), txn)
     }
 
+    /// The type of the record `name` in the zone `zoneKey`, or `nil` if there is none:
+    /// read from the stored header, without decoding the fields.
+    public func recordType(zoneKey: [UInt8], name: String, _ txn: LMDBReadTransaction) throws -> String? {
+        try txn.withValue(tables.records, key: ViewKeys.record(zoneKey, name)) { try RecordReader($0).recordType }
+    }
+
     /// The record stored under `key` in the `records` table, decoded, or `nil`.
     func storedRecord(at key: [UInt8], _ txn: LMDBReadTransaction) throws -> Record? {
-        try txn.withValue(tables.records, key: key) { try RecordCodec.decode(Array($0)) }
+        try txn.withValue(tables.records, key: key) { try RecordCodec.decode($0) }
     }
 }

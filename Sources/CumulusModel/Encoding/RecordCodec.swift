@@ -63,16 +63,32 @@ public enum RecordCodec {
     /// Decodes a record from untrusted bytes: returns it or throws
     /// `invalidArguments` naming the offset and the problem. Never traps.
     public static func decode(_ bytes: [UInt8]) throws -> Record {
-        try bytes.withUnsafeBytes { buffer in
-            var reader = BinaryReader(buffer, context: "record")
-            let record = try decode(from: &reader)
-            try reader.expectEnd()
-            return record
-        }
+        try bytes.withUnsafeBytes { try decode($0) }
+    }
+
+    /// Decodes a record from untrusted bytes in place (an LMDB value, say), without
+    /// copying them first.
+    public static func decode(_ buffer: UnsafeRawBufferPointer) throws -> Record {
+        var reader = BinaryReader(buffer, context: "record")
+        let record = try decode(from: &reader)
+        try reader.expectEnd()
+        return record
     }
 
     /// Decodes one record from `reader`, leaving it just past the record.
     public static func decode(from reader: inout BinaryReader) throws -> Record {
+        var record = try decodeHeader(from: &reader)
+        let zone = record.recordID.zoneID
+        let fields = try readFields(home: zone, from: &reader)
+        let encrypted = try readFields(home: zone, from: &reader)
+        record.setStored(fields: fields, encryptedValues: encrypted)
+        record.clearChangedKeys()
+        return record
+    }
+
+    /// Decodes the part before the fields (identity and system fields), leaving
+    /// `reader` at the fields' count.
+    static func decodeHeader(from reader: inout BinaryReader) throws -> Record {
         let version = try reader.u8()
         guard version == formatVersion else {
             throw reader.failure("unsupported record format \(version) (this build reads \(formatVersion))")
@@ -93,11 +109,6 @@ public enum RecordCodec {
         if mask & hasChangeTag != 0 { record.recordChangeTag = try reader.string() }
         if mask & hasParent != 0 { record.parent = try readReference(home: zone, from: &reader) }
         if mask & hasShare != 0 { record.share = try readReference(home: zone, from: &reader) }
-
-        let fields = try readFields(home: zone, from: &reader)
-        let encrypted = try readFields(home: zone, from: &reader)
-        record.setStored(fields: fields, encryptedValues: encrypted)
-        record.clearChangedKeys()
         return record
     }
 

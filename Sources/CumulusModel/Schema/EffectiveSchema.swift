@@ -72,6 +72,13 @@ public struct EffectiveSchema: Sendable, Hashable {
         return isText ? .all : [.queryable, .sortable]
     }
 
+    /// Whether user field `field` of `type` has any index entry, whatever its value:
+    /// lets a reader skip decoding the fields no index holds.
+    public func hasIndexes(onField field: String, in type: String) -> Bool {
+        if let declared = self.field(field, of: type) { return !declared.indexes.isEmpty }
+        return growsJustInTime
+    }
+
     /// The indexes kept for a system field of `type`: as declared when the type is
     /// declared; all of them for an undeclared type in development (a log written
     /// before schemas existed, or a type the planner is about to add).
