@@ -242,7 +242,7 @@ struct ModifyPlanner {
                         recordID: id, field: field)
                 }
             case .deleteSelf where !oldEdges.contains(edge):
-                let owners = try overlay.incoming(reference.recordID).filter { $0.action == .deleteSelf }.count
+                let owners = try overlay.deleteSelfOwnerCount(reference.recordID)
                 if owners >= Limits.maxDeleteSelfReferencesPerTarget {
                     throw CumulusError(
                         .limitExceeded,
@@ -291,7 +291,10 @@ struct ModifyPlanner {
         // taken is skipped, which is what ends cycles. Nothing changes until every
         // check has passed.
         var taken: Set<RecordID> = [id]
-        var victims: [(record: Record, cause: DeleteCause)] = [(existing, .direct)]
+        var victims: [(record: PlanOverlay.Deletable, cause: DeleteCause)] = [
+            (PlanOverlay.Deletable(recordID: id, recordType: existing.recordType, outgoing: OutgoingReference.of(existing)),
+             .direct)
+        ]
         var head = 0
         while head < victims.count {
             let owner = victims[head].record.recordID
@@ -299,7 +302,7 @@ struct ModifyPlanner {
             for edge in try overlay.incoming(owner).sorted(by: { $0.source.utf8.lexicographicallyPrecedes($1.source.utf8) })
             where edge.action == .deleteSelf {
                 let source = RecordID(recordName: edge.source, zoneID: owner.zoneID)
-                guard !taken.contains(source), let victim = try overlay.record(source) else { continue }
+                guard !taken.contains(source), let victim = try overlay.deletable(source) else { continue }
                 taken.insert(source)
                 victims.append((victim, .cascade(owner: owner)))
             }
