@@ -15,14 +15,45 @@ public enum Tokenizer {
     /// The searchable tokens of `text`: folded, stop words removed, unique.
     public static func tokens(_ text: String) -> Set<String> {
         var result = Set<String>()
+        forEachToken(in: text) { result.insert($0) }
+        return result
+    }
+
+    /// Calls `body` with each searchable token of `text` in order, repeats included.
+    static func forEachToken(in text: String, _ body: (String) -> Void) {
+        var text = text
+        // Most text is ASCII. There every byte is its own Character except CR LF, which
+        // is white space like its parts, so splitting bytes at ASCII white space and
+        // lower-casing them is what the Character walk below does, without Unicode
+        // property lookups per character (those dominated indexing in the profile).
+        let wasASCII = text.withUTF8 { bytes -> Bool in
+            guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
+            var word = [UInt8]()
+            word.reserveCapacity(32)
+            func flush() {
+                guard !word.isEmpty else { return }
+                let token = String(decoding: word.prefix(maxTokenLength), as: UTF8.self)
+                if !stopWords.contains(token) { body(token) }
+                word.removeAll(keepingCapacity: true)
+            }
+            for byte in bytes {
+                switch byte {
+                case 0x09...0x0D, 0x20: flush()
+                case 0x41...0x5A: word.append(byte | 0x20)
+                default: word.append(byte)
+                }
+            }
+            flush()
+            return true
+        }
+        if wasASCII { return }
         for word in text.split(whereSeparator: { $0.isWhitespace }) {
             var token = TextFolding.tokenFolded(String(word))
             if token.utf8.count > maxTokenLength {
                 token = String(decoding: token.utf8.prefix(maxTokenLength), as: UTF8.self)
             }
-            if !token.isEmpty && !stopWords.contains(token) { result.insert(token) }
+            if !token.isEmpty && !stopWords.contains(token) { body(token) }
         }
-        return result
     }
 
     /// The searchable tokens of every string field of `record`, list elements included.
@@ -34,7 +65,7 @@ public enum Tokenizer {
     public static func tokens(of record: Record, where isSearchable: (String) -> Bool) -> Set<String> {
         var result = Set<String>()
         for (field, value) in record.fields where isSearchable(field) {
-            for case .string(let text) in value.scalars { result.formUnion(tokens(text)) }
+            for case .string(let text) in value.scalars { forEachToken(in: text) { result.insert($0) } }
         }
         return result
     }

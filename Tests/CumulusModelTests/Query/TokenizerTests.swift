@@ -1,0 +1,59 @@
+import Testing
+@testable import CumulusModel
+
+@Suite("Tokenizer")
+struct TokenizerTests {
+    /// The tokenizer as written before the ASCII fast path: a Character walk. The fast
+    /// path must give exactly its tokens, or indexes written before and after differ.
+    static func reference(_ text: String) -> Set<String> {
+        var result = Set<String>()
+        for word in text.split(whereSeparator: { $0.isWhitespace }) {
+            var token = TextFolding.tokenFolded(String(word))
+            if token.utf8.count > Tokenizer.maxTokenLength {
+                token = String(decoding: token.utf8.prefix(Tokenizer.maxTokenLength), as: UTF8.self)
+            }
+            if !token.isEmpty && !Tokenizer.stopWords.contains(token) { result.insert(token) }
+        }
+        return result
+    }
+
+    @Test("words split at white space, folded, stop words dropped, repeats once")
+    func basics() {
+        #expect(Tokenizer.tokens("The Quick\tbrown\r\nFOX and the fox") == ["quick", "brown", "fox"])
+        #expect(Tokenizer.tokens("Crème BRÛLÉE\u{00A0}café") == ["creme", "brulee", "cafe"])
+        #expect(Tokenizer.tokens("  \n\t ") == [])
+        #expect(Tokenizer.tokens("a an THE") == [])
+    }
+
+    @Test("a word longer than the index key limit is cut to it")
+    func longWords() {
+        let long = String(repeating: "Ab", count: 100)
+        #expect(Tokenizer.tokens(long) == [String(repeating: "ab", count: 64)])
+        let accented = String(repeating: "Ωé", count: 100)
+        let cut = Tokenizer.tokens(accented)
+        #expect(cut.count == 1 && cut.first.map { $0.utf8.count <= Tokenizer.maxTokenLength } == true)
+    }
+
+    @Test("20,000 random texts over every ASCII byte, with some non-ASCII: the same tokens as the Character walk")
+    func agreesWithCharacterWalk() {
+        var seed: UInt64 = 0x70CE_0014
+        func next(_ bound: Int) -> Int {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return Int((seed >> 33) % UInt64(bound))
+        }
+        let extras: [String] = ["é", "\u{00A0}", "\u{2003}", "ß", "\r\n", "Å", "\u{0301}"]
+        for index in 0..<20_000 {
+            var text = ""
+            for _ in 0..<next(40) {
+                switch next(10) {
+                case 0: text.unicodeScalars.append(Unicode.Scalar(UInt8(next(128))))
+                case 1: text += [" ", "\t", "\n", "\u{0B}", "\u{0C}", "\r", "\u{1C}", "\u{1F}"][next(8)]
+                case 2 where index % 4 == 0: text += extras[next(extras.count)]
+                case 3: text += ["the", "And", "IS", "of"][next(4)]
+                default: text.unicodeScalars.append(Unicode.Scalar(UInt8(0x41 + next(58))))
+                }
+            }
+            #expect(Tokenizer.tokens(text) == Self.reference(text), "text \(index): \(text.debugDescription)")
+        }
+    }
+}
