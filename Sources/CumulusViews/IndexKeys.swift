@@ -90,12 +90,23 @@ public enum IndexKeys {
         let prefix = zoneKey + hash8(record.recordType)
         let name = Array(record.recordID.recordName.utf8)
         let type = record.recordType
-        let tokens = Tokenizer.tokens(of: record) { schema.indexes(ofField: $0, in: type, isText: true).contains(.searchable) }
-        return sortedUnique(tokens.map { token in
+        var tokens: [[UInt8]] = []
+        Tokenizer.forEachTokenUTF8(of: record, where: { schema.indexes(ofField: $0, in: type, isText: true).contains(.searchable) }) {
+            tokens.append(Array($0))
+        }
+        // The escaping is order-preserving and its cut monotone, so keys built from
+        // sorted tokens are sorted; two long tokens cut to one key are kept once.
+        tokens.sort { $0.lexicographicallyPrecedes($1) }
+        var keys: [[UInt8]] = []
+        keys.reserveCapacity(tokens.count)
+        for token in tokens {
             var key = prefix
-            OrderedEncoding.appendEscaped(token.utf8, to: &key)
-            return key + name
-        })
+            key.reserveCapacity(prefix.count + token.count + 4 + name.count)
+            OrderedEncoding.appendEscaped(token, to: &key)
+            key.append(contentsOf: name)
+            if key != keys.last { keys.append(key) }
+        }
+        return keys
     }
 
     /// `keys` in byte order without repeats.

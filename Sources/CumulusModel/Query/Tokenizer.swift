@@ -20,7 +20,13 @@ public enum Tokenizer {
     }
 
     /// Calls `body` with each searchable token of `text` in order, repeats included.
-    static func forEachToken(in text: String, _ body: (String) -> Void) {
+    public static func forEachToken(in text: String, _ body: (String) -> Void) {
+        forEachTokenUTF8(in: text) { body(String(decoding: $0, as: UTF8.self)) }
+    }
+
+    /// Calls `body` with the UTF-8 bytes of each searchable token of `text` in order,
+    /// repeats included: what the token index is keyed by, without a `String` per word.
+    public static func forEachTokenUTF8(in text: String, _ body: (ArraySlice<UInt8>) -> Void) {
         var text = text
         // Most text is ASCII. There every byte is its own Character except CR LF, which
         // is white space like its parts, so splitting bytes at ASCII white space and
@@ -32,8 +38,8 @@ public enum Tokenizer {
             word.reserveCapacity(32)
             func flush() {
                 guard !word.isEmpty else { return }
-                let token = String(decoding: word.prefix(maxTokenLength), as: UTF8.self)
-                if !stopWords.contains(token) { body(token) }
+                let token = word.prefix(maxTokenLength)
+                if token.count > longestStopWord || !stopWordsUTF8.contains(Array(token)) { body(token) }
                 word.removeAll(keepingCapacity: true)
             }
             for byte in bytes {
@@ -50,11 +56,17 @@ public enum Tokenizer {
         for word in text.split(whereSeparator: { $0.isWhitespace }) {
             var token = TextFolding.tokenFolded(String(word))
             if token.utf8.count > maxTokenLength {
+                // A cut inside a character decodes to U+FFFD, as it always has: index
+                // keys written before must stay the keys written now.
                 token = String(decoding: token.utf8.prefix(maxTokenLength), as: UTF8.self)
             }
-            if !token.isEmpty && !stopWords.contains(token) { body(token) }
+            if !token.isEmpty && !stopWords.contains(token) { body(Array(token.utf8)[...]) }
         }
     }
+
+    /// The stop words as bytes, and the longest: a longer word needs no lookup.
+    private static let stopWordsUTF8 = Set(stopWords.map { Array($0.utf8) })
+    private static let longestStopWord = stopWords.map(\.utf8.count).max() ?? 0
 
     /// The searchable tokens of every string field of `record`, list elements included.
     public static func tokens(of record: Record) -> Set<String> {
@@ -64,9 +76,17 @@ public enum Tokenizer {
     /// The searchable tokens of the string fields of `record` that `isSearchable` names.
     public static func tokens(of record: Record, where isSearchable: (String) -> Bool) -> Set<String> {
         var result = Set<String>()
-        for (field, value) in record.fields where isSearchable(field) {
-            for case .string(let text) in value.scalars { forEachToken(in: text) { result.insert($0) } }
-        }
+        forEachTokenUTF8(of: record, where: isSearchable) { result.insert(String(decoding: $0, as: UTF8.self)) }
         return result
+    }
+
+    /// Calls `body` with the UTF-8 bytes of each token of the string fields of `record`
+    /// that `isSearchable` names, list elements included, repeats included.
+    public static func forEachTokenUTF8(
+        of record: Record, where isSearchable: (String) -> Bool, _ body: (ArraySlice<UInt8>) -> Void
+    ) {
+        for (field, value) in record.fields where isSearchable(field) {
+            for case .string(let text) in value.scalars { forEachTokenUTF8(in: text, body) }
+        }
     }
 }
