@@ -62,6 +62,17 @@ public enum OrderedEncoding {
     public static func appendEscaped(_ value: some Collection<UInt8>, to bytes: inout [UInt8], terminate: Bool = true)
         -> Bool
     {
+        // Most values are short and hold no NUL: copy them whole. A generic byte loop
+        // across the module boundary costs a witness call per byte (4% of a save).
+        let copied = value.withContiguousStorageIfAvailable { buffer -> Bool in
+            guard buffer.count <= maxValueBytes, !buffer.contains(0) else { return false }
+            bytes.append(contentsOf: buffer)
+            return true
+        }
+        if copied == true {
+            if terminate { bytes.append(contentsOf: [0, 0] as [UInt8]) }
+            return false
+        }
         // The limit counts written bytes (escapes included), so a key's length is
         // bounded whatever the value holds.
         var written = 0
