@@ -88,7 +88,7 @@ extension Database {
         }
 
         // Build the answer in one snapshot: current records, and tombstones from the log.
-        let wanted = desiredKeys.map(Set.init)
+        let desired = DesiredKeys(desiredKeys)
         var changed: [Record] = []
         var deleted: [RecordDeletion] = []
         var commits: [UInt64: Commit] = [:]
@@ -106,14 +106,9 @@ extension Database {
                     // A record changed again after this page (or deleted) is reported by
                     // the page that holds its last change, so a client paging through the
                     // history sees each record once, at its latest version.
-                    guard var record = try views.record(recordID, in: database, txn),
+                    guard let record = try desired.record(zoneKey: zoneKey, name: name, views: views, txn),
                         !Self.changedAfter(record, page.lastSequence), access.allows(record)
                     else { continue }
-                    if let wanted {
-                        record.setStored(
-                            fields: record.fields.filter { wanted.contains($0.key) },
-                            encryptedValues: record.encryptedValues.filter { wanted.contains($0.key) })
-                    }
                     changed.append(record)
                 case .deleted(let sequence):
                     // Re-created after this page: a later page reports it as changed.

@@ -85,15 +85,8 @@ extension Database {
             }
             return (page, last)
         }
-        let wanted = desiredKeys.map(Set.init)
-        let records = page.records.map { entry -> Record in
-            guard let wanted else { return entry.record }
-            var record = entry.record
-            record.setStored(
-                fields: record.fields.filter { wanted.contains($0.key) },
-                encryptedValues: record.encryptedValues.filter { wanted.contains($0.key) })
-            return record
-        }
+        let desired = DesiredKeys(desiredKeys)
+        let records = page.records.map { desired.applied(to: $0.record) }
         var cursor: QueryCursor?
         if page.more, let lastPosition {
             var next = contents

@@ -101,13 +101,15 @@ public struct Database: Sendable {
         let normalizer = self.normalizer
         let views = container.views
         let database = id
-        let wanted = desiredKeys.map(Set.init)
+        let desired = DesiredKeys(desiredKeys)
         return try container.store.environment.read { txn in
             let access = try ReadAccess(
                 views: views, database: database, schema: views.schema(SchemaID(database), in: txn), actor: actor, txn: txn)
+            var zoneKeys = ZoneKeys(database)
             return try ids.map { requested in
                 let recordID = normalizer.recordID(requested)
-                guard var record = try views.record(recordID, in: database, txn) else {
+                let zoneKey = zoneKeys.key(recordID.zoneID)
+                guard let record = try desired.record(zoneKey: zoneKey, name: recordID.recordName, views: views, txn) else {
                     return (requested, .failure(CumulusError(
                         .unknownItem, "record \(recordID.recordName) does not exist", recordID: recordID)))
                 }
@@ -115,11 +117,6 @@ public struct Database: Sendable {
                     return (requested, .failure(CumulusError(
                         .permissionFailure, "you may not read records of type \(record.recordType) (no READ grant)",
                         recordID: recordID)))
-                }
-                if let wanted {
-                    record.setStored(
-                        fields: record.fields.filter { wanted.contains($0.key) },
-                        encryptedValues: record.encryptedValues.filter { wanted.contains($0.key) })
                 }
                 return (requested, .success(record))
             }

@@ -54,9 +54,11 @@ public struct RecordReader {
     }
 
     /// The record with its system fields and only the fields whose key `keep`
-    /// accepts; the others, and the encrypted values, are skipped without being
-    /// decoded.
-    public func record(keepingFields keep: (String) -> Bool) throws -> Record {
+    /// accepts, and the encrypted values whose key `keepEncrypted` accepts (none by
+    /// default: no index holds them); the others are skipped without being decoded.
+    public func record(
+        keepingFields keep: (String) -> Bool, keepingEncrypted keepEncrypted: (String) -> Bool = { _ in false }
+    ) throws -> Record {
         var reader = BinaryReader(buffer, context: "record")
         var record = try RecordCodec.decodeHeader(from: &reader)
         let count = try reader.length(minimumItemSize: 3)
@@ -69,14 +71,19 @@ public struct RecordReader {
                 try Self.skipValue(&reader)
             }
         }
-        // Encrypted values are never indexed; they are walked only so the whole
-        // record is bounds-checked, as a full decode would.
+        // Skipped values are still walked, so the whole record is bounds-checked as a
+        // full decode would.
+        var encrypted: [String: FieldValue] = [:]
         for _ in 0..<(try reader.length(minimumItemSize: 3)) {
-            _ = try reader.rawSlice(reader.length())
-            try Self.skipValue(&reader)
+            let key = try reader.string()
+            if keepEncrypted(key) {
+                encrypted[key] = try RecordCodec.readValue(home: recordID.zoneID, from: &reader)
+            } else {
+                try Self.skipValue(&reader)
+            }
         }
         try reader.expectEnd()
-        record.setStored(fields: fields, encryptedValues: [:])
+        record.setStored(fields: fields, encryptedValues: encrypted)
         record.clearChangedKeys()
         return record
     }

@@ -19,6 +19,30 @@ struct FetchAndAccessTests {
         #expect(none.fields.isEmpty)
     }
 
+    @Test("desiredKeys keeps exactly the named fields and encrypted values, in fetch and in zone changes alike")
+    func desiredKeysWithEncryptedValues() async throws {
+        let world = try EngineWorld()
+        let zone = try await world.makeZone()
+        var record = Record.make(
+            "T", "a", in: zone,
+            ["x": .int64(1), "y": .string("two"), "list": .list([.string("p"), .string("q")]),
+             "ref": .reference(Reference(recordID: RecordID(recordName: "b", zoneID: zone)))])
+        record[encrypted: "secret"] = .string("s")
+        record[encrypted: "other"] = .bytes([1, 2])
+        let stored = try await world.save([record])[0]
+        for keys in [["y", "secret"], ["list", "ref", "other", "absent"], [], ["x", "y", "list", "ref", "secret", "other"]] {
+            var expected = stored
+            expected.setStored(
+                fields: stored.fields.filter { keys.contains($0.key) },
+                encryptedValues: stored.encryptedValues.filter { keys.contains($0.key) })
+            expected.clearChangedKeys()
+            let fetched = try world.db.fetch(stored.recordID, desiredKeys: keys, as: EngineWorld.user)
+            #expect(fetched == expected, "fetch, desiredKeys \(keys)")
+            let changes = try await world.db.fetchZoneChanges(zone, desiredKeys: keys, as: EngineWorld.user)
+            #expect(changes.changed == [expected], "changes, desiredKeys \(keys)")
+        }
+    }
+
     @Test("the private database is its owner's alone; without a token nothing but public reads")
     func privateAccess() async throws {
         let world = try EngineWorld()

@@ -12,18 +12,23 @@ struct RecordReaderTests {
             let bytes = try RecordCodec.encode(record)
             let keys = Array(record.fields.keys)
             let kept = Set(keys.filter { _ in random.int(0...1) == 0 })
+            let keptEncrypted = index % 2 == 0 ? [] : Set(record.encryptedValues.keys.filter { _ in random.int(0...1) == 0 })
             let tag = "t\(index)"
             let (header, partial, patched) = try bytes.withUnsafeBytes { buffer in
                 let reader = try RecordReader(buffer)
                 return (
                     (reader.recordType, reader.recordID),
-                    try reader.record(keepingFields: { kept.contains($0) }),
+                    index % 2 == 0
+                        ? try reader.record(keepingFields: { kept.contains($0) })
+                        : try reader.record(keepingFields: { kept.contains($0) }, keepingEncrypted: { keptEncrypted.contains($0) }),
                     reader.replacingChangeTag(with: tag))
             }
             #expect(header.0 == record.recordType && header.1 == record.recordID, "record \(index): header")
 
             var expected = record
-            expected.setStored(fields: record.fields.filter { kept.contains($0.key) }, encryptedValues: [:])
+            expected.setStored(
+                fields: record.fields.filter { kept.contains($0.key) },
+                encryptedValues: record.encryptedValues.filter { keptEncrypted.contains($0.key) })
             expected.clearChangedKeys()
             #expect(partial == expected, "record \(index): fields \(kept.sorted())")
 

@@ -1,0 +1,54 @@
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+import CumulusViews
+
+/// A read's `desiredKeys` (CLOUDKIT.md: `nil` returns every field, `[]` none;
+/// system fields always come back), in one place for fetch, query and changes.
+struct DesiredKeys: Sendable {
+    /// The user fields and encrypted values kept, or `nil` for all of them.
+    let wanted: Set<String>?
+
+    init(_ desiredKeys: [String]?) { wanted = desiredKeys.map(Set.init) }
+
+    /// The stored record `name` of the zone `zoneKey` as this read returns it: with
+    /// `desiredKeys`, the values it drops are skipped in the stored bytes rather
+    /// than decoded and thrown away.
+    func record(zoneKey: [UInt8], name: String, views: Views, _ txn: LMDBReadTransaction) throws -> Record? {
+        guard let wanted else { return try views.record(zoneKey: zoneKey, name: name, txn) }
+        return try views.record(zoneKey: zoneKey, name: name, keeping: { wanted.contains($0) }, txn)
+    }
+
+    /// `record` with only the wanted user fields and encrypted values: for records
+    /// already decoded (a query's candidates, read to be filtered and sorted).
+    func applied(to record: Record) -> Record {
+        guard let wanted else { return record }
+        var kept = record
+        kept.setStored(
+            fields: record.fields.filter { wanted.contains($0.key) },
+            encryptedValues: record.encryptedValues.filter { wanted.contains($0.key) })
+        return kept
+    }
+}
+
+/// The zone keys of one read, derived once per zone: a fetch of many IDs nearly
+/// always names one zone, and each derivation is an encoding and a SHA-256.
+struct ZoneKeys {
+    private let database: DatabaseID
+    private var last: (zone: ZoneID, key: [UInt8])?
+
+    init(_ database: DatabaseID) { self.database = database }
+
+    mutating func key(_ zone: ZoneID) -> [UInt8] {
+        // Compared by bytes, as keys are derived from bytes (`==` on strings would
+        // equate canonically equivalent names whose keys differ).
+        if let last, last.zone.zoneName.utf8.elementsEqual(zone.zoneName.utf8),
+            last.zone.ownerName.utf8.elementsEqual(zone.ownerName.utf8)
+        {
+            return last.key
+        }
+        let key = FeedKeys.zone(database, zone)
+        last = (zone, key)
+        return key
+    }
+}
