@@ -64,7 +64,7 @@ extension EngineSuite {
     private static func cumulusSaveRate(
         _ lists: [EngineRow], _ items: [EngineRow], warmUp: Int, timed: Int, callers: Int
     ) async throws -> (rate: Double, commitsPerGroup: Double, bytesWritten: Double?) {
-        let store = try await CumulusStore("saves-\(callers)")
+        let store = try await CumulusStore("saves-\(callers)", productionSchema: productionSchema)
         defer { store.close() }
         try await store.save(lists[...])
         let records = items.map(\.record)
