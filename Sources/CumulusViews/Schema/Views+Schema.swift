@@ -41,6 +41,30 @@ extension Views {
         }
     }
 
+    /// Replaces the schema of `id` with the logged schema text `text`.
+    func replaceSchema(_ id: SchemaID, withText text: String, _ txn: LMDBWriteTransaction) throws {
+        let schema: Schema
+        do {
+            schema = try SchemaParser.parse(text)
+        } catch {
+            throw CumulusError(.internalError, "a logged schema of \(id) does not parse: \(error)")
+        }
+        try replaceSchema(id, with: schema, txn)
+    }
+
+    /// Stores the security roles of `user` in the schema `id`; none removes the entry.
+    func assignRoles(_ roles: [String], to user: String, in id: SchemaID, _ txn: LMDBWriteTransaction) throws {
+        let key = SchemaCatalog.key(id) + Array(user.utf8)
+        if roles.isEmpty {
+            _ = try txn.delete(tables.userRoles, key: key)
+        } else {
+            var writer = BinaryWriter(capacity: 16 * roles.count)
+            writer.length(roles.count)
+            for role in roles { writer.string(role) }
+            try txn.put(tables.userRoles, key: key, value: writer.bytes)
+        }
+    }
+
     /// Stores `schema` for `id` and rebuilds the index entries of every record type
     /// whose index options it changes (added indexes filled, dropped ones removed),
     /// inside the transaction applying the event — so a rebuild or a follower ends in

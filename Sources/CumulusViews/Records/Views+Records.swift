@@ -1,0 +1,143 @@
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+
+/// Current records: the `records` table, records by type, and the field and token
+/// index entries each record's schema declares.
+extension Views {
+    /// Stores `record`, replacing its references, by-type entry and index entries.
+    func saveRecord(_ record: Record, in database: DatabaseID, _ txn: LMDBWriteTransaction) throws {
+        let schema = try schema(SchemaID(database), in: txn)
+        let zoneKey = FeedKeys.zone(database, record.recordID.zoneID)
+        let name = record.recordID.recordName
+        let key = ViewKeys.record(zoneKey, name)
+        let old = try indexedPart(at: key, schema, txn)
+        let oldReferences = try outgoing(zoneKey, name, in: txn)
+        let newReferences = OutgoingReference.of(record)
+        try replaceReferences(zoneKey, source: name, old: oldReferences, new: newReferences, txn)
+        if let old, old.recordType != record.recordType {
+            _ = try txn.delete(tables.byType, key: ViewKeys.byType(zoneKey, old.recordType, name))
+        }
+        if old?.recordType != record.recordType {
+            try txn.put(tables.byType, key: ViewKeys.byType(zoneKey, record.recordType, name), value: [UInt8]())
+        }
+        try replaceEntries(
+            tables.fieldIndex, old: old.map { IndexKeys.fieldEntries(of: $0, zoneKey: zoneKey, schema: schema) } ?? [],
+            new: IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: schema), txn)
+        try replaceEntries(
+            tables.tokenIndex, old: old.map { IndexKeys.tokenEntries(of: $0, zoneKey: zoneKey, schema: schema) } ?? [],
+            new: IndexKeys.tokenEntries(of: record, zoneKey: zoneKey, schema: schema), txn)
+        var stored = record
+        stored.clearChangedKeys()
+        try txn.put(tables.records, key: key, value: try RecordCodec.encode(stored))
+    }
+
+    /// The record stored under `key` with only the fields `schema` indexes decoded:
+    /// all its index entries need, at a fraction of a full decode when few fields
+    /// are indexed (production).
+    func indexedPart(at key: [UInt8], _ schema: EffectiveSchema, _ txn: LMDBReadTransaction) throws -> Record? {
+        try txn.withValue(tables.records, key: key) { buffer in
+            let reader = try RecordReader(buffer)
+            let type = reader.recordType
+            return try reader.record(keepingFields: { schema.hasIndexes(onField: $0, in: type) })
+        }
+    }
+
+    /// Deletes the keys only in `old`, adds those only in `new` (both sorted and
+    /// unique), in one merge walk.
+    func replaceEntries(_ table: LMDBTable, old: [[UInt8]], new: [[UInt8]], _ txn: LMDBWriteTransaction) throws {
+        guard old != new else { return }
+        var i = 0
+        var j = 0
+        while i < old.count || j < new.count {
+            if j == new.count || (i < old.count && old[i].lexicographicallyPrecedes(new[j])) {
+                _ = try txn.delete(table, key: old[i])
+                i += 1
+            } else if i == old.count || new[j].lexicographicallyPrecedes(old[i]) {
+                try txn.put(table, key: new[j], value: [UInt8]())
+                j += 1
+            } else {
+                i += 1
+                j += 1
+            }
+        }
+    }
+
+    /// Removes the record and every entry derived from it.
+    func deleteRecord(_ id: RecordID, recordType: String, in database: DatabaseID, _ txn: LMDBWriteTransaction)
+        throws
+    {
+        let zoneKey = FeedKeys.zone(database, id.zoneID)
+        let name = id.recordName
+        let schema = try schema(SchemaID(database), in: txn)
+        if let old = try indexedPart(at: ViewKeys.record(zoneKey, name), schema, txn) {
+            try replaceEntries(
+                tables.fieldIndex, old: IndexKeys.fieldEntries(of: old, zoneKey: zoneKey, schema: schema), new: [], txn)
+            try replaceEntries(
+                tables.tokenIndex, old: IndexKeys.tokenEntries(of: old, zoneKey: zoneKey, schema: schema), new: [], txn)
+        }
+        try replaceReferences(zoneKey, source: name, old: try outgoing(zoneKey, name, in: txn), new: [], txn)
+        _ = try txn.delete(tables.byType, key: ViewKeys.byType(zoneKey, recordType, name))
+        _ = try txn.delete(tables.records, key: ViewKeys.record(zoneKey, name))
+    }
+
+    /// Stores `changeTag` in the record by patching its stored bytes: a target's tag
+    /// bump needs no decode and re-encode of the record.
+    func bumpChangeTag(_ id: RecordID, to changeTag: String, in database: DatabaseID, _ txn: LMDBWriteTransaction) throws {
+        let key = ViewKeys.record(FeedKeys.zone(database, id.zoneID), id.recordName)
+        guard let bumped = try txn.withValue(tables.records, key: key, {
+            try RecordReader($0).replacingChangeTag(with: changeTag)
+        }) else { return }
+        try txn.put(tables.records, key: key, value: bumped)
+    }
+
+    /// The record with `id` in `database`, or `nil`.
+    public func record(_ id: RecordID, in database: DatabaseID, _ txn: LMDBReadTransaction) throws -> Record? {
+        try record(zoneKey: FeedKeys.zone(database, id.zoneID), name: id.recordName, txn)
+    }
+
+    /// Whether a record with `id` exists in `database`.
+    public func recordExists(_ id: RecordID, in database: DatabaseID, _ txn: LMDBReadTransaction) throws -> Bool {
+        try txn.contains(tables.records, key: ViewKeys.record(FeedKeys.zone(database, id.zoneID), id.recordName))
+    }
+
+    /// Names of the records of `recordType` in a zone, in byte order.
+    public func recordNames(ofType recordType: String, zoneKey: [UInt8], in txn: LMDBReadTransaction) throws -> [String] {
+        let prefix = ViewKeys.typePrefix(zoneKey, recordType)
+        var names: [String] = []
+        try txn.scan(tables.byType, prefix: prefix) { key, _ in
+            names.append(String(decoding: UnsafeRawBufferPointer(rebasing: key[prefix.count...]), as: UTF8.self))
+            return true
+        }
+        return names
+    }
+
+    /// The record named `name` in the zone whose key is `zoneKey`, or `nil`: for
+    /// callers that already hold the zone key (a query reads many records of one zone
+    /// and need not hash the zone's identity for each).
+    public func record(zoneKey: [UInt8], name: String, _ txn: LMDBReadTransaction) throws -> Record? {
+        try storedRecord(at: ViewKeys.record(zoneKey, name), txn)
+    }
+
+    /// The record named `name` in the zone `zoneKey` with its system fields and only
+    /// the user fields and encrypted values whose key `keep` accepts, or `nil`: what a
+    /// read with `desiredKeys` returns, without decoding the values it drops.
+    public func record(
+        zoneKey: [UInt8], name: String, keeping keep: (String) -> Bool, _ txn: LMDBReadTransaction
+    ) throws -> Record? {
+        try txn.withValue(tables.records, key: ViewKeys.record(zoneKey, name)) {
+            try RecordReader($0).record(keepingFields: keep, keepingEncrypted: keep)
+        }
+    }
+
+    /// The type of the record `name` in the zone `zoneKey`, or `nil` if there is none:
+    /// read from the stored header, without decoding the fields.
+    public func recordType(zoneKey: [UInt8], name: String, _ txn: LMDBReadTransaction) throws -> String? {
+        try txn.withValue(tables.records, key: ViewKeys.record(zoneKey, name)) { try RecordReader($0).recordType }
+    }
+
+    /// The record stored under `key` in the `records` table, decoded, or `nil`.
+    func storedRecord(at key: [UInt8], _ txn: LMDBReadTransaction) throws -> Record? {
+        try txn.withValue(tables.records, key: key) { try RecordCodec.decode($0) }
+    }
+}

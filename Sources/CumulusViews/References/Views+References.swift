@@ -1,0 +1,69 @@
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+
+/// The reference graph in both directions: `refsOut` (what a record refers to) and
+/// `refsIn` (who refers to a record, grouped by action), kept in step on every save.
+extension Views {
+    /// Rewrites the edges of `source` from `old` to `new` in both directions.
+    func replaceReferences(
+        _ zoneKey: [UInt8], source: String, old: [OutgoingReference], new: [OutgoingReference],
+        _ txn: LMDBWriteTransaction
+    ) throws {
+        guard old != new else { return }
+        let oldSet = Set(old)
+        let newSet = Set(new)
+        let sourceBytes = Array(source.utf8)
+        for edge in old where !newSet.contains(edge) {
+            _ = try txn.delete(
+                tables.refsIn, key: ViewKeys.target(zoneKey, edge.targetName), value: [edge.action.rawValue] + sourceBytes)
+        }
+        for edge in new where !oldSet.contains(edge) {
+            try txn.put(
+                tables.refsIn, key: ViewKeys.target(zoneKey, edge.targetName), value: [edge.action.rawValue] + sourceBytes,
+                flags: .noDupData)
+        }
+        let key = ViewKeys.record(zoneKey, source)
+        if new.isEmpty {
+            _ = try txn.delete(tables.refsOut, key: key)
+        } else {
+            var writer = BinaryWriter(capacity: 16 * new.count)
+            writer.length(new.count)
+            for edge in new {
+                writer.u8(edge.action.rawValue)
+                writer.string(edge.targetName)
+            }
+            try txn.put(tables.refsOut, key: key, value: writer.bytes)
+        }
+    }
+
+    /// The references record `name` holds, from the graph (sorted, unique).
+    public func outgoing(_ zoneKey: [UInt8], _ name: String, in txn: LMDBReadTransaction) throws -> [OutgoingReference] {
+        try txn.withValue(tables.refsOut, key: ViewKeys.record(zoneKey, name)) { buffer in
+            var reader = BinaryReader(buffer, context: "refsOut")
+            var edges: [OutgoingReference] = []
+            for _ in 0..<(try reader.length(minimumItemSize: 2)) {
+                let raw = try reader.u8()
+                guard let action = Reference.Action(rawValue: raw) else { throw reader.failure("bad action \(raw)") }
+                edges.append(OutgoingReference(targetName: try reader.string(), action: action))
+            }
+            return edges
+        } ?? []
+    }
+
+    /// Who refers to record `target` in the zone `zoneKey`: (action, source name) pairs,
+    /// grouped by action (none, deleteSelf, validate), sources in byte order.
+    public func incoming(_ zoneKey: [UInt8], _ target: String, in txn: LMDBReadTransaction) throws
+        -> [(action: Reference.Action, source: String)]
+    {
+        var result: [(Reference.Action, String)] = []
+        try txn.values(tables.refsIn, key: ViewKeys.target(zoneKey, target)) { value in
+            guard let raw = value.first, let action = Reference.Action(rawValue: raw) else {
+                throw CumulusError(.internalError, "malformed refsIn entry for \(target)")
+            }
+            result.append((action, String(decoding: UnsafeRawBufferPointer(rebasing: value[1...]), as: UTF8.self)))
+            return true
+        }
+        return result
+    }
+}
