@@ -4,7 +4,8 @@ import CumulusStorage
 import CumulusTestSupport
 import Foundation
 
-/// A fresh directory under /tmp for one measurement, removed by `remove()`.
+/// A fresh directory under /tmp for one measurement, removed by `remove()` unless
+/// `CUMULUS_BENCH_KEEP` is set (to inspect or `cumulus verify` what a run wrote).
 /// Every measurement gets its own: LMDB must never open one path twice in a process,
 /// and a fresh file keeps one measurement's free pages from helping the next.
 struct ScratchDirectory {
@@ -14,7 +15,10 @@ struct ScratchDirectory {
         path = "/tmp/cumulus-bench-\(label)-\(UUID().uuidString)"
     }
 
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
+    func remove() {
+        guard ProcessInfo.processInfo.environment["CUMULUS_BENCH_KEEP"] == nil else { return }
+        try? FileManager.default.removeItem(atPath: path)
+    }
 
     /// Size of LMDB's data file in bytes (0 if absent).
     var dataFileSize: Int {
