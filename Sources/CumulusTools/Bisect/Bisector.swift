@@ -46,17 +46,17 @@ public enum Bisector {
                 }
             }
             for event in commit.events {
-                guard let database = event.database, scope.matches(database) else { continue }
-                switch event {
-                case .recordSaved(_, let record, _) where scope.matches(record.recordID.zoneID):
-                    set(RecordLocation(database: database, recordID: record.recordID), QueryEvaluator.matches(record, query))
-                case .recordDeleted(_, let id, _, _) where scope.matches(id.zoneID):
-                    set(RecordLocation(database: database, recordID: id), false)
+                guard let database = event.database, scope.matches(database), let transition = RecordTransition(event)
+                else { continue }
+                switch transition {
+                case .saved(let location, let record, _) where scope.matches(location.recordID.zoneID):
+                    set(location, QueryEvaluator.matches(record, query))
+                case .deleted(let location, _) where scope.matches(location.recordID.zoneID):
+                    set(location, false)
                 case .zoneDeleted(_, let zoneID) where scope.matches(zoneID):
-                    for location in matching where location.database == database && location.recordID.zoneID == zoneID {
-                        set(location, false)
-                    }
-                default:
+                    for location in matching where transition.concerns(location) { set(location, false) }
+                case .saved, .deleted, .zoneDeleted, .tagBumped:
+                    // A tag bump changes no field a query can filter on: membership stays.
                     continue
                 }
             }

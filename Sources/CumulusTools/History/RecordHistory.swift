@@ -28,35 +28,30 @@ public struct RecordHistory: Sendable {
         var state: Record?
         for commit in commits {
             for (index, event) in commit.events.enumerated() {
-                func version(_ kind: RecordVersion.Kind, _ new: Record?, changedKeys: [String] = []) -> RecordVersion {
-                    RecordVersion(
-                        sequence: commit.sequence, eventIndex: index, time: commit.timestamp, user: commit.actor,
-                        requestID: commit.requestID, kind: kind, changes: FieldChange.between(state, new),
-                        changedKeys: changedKeys, tagBefore: state?.recordChangeTag, tagAfter: new?.recordChangeTag,
-                        record: new)
-                }
-                switch event {
-                case .recordSaved(let database, let record, let changedKeys)
-                where database == location.database && record.recordID == id:
-                    versions.append(version(state == nil ? .created : .updated, record, changedKeys: changedKeys))
-                    state = record
-                case .recordDeleted(let database, let recordID, _, let cause)
-                where database == location.database && recordID == id:
-                    versions.append(version(.deleted(cause), nil))
-                    state = nil
-                case .changeTagBumped(let database, let recordID, let changeTag, let source)
-                where database == location.database && recordID == id:
-                    guard var bumped = state else { continue }
-                    bumped.recordChangeTag = changeTag
-                    versions.append(version(.tagBumped(source: source.recordName), bumped))
-                    state = bumped
-                case .zoneDeleted(let database, let zoneID) where database == location.database && zoneID == id.zoneID:
+                guard let transition = RecordTransition(event), transition.concerns(location) else { continue }
+                let new = transition.state(after: state)
+                let kind: RecordVersion.Kind
+                var changedKeys: [String] = []
+                switch transition {
+                case .saved(_, _, let keys):
+                    kind = state == nil ? .created : .updated
+                    changedKeys = keys
+                case .deleted(_, let cause):
+                    kind = .deleted(cause)
+                case .tagBumped(_, _, let source):
+                    // A bump of a record that does not exist (yet, in this history) is no version.
                     guard state != nil else { continue }
-                    versions.append(version(.zoneDeleted, nil))
-                    state = nil
-                default:
-                    continue
+                    kind = .tagBumped(source: source.recordName)
+                case .zoneDeleted:
+                    guard state != nil else { continue }
+                    kind = .zoneDeleted
                 }
+                versions.append(RecordVersion(
+                    sequence: commit.sequence, eventIndex: index, time: commit.timestamp, user: commit.actor,
+                    requestID: commit.requestID, kind: kind, changes: FieldChange.between(state, new),
+                    changedKeys: changedKeys, tagBefore: state?.recordChangeTag, tagAfter: new?.recordChangeTag,
+                    record: new))
+                state = new
             }
         }
         return RecordHistory(location: location, versions: versions)
