@@ -20,6 +20,49 @@ extension LogStore {
         }
     }
 
+    /// What ``appendFrames(_:applying:)`` did: the commits appended, their stored
+    /// bytes, the outcome to publish with ``didCommit(_:)`` once the transaction has
+    /// committed, and the time spent inside it before the commit (append + apply).
+    public struct FramesAppended: Sendable {
+        /// The commits appended, in order.
+        public let commits: [Commit]
+        /// Frame bytes stored.
+        public let bytes: Int
+        /// Pass to ``didCommit(_:)``.
+        public let outcome: AppendSession.Outcome
+        /// Appending and applying, without the transaction's commit (fsync).
+        public let body: Duration
+    }
+
+    /// Appends `frames` made by another log (a leader's, or a source log being
+    /// replayed) after the head, byte for byte, in one transaction, calling `apply`
+    /// for each commit inside it: the one loop of a follower's batch and of a replay,
+    /// so both append and derive views exactly as the leader did. Nothing is appended
+    /// if any frame is refused or `apply` throws. The caller publishes the outcome.
+    public func appendFrames(
+        _ frames: [[UInt8]], applying apply: ((Commit, LMDBWriteTransaction) throws -> Void)?
+    ) throws -> FramesAppended {
+        let clock = ContinuousClock()
+        let started = clock.now
+        var body = Duration.zero
+        var commits: [Commit] = []
+        var bytes = 0
+        let outcome = try environment.write { txn -> AppendSession.Outcome in
+            commits = []
+            var session = try beginAppend(in: txn)
+            for frame in frames {
+                let commit = try session.appendFrame(frame, in: txn)
+                try apply?(commit, txn)
+                commits.append(commit)
+            }
+            bytes = session.appendedBytes
+            let outcome = try session.finish(in: txn)
+            body = clock.now - started
+            return outcome
+        }
+        return FramesAppended(commits: commits, bytes: bytes, outcome: outcome, body: body)
+    }
+
     /// Writes `identity` into the environment `environment` before a ``LogStore`` is
     /// opened on it, so a follower's log carries its leader's identity from its first
     /// commit. Refuses an environment that holds commits of another log; never lowers

@@ -261,25 +261,11 @@ public final class LogWriter: Sendable {
     private func appendFrames(_ frames: [[UInt8]]) throws -> [Commit] {
         let clock = ContinuousClock()
         let started = clock.now
-        var bodyEnded = started
-        var commits: [Commit] = []
-        var bytes = 0
-        let outcome = try store.environment.write { txn -> AppendSession.Outcome in
-            commits = []
-            var session = try store.beginAppend(in: txn)
-            for frame in frames {
-                let commit = try session.appendFrame(frame, in: txn)
-                try applier?(commit, txn)
-                commits.append(commit)
-            }
-            bytes = session.appendedBytes
-            let outcome = try session.finish(in: txn)
-            bodyEnded = clock.now
-            return outcome
-        }
-        publish(outcome, GroupReport(
-            commits: commits.count, bytes: bytes, append: bodyEnded - started, commit: clock.now - bodyEnded))
-        return commits
+        let appended = try store.appendFrames(frames, applying: applier)
+        publish(appended.outcome, GroupReport(
+            commits: appended.commits.count, bytes: appended.bytes, append: appended.body,
+            commit: clock.now - started - appended.body))
+        return appended.commits
     }
 
     /// After a group's transaction committed: wakes readers, reports, counts.

@@ -86,7 +86,6 @@ public enum Replayer {
         _ source: LogStore, through sequence: UInt64, into store: LogStore, _ views: Views, stops: UInt64 = 0,
         progress: ((UInt64) -> Void)?, reached: ((UInt64) throws -> Void)? = nil
     ) throws {
-        let environment = store.environment
         var next = store.head.sequence + 1
         while next <= sequence {
             var last = min(sequence, next + batchSize - 1)
@@ -94,15 +93,8 @@ public enum Replayer {
             if stops > 0 { last = min(last, ((next - 1) / stops + 1) * stops) }
             let frames = try source.rawFrames(from: next, limit: Int(last - next + 1), maxBytes: .max)
             guard frames.count == Int(last - next + 1) else { throw LogError.missing(sequence: next) }
-            let outcome = try environment.write { txn -> AppendSession.Outcome in
-                var session = try store.beginAppend(in: txn)
-                for frame in frames {
-                    let commit = try session.appendFrame(frame, in: txn)
-                    try views.apply(commit, in: txn)
-                }
-                return try session.finish(in: txn)
-            }
-            store.didCommit(outcome)
+            let appended = try store.appendFrames(frames) { commit, txn in try views.apply(commit, in: txn) }
+            store.didCommit(appended.outcome)
             progress?(last)
             if stops > 0, last % stops == 0 { try reached?(last) }
             next = last + 1
