@@ -127,7 +127,7 @@ struct QueryExecutor {
                     SortPosition.sortValue(record, sort) == split.value
                 else { return true }
                 seen.insert(split.name)
-                keepGoing = offer(record, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey))
+                keepGoing = offer(record, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey, firstValue: split.value))
                 return keepGoing
             }
             if sort.ascending {

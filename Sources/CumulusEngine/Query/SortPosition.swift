@@ -10,10 +10,12 @@ import CumulusModel
 /// records come last either way. Then the record name (escaped, inverted when the
 /// first sort key is descending) and the zone key, which make positions unique.
 enum SortPosition {
-    static func of(_ record: Record, sort: [QuerySort], zoneKey: [UInt8]) -> [UInt8] {
+    /// `firstValue`: the first key's value when the caller already knows it (an index
+    /// walk found the record under it), so it is not computed from the record again.
+    static func of(_ record: Record, sort: [QuerySort], zoneKey: [UInt8], firstValue: [UInt8]? = nil) -> [UInt8] {
         var bytes: [UInt8] = []
-        for descriptor in sort {
-            guard let value = sortValue(record, descriptor) else {
+        for (index, descriptor) in sort.enumerated() {
+            guard let value = index == 0 ? firstValue ?? sortValue(record, descriptor) : sortValue(record, descriptor) else {
                 bytes.append(0xFF)
                 continue
             }
