@@ -22,12 +22,19 @@ struct PlanOverlay {
     let transaction: LMDBReadTransaction
     /// Records read or changed so far; `.some(nil)` means deleted by this operation.
     private(set) var records: [RecordID: Record?] = [:]
-    /// Incoming references of records looked at so far, with this operation's changes.
-    private var incomingEdges: [RecordID: Set<InEdge>] = [:]
-    /// How many of each loaded target's incoming references are `deleteSelf`: the
-    /// 750-owner check asks on every save, and counting the set each time made a
-    /// 400-record operation under one owner quadratic.
-    private var deleteSelfOwners: [RecordID: Int] = [:]
+    // Incoming references are kept as the stored ones plus this operation's changes.
+    // A save only needs to know whether one edge exists and how many deleteSelf
+    // owners its target has; reading every referrer of a list with hundreds of items
+    // on each single-record save was a third of planning. The whole set is read
+    // only for cascades and validate checks.
+    /// Stored incoming references of the targets whose whole set was asked for.
+    private var storedIncoming: [RecordID: Set<InEdge>] = [:]
+    /// This operation's changes per target: `true` present now, `false` removed.
+    private var incomingChanges: [RecordID: [InEdge: Bool]] = [:]
+    /// Stored `deleteSelf` owners per target, counted without decoding their names.
+    private var storedDeleteSelfOwners: [RecordID: Int] = [:]
+    /// This operation's change to each target's `deleteSelf` owner count.
+    private var deleteSelfOwnerChange: [RecordID: Int] = [:]
     /// The events, in the order they apply.
     private(set) var events: [Event] = []
     /// Records saved or deleted by this operation (never tag-bumped).
@@ -59,20 +66,39 @@ struct PlanOverlay {
 
     /// Who refers to `id`, as of this point of the operation.
     mutating func incoming(_ id: RecordID) throws -> Set<InEdge> {
-        if let known = incomingEdges[id] { return known }
-        let stored = Set(try views.incoming(zoneKey(id.zoneID), id.recordName, in: transaction).map {
-            InEdge(action: $0.action, source: $0.source)
-        })
-        incomingEdges[id] = stored
-        deleteSelfOwners[id] = stored.count { $0.action == .deleteSelf }
-        return stored
+        var edges: Set<InEdge>
+        if let known = storedIncoming[id] {
+            edges = known
+        } else {
+            edges = Set(try views.incoming(zoneKey(id.zoneID), id.recordName, in: transaction).map {
+                InEdge(action: $0.action, source: $0.source)
+            })
+            storedIncoming[id] = edges
+        }
+        for (edge, present) in incomingChanges[id] ?? [:] {
+            if present { edges.insert(edge) } else { edges.remove(edge) }
+        }
+        return edges
     }
 
     /// How many `deleteSelf` references point at `id`, as of this point of the operation.
     mutating func deleteSelfOwnerCount(_ id: RecordID) throws -> Int {
-        if let known = deleteSelfOwners[id] { return known }
-        _ = try incoming(id)
-        return deleteSelfOwners[id] ?? 0
+        let stored: Int
+        if let known = storedDeleteSelfOwners[id] {
+            stored = known
+        } else {
+            stored = try views.incomingCount(zoneKey(id.zoneID), id.recordName, action: .deleteSelf, in: transaction)
+            storedDeleteSelfOwners[id] = stored
+        }
+        return stored + (deleteSelfOwnerChange[id] ?? 0)
+    }
+
+    /// Whether `edge` points at `target` as of this point of the operation.
+    private mutating func hasIncoming(_ edge: InEdge, at target: RecordID) throws -> Bool {
+        if let present = incomingChanges[target]?[edge] { return present }
+        if let stored = storedIncoming[target] { return stored.contains(edge) }
+        return try views.refers(
+            edge.source, to: target.recordName, action: edge.action, zoneKey: zoneKey(target.zoneID), in: transaction)
     }
 
     /// Records `new` as saved (replacing `old`), updating the reference graph.
@@ -121,37 +147,34 @@ struct PlanOverlay {
 
     /// Gives every record whose incoming references changed — and that this
     /// operation neither saved nor deleted — the new change tag, as its own event.
+    /// The last step of a plan: it only asks whether each target exists, without
+    /// decoding it (the views patch the tag into the stored bytes).
     mutating func emitTagBumps(tag: String) throws {
         let targets = bumps.keys.filter { !touched.contains($0) }.sorted()
         for target in targets {
-            guard var record = try record(target), let source = bumps[target] else { continue }
-            record.recordChangeTag = tag
-            records[target] = .some(record)
+            let exists = try records[target].map { $0 != nil } ?? views.recordExists(target, in: database, transaction)
+            guard exists, let source = bumps[target] else { continue }
             events.append(.changeTagBumped(database: database, recordID: target, changeTag: tag, source: source))
         }
         bumps = [:]
     }
 
-    // Both change the stored set in place (through the dictionary's subscript), so
-    // an edge costs O(1), not a copy of every edge the target already has.
     private mutating func addEdge(_ edge: OutgoingReference, from source: RecordID) throws {
         let target = RecordID(recordName: edge.targetName, zoneID: source.zoneID)
-        _ = try incoming(target)
-        if incomingEdges[target, default: []].insert(InEdge(action: edge.action, source: source.recordName)).inserted,
-            edge.action == .deleteSelf
-        {
-            deleteSelfOwners[target, default: 0] += 1
+        let inEdge = InEdge(action: edge.action, source: source.recordName)
+        if try !hasIncoming(inEdge, at: target) {
+            incomingChanges[target, default: [:]][inEdge] = true
+            if edge.action == .deleteSelf { deleteSelfOwnerChange[target, default: 0] += 1 }
         }
         if bumps[target] == nil { bumps[target] = source }
     }
 
     private mutating func removeEdge(_ edge: OutgoingReference, from source: RecordID) throws {
         let target = RecordID(recordName: edge.targetName, zoneID: source.zoneID)
-        _ = try incoming(target)
-        if incomingEdges[target, default: []].remove(InEdge(action: edge.action, source: source.recordName)) != nil,
-            edge.action == .deleteSelf
-        {
-            deleteSelfOwners[target, default: 0] -= 1
+        let inEdge = InEdge(action: edge.action, source: source.recordName)
+        if try hasIncoming(inEdge, at: target) {
+            incomingChanges[target, default: [:]][inEdge] = false
+            if edge.action == .deleteSelf { deleteSelfOwnerChange[target, default: 0] -= 1 }
         }
         if bumps[target] == nil { bumps[target] = source }
     }

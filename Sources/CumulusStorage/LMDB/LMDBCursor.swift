@@ -71,6 +71,26 @@ public final class LMDBCursor {
         try move(MDB_SET_KEY, key: key)
     }
 
+    /// The entry whose key is `key` and whose value is exactly `value`
+    /// (`MDB_GET_BOTH`; `.dupSort` tables), or `nil`.
+    public func seek(to key: some ContiguousBytes, value: some ContiguousBytes) throws(StorageError) -> Entry? {
+        let cursor = try cursorHandle()
+        let outcome: Result<Entry?, StorageError> = key.withUnsafeBytes { keyBytes in
+            if let error = transaction.environment.keyError(keyBytes.count) { return .failure(error) }
+            return value.withUnsafeBytes { valueBytes in
+                var keyVal = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+                var valueVal = MDB_val(
+                    mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+                // On success LMDB points both at the stored bytes, so nothing refers to
+                // the arguments once these closures return.
+                return Result { () throws(StorageError) in
+                    try finish(mdb_cursor_get(cursor, &keyVal, &valueVal, MDB_GET_BOTH), keyVal, valueVal)
+                }
+            }
+        }
+        return try outcome.get()
+    }
+
     /// Number of values under the current key (1 for plain tables).
     public func duplicateCount() throws(StorageError) -> Int {
         guard table.isDupSort else { return try current() == nil ? 0 : 1 }

@@ -207,6 +207,16 @@ public class LMDBReadTransaction {
         }
     }
 
+    /// Whether the pair `key`/`value` is stored in the `.dupSort` table `table`: one
+    /// lookup, however many values the key holds.
+    public func contains(_ table: LMDBTable, key: some ContiguousBytes, value: some ContiguousBytes) throws -> Bool {
+        guard table.isDupSort else {
+            guard let stored = try rawValue(table, key: key) else { return false }
+            return value.withUnsafeBytes { $0.elementsEqual(stored) }
+        }
+        return try withCursor(table) { cursor in try cursor.seek(to: key, value: value) != nil }
+    }
+
     /// Number of values stored under `key` (0 if absent; at most 1 for plain tables).
     public func valueCount(_ table: LMDBTable, key: some ContiguousBytes) throws(StorageError) -> Int {
         guard table.isDupSort else { return try rawValue(table, key: key) == nil ? 0 : 1 }

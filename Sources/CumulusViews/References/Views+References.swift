@@ -51,6 +51,29 @@ extension Views {
         } ?? []
     }
 
+    /// Whether `source` refers to record `target` of the zone `zoneKey` with `action`:
+    /// one lookup, without reading the target's other referrers.
+    public func refers(
+        _ source: String, to target: String, action: Reference.Action, zoneKey: [UInt8], in txn: LMDBReadTransaction
+    ) throws -> Bool {
+        try txn.contains(tables.refsIn, key: ViewKeys.target(zoneKey, target), value: [action.rawValue] + Array(source.utf8))
+    }
+
+    /// How many records refer to record `target` of the zone `zoneKey` with `action`,
+    /// counted from the stored entries without decoding the referrers' names.
+    public func incomingCount(
+        _ zoneKey: [UInt8], _ target: String, action: Reference.Action, in txn: LMDBReadTransaction
+    ) throws -> Int {
+        var count = 0
+        try txn.values(tables.refsIn, key: ViewKeys.target(zoneKey, target)) { value in
+            // Values sort by their action byte first: past it, none of `action` follow.
+            guard let raw = value.first, raw <= action.rawValue else { return false }
+            if raw == action.rawValue { count += 1 }
+            return true
+        }
+        return count
+    }
+
     /// Who refers to record `target` in the zone `zoneKey`: (action, source name) pairs,
     /// grouped by action (none, deleteSelf, validate), sources in byte order.
     public func incoming(_ zoneKey: [UInt8], _ target: String, in txn: LMDBReadTransaction) throws

@@ -25,8 +25,19 @@ struct ReferenceRulesTests {
         var resave = try world.fetch(id("c0-0", in: zone))
         resave["note"] = .string("edited")
         try await world.save([resave], policy: .changedKeys)
+        // At the limit, a child letting go frees a place for another in the same
+        // operation; taking the place back once it is gone is refused.
+        var released = try world.fetch(id("c0-1", in: zone))
+        released["owner"] = ref("owner", in: zone)
+        let replacement = Record.make("Child", "replacement", in: zone, ["owner": ref("owner", in: zone, .deleteSelf)])
+        try await world.save([released, replacement])
+        var regained = try world.fetch(id("c0-1", in: zone))
+        regained["owner"] = ref("owner", in: zone, .deleteSelf)
+        let swap = try await world.db.modify(
+            saving: [regained, Record.make("Child", "late", in: zone)], savePolicy: .allKeys, as: EngineWorld.user)
+        #expect(failure(swap.saveResults[0].result)?.code == .limitExceeded)
         try world.checkLiveAndRebuilt { () throws in
-            #expect(try world.exists([extra.recordID, plain.recordID]) == [false, true])
+            #expect(try world.exists([extra.recordID, plain.recordID, replacement.recordID]) == [false, true, true])
         }
     }
 

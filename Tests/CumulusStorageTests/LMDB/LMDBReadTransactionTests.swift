@@ -155,6 +155,30 @@ struct LMDBReadTransactionTests {
         }
     }
 
+    @Test func pairLookupFindsOneValueAmongAKeysDuplicates() throws {
+        try withTemporaryDirectory { path in
+            let env = try LMDBEnvironment(path: path)
+            let table = try env.table("index", options: .dupSort)
+            let plain = try env.table("plain")
+            try env.write { txn throws in
+                for value in ["1", "20", "3", "31"] { try txn.put(table, key: [UInt8]("b"), value: [UInt8](value)) }
+                try txn.put(table, key: [UInt8]("a"), value: [UInt8]("2"))
+                try txn.put(plain, key: [UInt8]("k"), value: [UInt8]("v"))
+            }
+            try env.read { txn throws in
+                for value in ["1", "20", "3", "31"] {
+                    #expect(try txn.contains(table, key: [UInt8]("b"), value: [UInt8](value)), "b/\(value)")
+                }
+                // Prefixes and extensions of stored values, another key's value, no key.
+                for (key, value) in [("b", "2"), ("b", "310"), ("b", "0"), ("b", "4"), ("a", "1"), ("c", "1")] {
+                    #expect(try !txn.contains(table, key: [UInt8](key), value: [UInt8](value)), "\(key)/\(value)")
+                }
+                #expect(try txn.contains(plain, key: [UInt8]("k"), value: [UInt8]("v")))
+                #expect(try !txn.contains(plain, key: [UInt8]("k"), value: [UInt8]("w")))
+            }
+        }
+    }
+
     @Test func dupSortScansVisitEveryValueInBothDirections() throws {
         try withTemporaryDirectory { path in
             let env = try LMDBEnvironment(path: path)
