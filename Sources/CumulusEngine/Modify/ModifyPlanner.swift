@@ -175,6 +175,9 @@ struct ModifyPlanner {
     /// Saves ordered so that targets come before the records referring to them
     /// (SPEC §2), whatever order the caller gave; cycles keep the caller's order.
     private func saveOrder(_ indices: [Int]) -> [Int] {
+        // One save has no order to find (most operations are one record); reading
+        // its references here was an eighth of planning a single save.
+        guard indices.count > 1 else { return indices }
         var indexByID: [RecordID: Int] = [:]
         for index in indices { indexByID[saves[index].record.recordID] = index }
         var visited = Set<Int>()
