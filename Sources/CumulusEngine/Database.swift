@@ -102,13 +102,13 @@ public struct Database: Sendable {
         let views = container.views
         let database = id
         let desired = DesiredKeys(desiredKeys)
-        return try container.store.environment.read { txn in
+        let store = container.store
+        return try store.environment.read { txn in
             let access = try ReadAccess(
                 views: views, database: database, schema: views.schema(SchemaID(database), in: txn), actor: actor, txn: txn)
-            var zoneKeys = ZoneKeys(database)
             return try ids.map { requested in
                 let recordID = normalizer.recordID(requested)
-                let zoneKey = zoneKeys.key(recordID.zoneID)
+                let zoneKey = store.zoneKey(database, recordID.zoneID)
                 guard let record = try desired.record(zoneKey: zoneKey, name: recordID.recordName, views: views, txn) else {
                     return (requested, .failure(CumulusError(
                         .unknownItem, "record \(recordID.recordName) does not exist", recordID: recordID)))

@@ -30,25 +30,3 @@ struct DesiredKeys: Sendable {
         return kept
     }
 }
-
-/// The zone keys of one read, derived once per zone: a fetch of many IDs nearly
-/// always names one zone, and each derivation is an encoding and a SHA-256.
-struct ZoneKeys {
-    private let database: DatabaseID
-    private var last: (zone: ZoneID, key: [UInt8])?
-
-    init(_ database: DatabaseID) { self.database = database }
-
-    mutating func key(_ zone: ZoneID) -> [UInt8] {
-        // Compared by bytes, as keys are derived from bytes (`==` on strings would
-        // equate canonically equivalent names whose keys differ).
-        if let last, last.zone.zoneName.utf8.elementsEqual(zone.zoneName.utf8),
-            last.zone.ownerName.utf8.elementsEqual(zone.ownerName.utf8)
-        {
-            return last.key
-        }
-        let key = FeedKeys.zone(database, zone)
-        last = (zone, key)
-        return key
-    }
-}

@@ -15,7 +15,7 @@ enum SortPosition {
     static func of(_ record: Record, sort: [QuerySort], zoneKey: [UInt8], firstValue: [UInt8]? = nil) -> [UInt8] {
         var bytes: [UInt8] = []
         for (index, descriptor) in sort.enumerated() {
-            guard let value = index == 0 ? firstValue ?? sortValue(record, descriptor) : sortValue(record, descriptor) else {
+            guard let value = (index == 0 ? firstValue : nil) ?? sortValue(record, descriptor) else {
                 bytes.append(0xFF)
                 continue
             }

@@ -291,6 +291,12 @@ public final class LogStore: Sendable {
         try feeds.zoneHead(database, zone, in: txn)
     }
 
+    /// `FeedKeys.zone(database, zone)` from this log's cache of recently derived keys:
+    /// for readers that key many lookups by one zone (a fetch of many IDs).
+    public func zoneKey(_ database: DatabaseID, _ zone: ZoneID) -> [UInt8] {
+        feeds.keys.zone(database, zone)
+    }
+
     /// The last position of a database's feed, as `txn` sees it (0: never written).
     public func databaseHead(_ database: DatabaseID, in txn: LMDBReadTransaction) throws -> UInt64 {
         try feeds.databaseHead(database, in: txn)

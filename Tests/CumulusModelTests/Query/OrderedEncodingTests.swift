@@ -1,3 +1,4 @@
+import CumulusTestSupport
 import Testing
 @testable import CumulusModel
 
@@ -5,11 +6,8 @@ import Testing
 struct OrderedEncodingTests {
     @Test("escaping contiguous bytes (the copy path) equals escaping them one by one, cut and NULs included, and keeps order")
     func escapingPaths() {
-        var seed: UInt64 = 0x0E5C_0014
-        func next(_ bound: Int) -> Int {
-            seed = seed &* 6364136223846793005 &+ 1442695040888963407
-            return Int((seed >> 33) % UInt64(bound))
-        }
+        var random = RandomRecords(seed: 0x0E5C_0014)
+        func next(_ bound: Int) -> Int { random.int(0...bound - 1) }
         var encoded: [([UInt8], [UInt8])] = []
         for index in 0..<5_000 {
             let length = [next(8), 190 + next(20), next(260)][index % 3]

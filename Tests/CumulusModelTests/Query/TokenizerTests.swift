@@ -1,3 +1,4 @@
+import CumulusTestSupport
 import Testing
 @testable import CumulusModel
 
@@ -36,11 +37,8 @@ struct TokenizerTests {
 
     @Test("20,000 random texts over every ASCII byte, with some non-ASCII: the same tokens as the Character walk")
     func agreesWithCharacterWalk() {
-        var seed: UInt64 = 0x70CE_0014
-        func next(_ bound: Int) -> Int {
-            seed = seed &* 6364136223846793005 &+ 1442695040888963407
-            return Int((seed >> 33) % UInt64(bound))
-        }
+        var random = RandomRecords(seed: 0x70CE_0014)
+        func next(_ bound: Int) -> Int { random.int(0...bound - 1) }
         let extras: [String] = ["é", "\u{00A0}", "\u{2003}", "ß", "\r\n", "Å", "\u{0301}"]
         for index in 0..<20_000 {
             var text = ""
