@@ -20,13 +20,11 @@ struct DesiredKeys: Sendable {
     }
 
     /// `record` with only the wanted user fields and encrypted values: for records
-    /// already decoded (a query's candidates, read to be filtered and sorted).
+    /// already read (a query's candidates, read to be filtered and sorted).
     func applied(to record: Record) -> Record {
         guard let wanted else { return record }
         var kept = record
-        kept.setStored(
-            fields: record.fields.filter { wanted.contains($0.key) },
-            encryptedValues: record.encryptedValues.filter { wanted.contains($0.key) })
+        kept.retainValues { wanted.contains($0) }
         return kept
     }
 }

@@ -98,7 +98,7 @@ public enum EventCodec {
         switch tag {
         case .recordSaved:
             let database = try reader.databaseID()
-            let record = try RecordCodec.decode(from: &reader)
+            let record = try RecordCodec.decodeLazily(from: &reader)
             let count = try reader.length()
             var keys: [String] = []
             keys.reserveCapacity(count)

@@ -32,6 +32,13 @@ public struct BinaryReader {
         self.context = context
     }
 
+    /// Moves to `offset` in the buffer, forward or back: for readers that return to
+    /// a place they measured on an earlier pass.
+    public mutating func seek(to offset: Int) throws {
+        guard offset >= 0, offset <= buffer.count else { throw failure("offset \(offset) is outside the data") }
+        _offset = offset
+    }
+
     /// Bytes not yet read.
     @inlinable public var remaining: Int { buffer.count - _offset }
 

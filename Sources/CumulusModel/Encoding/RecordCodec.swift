@@ -25,7 +25,7 @@ public enum RecordCodec {
     /// Encodes `record`. Throws `invalidArguments` for what has no canonical form:
     /// non-finite doubles, nested lists and lists mixing types.
     public static func encode(_ record: Record) throws -> [UInt8] {
-        var writer = BinaryWriter(capacity: 128 + record.fields.count * 24)
+        var writer = BinaryWriter(capacity: 128 + (record.encoded?.bytes.count ?? record.fields.count * 24))
         try encode(record, into: &writer)
         return writer.bytes
     }
@@ -56,6 +56,11 @@ public enum RecordCodec {
         if let parent = record.parent { writeReference(parent, home: zone, into: &writer) }
         if let share = record.share { writeReference(share, home: zone, into: &writer) }
 
+        if let encoded = record.encoded, encoded.home == zone {
+            // Values never decoded since they were read are written as they were read.
+            writer.raw(encoded.bytes)
+            return
+        }
         try writeFields(record.fields, home: zone, into: &writer)
         try writeFields(record.encryptedValues, home: zone, into: &writer)
     }
@@ -72,6 +77,26 @@ public enum RecordCodec {
         var reader = BinaryReader(buffer, context: "record")
         let record = try decode(from: &reader)
         try reader.expectEnd()
+        return record
+    }
+
+    /// Decodes a stored record's identity and system fields now and keeps its values
+    /// in (a copy of) their bytes, decoded when read (``Record``): what reads that
+    /// return records to a caller use, so values nobody reads are never built. The
+    /// values are checked as ``decode(_:)`` would check them, so the same bytes throw.
+    public static func decodeLazily(_ buffer: UnsafeRawBufferPointer) throws -> Record {
+        var reader = BinaryReader(buffer, context: "record")
+        let record = try decodeLazily(from: &reader)
+        try reader.expectEnd()
+        return record
+    }
+
+    /// ``decodeLazily(_:)`` for one record inside larger bytes (a commit's event),
+    /// leaving `reader` just past the record.
+    public static func decodeLazily(from reader: inout BinaryReader) throws -> Record {
+        var record = try decodeHeader(from: &reader)
+        record.setStored(encoded: try EncodedValues(checking: &reader, home: record.recordID.zoneID))
+        record.clearChangedKeys()
         return record
     }
 

@@ -104,55 +104,96 @@ public struct RecordReader {
 
     // MARK: - Skipping
 
-    static func skipReference(_ reader: inout BinaryReader) throws {
-        _ = try reader.rawSlice(reader.length())
+    /// Moves `reader` past one reference. With `home`, makes every check
+    /// ``RecordCodec`` makes reading it (UTF-8, zone mode, no spelled-out home zone,
+    /// a known action).
+    static func skipReference(_ reader: inout BinaryReader, checking home: ZoneID? = nil) throws {
+        try skipString(&reader, checking: home != nil)
         switch try reader.u8() {
         case 0: break
         case 1:
-            _ = try reader.rawSlice(reader.length())
-            _ = try reader.rawSlice(reader.length())
+            if let home {
+                let zone = ZoneID(zoneName: try reader.string(), ownerName: try reader.string())
+                guard zone != home else { throw reader.failure("reference spells out the record's own zone") }
+            } else {
+                _ = try reader.rawSlice(reader.length())
+                _ = try reader.rawSlice(reader.length())
+            }
         case let mode: throw reader.failure("unknown reference zone mode \(mode)")
         }
-        _ = try reader.u8()
+        let action = try reader.u8()
+        if home != nil, Reference.Action(rawValue: action) == nil {
+            throw reader.failure("unknown reference action \(action)")
+        }
     }
 
-    /// Moves `reader` past one value (tag included) without building it.
-    static func skipValue(_ reader: inout BinaryReader) throws {
+    /// Moves `reader` past one value (tag included) without building it. With `home`
+    /// (the record's zone), it also makes every check ``RecordCodec``'s decode makes,
+    /// so bytes that pass decode without error: what ``EncodedValues`` relies on.
+    static func skipValue(_ reader: inout BinaryReader, checking home: ZoneID? = nil) throws {
         let tag = try reader.u8()
         if tag == RecordCodec.emptyListTag { return }
         if tag & RecordCodec.listFlag != 0 {
             guard let type = FieldValue.ValueType(rawValue: tag & ~RecordCodec.listFlag) else {
                 throw reader.failure("unknown list element type \(tag & ~RecordCodec.listFlag)")
             }
-            for _ in 0..<(try reader.length()) { try skipScalar(type, &reader) }
+            let count = try reader.length()
+            if home != nil, count == 0 { throw reader.failure("empty list written with an element type") }
+            for _ in 0..<count { try skipScalar(type, &reader, checking: home) }
             return
         }
         guard let type = FieldValue.ValueType(rawValue: tag) else { throw reader.failure("unknown value type \(tag)") }
-        try skipScalar(type, &reader)
+        try skipScalar(type, &reader, checking: home)
     }
 
-    static func skipScalar(_ type: FieldValue.ValueType, _ reader: inout BinaryReader) throws {
+    static func skipScalar(_ type: FieldValue.ValueType, _ reader: inout BinaryReader, checking home: ZoneID? = nil)
+        throws
+    {
+        let checking = home != nil
         switch type {
-        case .string, .bytes:
+        case .string:
+            try skipString(&reader, checking: checking)
+        case .bytes:
             _ = try reader.rawSlice(reader.length())
         case .int64, .timestamp:
             _ = try reader.varint()
         case .double:
-            _ = try reader.rawSlice(8)
+            try skipDouble(&reader, checking: checking)
         case .reference:
-            try skipReference(&reader)
+            try skipReference(&reader, checking: home)
         case .location:
-            _ = try reader.rawSlice(16)
+            try skipDouble(&reader, checking: checking)
+            try skipDouble(&reader, checking: checking)
             let mask = try reader.u8()
             guard mask & 0xC0 == 0 else { throw reader.failure("unknown location bits \(mask)") }
-            _ = try reader.rawSlice(8 * (mask & 0x1F).nonzeroBitCount)
+            for _ in 0..<(mask & 0x1F).nonzeroBitCount { try skipDouble(&reader, checking: checking) }
             if mask & (1 << 5) != 0 { _ = try reader.varint() }
         case .asset:
-            _ = try reader.rawSlice(reader.length())
+            try skipString(&reader, checking: checking)
             _ = try reader.varint()
             let mask = try reader.u8()
             guard mask & 0xF8 == 0 else { throw reader.failure("unknown asset bits \(mask)") }
-            for _ in 0..<mask.nonzeroBitCount { _ = try reader.rawSlice(reader.length()) }
+            for _ in 0..<mask.nonzeroBitCount { try skipString(&reader, checking: checking) }
+        }
+    }
+
+    /// Past one length-prefixed string, returning its bytes; checking, they must be
+    /// valid UTF-8 (checked without building a `String` when ASCII, as nearly all are).
+    @discardableResult
+    static func skipString(_ reader: inout BinaryReader, checking: Bool) throws -> UnsafeRawBufferPointer {
+        let bytes = try reader.rawSlice(reader.length())
+        if checking, !BinaryReader.isASCII(bytes), String(validating: bytes, as: UTF8.self) == nil {
+            throw reader.failure("invalid UTF-8 in string")
+        }
+        return bytes
+    }
+
+    /// Past one double; checking, it must be finite and not −0.0, as decode requires.
+    private static func skipDouble(_ reader: inout BinaryReader, checking: Bool) throws {
+        if checking {
+            _ = try RecordCodec.readFiniteDouble("double", from: &reader)
+        } else {
+            _ = try reader.rawSlice(8)
         }
     }
 }

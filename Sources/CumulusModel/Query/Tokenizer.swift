@@ -85,7 +85,7 @@ public enum Tokenizer {
     public static func forEachTokenUTF8(
         of record: Record, where isSearchable: (String) -> Bool, _ body: (ArraySlice<UInt8>) -> Void
     ) {
-        for (field, value) in record.fields where isSearchable(field) {
+        record.forEachField(where: isSearchable) { _, value in
             for case .string(let text) in value.scalars { forEachTokenUTF8(in: text, body) }
         }
     }

@@ -68,7 +68,7 @@ public enum IndexKeys {
                 }
             }
         }
-        for (field, value) in record.fields {
+        record.forEachField(where: { schema.hasIndexes(onField: $0, in: type) }) { field, value in
             add(field, value, schema.indexes(ofField: field, in: type, isText: value.isText))
         }
         func system(_ field: SystemField, _ value: FieldValue?) {

@@ -136,8 +136,9 @@ extension Views {
         try txn.withValue(tables.records, key: ViewKeys.record(zoneKey, name)) { try RecordReader($0).recordType }
     }
 
-    /// The record stored under `key` in the `records` table, decoded, or `nil`.
+    /// The record stored under `key` in the `records` table, or `nil`: its values
+    /// stay in their (copied) bytes until read, so a caller pays only for what it uses.
     func storedRecord(at key: [UInt8], _ txn: LMDBReadTransaction) throws -> Record? {
-        try txn.withValue(tables.records, key: key) { try RecordCodec.decode($0) }
+        try txn.withValue(tables.records, key: key) { try RecordCodec.decodeLazily($0) }
     }
 }

@@ -1,0 +1,95 @@
+import Testing
+@testable import CumulusModel
+import CumulusTestSupport
+
+@Suite("Lazily decoded records (values kept in their stored bytes)")
+struct LazyRecordTests {
+    @Test("5,000 random records: a lazy record answers every read, equality, hash and encode as the full decode does")
+    func agreesWithFullDecode() throws {
+        var random = RandomRecords(seed: 0x1A2_0014)
+        for index in 0..<5_000 {
+            let bytes = try RecordCodec.encode(random.record())
+            let eager = try RecordCodec.decode(bytes)
+            let lazy = try bytes.withUnsafeBytes { try RecordCodec.decodeLazily($0) }
+            #expect(lazy.encoded != nil, "record \(index) should keep its values encoded")
+            // Single values first, before anything fills the shared cache.
+            for key in eager.fields.keys { #expect(lazy[key] == eager[key], "record \(index): field \(key)") }
+            for key in eager.encryptedValues.keys {
+                #expect(lazy[encrypted: key] == eager[encrypted: key], "record \(index): encrypted \(key)")
+            }
+            #expect(lazy["no such key"] == nil && lazy[encrypted: "no such key"] == nil)
+            #expect(lazy.allKeys == eager.allKeys, "record \(index): keys")
+            #expect(lazy == eager && eager == lazy, "record \(index): equality")
+            #expect(lazy.hashValue == eager.hashValue, "record \(index): hash")
+            #expect(try RecordCodec.encode(lazy) == bytes, "record \(index): re-encode")
+            #expect(lazy.fields == eager.fields && lazy.encryptedValues == eager.encryptedValues)
+            // After the cache is filled, single reads come from it and still agree.
+            for key in eager.fields.keys { #expect(lazy[key] == eager[key], "record \(index): cached \(key)") }
+        }
+    }
+
+    @Test("desiredKeys on a lazy record keeps exactly the chosen values, as on a decoded one")
+    func retainingValues() throws {
+        var random = RandomRecords(seed: 0xD35_0014)
+        for index in 0..<2_000 {
+            let bytes = try RecordCodec.encode(random.record())
+            var eager = try RecordCodec.decode(bytes)
+            var lazy = try bytes.withUnsafeBytes { try RecordCodec.decodeLazily($0) }
+            let keep = { (key: String) in key.utf8.count % 2 == index % 2 }
+            eager.retainValues(where: keep)
+            lazy.retainValues(where: keep)
+            #expect(lazy == eager, "record \(index)")
+            #expect(lazy.allKeys.allSatisfy(keep))
+            #expect(lazy.changedKeys.isEmpty, "record \(index): retaining marks nothing changed")
+        }
+    }
+
+    @Test("setting a value on a lazy record changes that record only; copies keep what was read")
+    func writesAreLocal() throws {
+        var record = Record(recordType: "Note", recordID: RecordID(recordName: "n1", zoneID: ZoneID(zoneName: "Z")))
+        record["title"] = .string("hello")
+        record["count"] = .int64(3)
+        record[encrypted: "secret"] = .bytes([1, 2, 3])
+        let bytes = try RecordCodec.encode(record)
+        let original = try bytes.withUnsafeBytes { try RecordCodec.decodeLazily($0) }
+        var changed = original
+        changed["title"] = .string("bye")
+        changed["count"] = nil
+        #expect(changed.encoded == nil)
+        #expect(changed["title"] == .string("bye") && changed["count"] == nil)
+        #expect(changed[encrypted: "secret"] == .bytes([1, 2, 3]))
+        #expect(changed.changedKeys == ["title", "count"])
+        #expect(original["title"] == .string("hello") && original["count"] == .int64(3))
+        #expect(original.encoded != nil && original.changedKeys.isEmpty)
+        #expect(original != changed)
+    }
+
+    @Test("truncated and mutated bytes: a lazy decode throws exactly when a full decode does, and then agrees")
+    func hostileBytesAgreeWithFullDecode() throws {
+        var random = RandomRecords(seed: 0xBAD_1A2)
+        for round in 0..<20_000 {
+            var bytes = try RecordCodec.encode(random.record())
+            if round % 2 == 0 {
+                bytes = Array(bytes.prefix(random.int(0...max(bytes.count - 1, 0))))
+            } else {
+                for _ in 0..<random.int(1...4) where !bytes.isEmpty {
+                    bytes[random.int(0...bytes.count - 1)] ^= UInt8.random(in: 1...255, using: &random.rng)
+                }
+            }
+            let eager = try? RecordCodec.decode(bytes)
+            let lazy = try? bytes.withUnsafeBytes { try RecordCodec.decodeLazily($0) }
+            // The one check a walk cannot make without building strings: two keys that
+            // differ in bytes but are equal Swift strings (canonical equivalence).
+            if eager == nil, let encoded = lazy?.encoded {
+                let keys = encoded.keys(encrypted: false)
+                let encryptedKeys = encoded.keys(encrypted: true)
+                if Set(keys).count < keys.count || Set(encryptedKeys).count < encryptedKeys.count { continue }
+            }
+            #expect((eager == nil) == (lazy == nil), "round \(round): full decode \(eager == nil ? "throws" : "succeeds")")
+            if let eager, let lazy {
+                #expect(lazy == eager, "round \(round)")
+                #expect(try RecordCodec.encode(lazy) == (try RecordCodec.encode(eager)), "round \(round): re-encode")
+            }
+        }
+    }
+}
