@@ -47,6 +47,8 @@ let package = Package(
 
         // Pure model: records, IDs, values, validation, encoding. No I/O.
         .target(name: "CumulusModel"),
+        // CRC-32C with the CPU's instruction (SSE4.2, ARMv8 CRC), chosen at run time.
+        .target(name: "CCRC32C", path: "Sources/CCRC32C"),
 
         // LMDB and zstd wrappers. Nothing CloudKit-specific.
         .target(name: "CumulusStorage", dependencies: ["CLMDB", "CZstd"]),
@@ -55,6 +57,7 @@ let package = Package(
         .target(
             name: "CumulusLog",
             dependencies: [
+                "CCRC32C",
                 "CumulusModel",
                 "CumulusStorage",
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,4 +1,5 @@
 import CumulusLog
+import CumulusModel
 import CumulusStorage
 import Foundation
 
@@ -9,8 +10,9 @@ extension LogSuite {
     static func sequentialRead(_ log: BulkLog, _ report: Report) throws {
         report.section("log: sequential read of \(log.commits + 1) commits (warm)")
         report.note(
-            "raw: MDB_NEXT over the log table touching each value's first byte, best of 3 after a warm-up scan; "
-                + "log: LogStore.commits(from: 1), and its stages by hand")
+            "raw: MDB_NEXT over the log table touching each value's first byte; floor: the same scan plus zstd "
+                + "decompression of each payload into a reused buffer; log: LogStore.commits(from: 1); best of 3 each "
+                + "after a warm-up scan, and the stages by hand")
 
         // The raw environment must be closed before LogStore opens the same files:
         // LMDB's locks are per process, and closing a second handle drops the first's.
@@ -30,25 +32,61 @@ extension LogSuite {
 
         let store = try openLog(log.directory, mapSize: bulkMapSize)
         let table = try DataLayout.open(.log, in: store.environment)
-        var decoded = 0
-        let full = try measure {
-            try store.commits(from: 1) { _ in
-                decoded += 1
-                return true
+
+        // The floor a reader of this log cannot go below (issue 14): the same cursor
+        // scan plus zstd decompression of every payload into one reused buffer, the
+        // frame header skipped by hand (no checksum, no decode).
+        let decompressor = try ZstdDecompressor()
+        var floorBest = 0.0
+        var inflated = 0
+        for _ in 0..<3 {
+            inflated = 0
+            let elapsed = try measure {
+                try store.environment.read { txn in
+                    try txn.scan(table) { _, value in
+                        let payload = try rawPayload(value)
+                        if payload.compressed {
+                            let dictionary = payload.dictionaryID == log.dictionary.id ? log.dictionary : nil
+                            inflated &+= try decompressor.withDecompressed(
+                                payload.bytes, dictionary: dictionary, maxOutputSize: Frame.maxUncompressedLength
+                            ) { $0.count }
+                        } else {
+                            inflated &+= payload.bytes.count
+                        }
+                        return true
+                    }
+                }
             }
+            floorBest = max(floorBest, Double(rawCount) / elapsed)
+        }
+        let floor = Figure(floorBest, "frames/s")
+
+        var decoded = 0
+        var full = Double.infinity
+        for _ in 0..<3 {
+            decoded = 0
+            full = min(full, try measure {
+                try store.commits(from: 1) { _ in
+                    decoded += 1
+                    return true
+                }
+            })
         }
         guard decoded == rawCount else { throw BenchFailure("log read \(decoded) commits, raw scan \(rawCount)") }
         report.compare(
             "sequential read+decode commits/s", Figure(Double(decoded) / full, "commits/s"),
-            baseline: "raw LMDB cursor scan", rawRate, target: .atLeast(0.3))
+            baseline: "raw scan + zstd", floor, target: .atLeast(0.5))
+        report.compare(
+            "  (same, beside the raw scan alone)", Figure(Double(decoded) / full, "commits/s"),
+            baseline: "raw LMDB cursor scan", rawRate)
 
-        // Stages, to show where the time goes: parse (CRC-32C, header, payload copy),
-        // then zstd, the remainder being the commit decoding itself.
+        // Stages, to show where the time goes: the frame parse (CRC-32C, header),
+        // then the floor's zstd, the remainder being the commit decoding itself.
         var parsedBytes = 0
         let parse = try measure {
             try store.environment.read { txn in
                 try txn.scan(table) { _, value in
-                    parsedBytes &+= try Frame(parsing: value, expectedSequence: nil).payload.count
+                    parsedBytes &+= try FrameView(parsing: value, expectedSequence: nil).payload.count
                     return true
                 }
             }
@@ -56,33 +94,28 @@ extension LogSuite {
         report.compare(
             "  stage: frame parse + CRC", Figure(Double(rawCount) / parse, "frames/s"), baseline: "raw LMDB cursor scan",
             rawRate)
-        let decompressor = try ZstdDecompressor()
-        var inflated = 0
-        let unzip = try measure {
-            try store.environment.read { txn in
-                try txn.scan(table) { _, value in
-                    let frame = try Frame(parsing: value, expectedSequence: nil)
-                    if frame.isCompressed {
-                        let dictionary = frame.dictionaryID == log.dictionary.id ? log.dictionary : nil
-                        inflated &+= try decompressor.decompress(
-                            frame.payload, dictionary: dictionary, maxOutputSize: frame.uncompressedLength
-                        ).count
-                    } else {
-                        inflated &+= frame.payload.count
-                    }
-                    return true
-                }
-            }
-        }
-        report.compare(
-            "  stage: + zstd decompress", Figure(Double(rawCount) / unzip, "frames/s"), baseline: "raw LMDB cursor scan",
-            rawRate)
-        let decodeOnly = max(full - unzip, 1e-9)
+        let unzip = 1 / floorBest * Double(rawCount)
+        let decodeOnly = max(full - unzip - parse, 1e-9)
         report.info("  stage: commit decode alone", Figure(Double(rawCount) / decodeOnly, "commits/s"))
         report.detail(
-            "  µs per commit: parse / zstd / decode",
+            "  µs per commit: scan+zstd / parse / decode",
             String(
-                format: "%.2f / %.2f / %.2f", parse / Double(rawCount) * 1e6, (unzip - parse) / Double(rawCount) * 1e6,
-                decodeOnly / Double(rawCount) * 1e6))
+                format: "%.2f / %.2f / %.2f (CRC-32C: %@)", unzip / Double(rawCount) * 1e6, parse / Double(rawCount) * 1e6,
+                decodeOnly / Double(rawCount) * 1e6, CRC32C.usesHardware ? "CPU instruction" : "table"))
+    }
+
+    /// A stored frame's payload found by skipping its header by hand (format, flags,
+    /// three varints, the chain hash) and its CRC: what the floor measurement reads.
+    private static func rawPayload(_ value: UnsafeRawBufferPointer) throws
+        -> (bytes: UnsafeRawBufferPointer, compressed: Bool, dictionaryID: UInt32)
+    {
+        var reader = BinaryReader(UnsafeRawBufferPointer(rebasing: value[..<(value.count - 4)]), context: "frame")
+        _ = try reader.u8()
+        let flags = try reader.u8()
+        _ = try reader.varint()
+        let dictionaryID = UInt32(truncatingIfNeeded: try reader.varint())
+        _ = try reader.varint()
+        _ = try reader.rawSlice(Frame.hashLength)
+        return (try reader.rawSlice(reader.remaining), flags & Frame.compressedFlag != 0, dictionaryID)
     }
 }

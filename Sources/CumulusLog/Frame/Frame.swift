@@ -68,47 +68,10 @@ public struct Frame: Sendable, Hashable {
     /// Parses stored bytes, checking the CRC first so no field of a damaged frame is
     /// trusted. `expectedSequence` (the LMDB key it was stored under) must match.
     public init(parsing buffer: UnsafeRawBufferPointer, expectedSequence: UInt64?) throws(LogError) {
-        let label = expectedSequence ?? 0
-        guard buffer.count >= 2 + 3 + Self.hashLength + 4 else {
-            throw .corruptFrame(sequence: label, reason: "only \(buffer.count) bytes")
-        }
-        let body = UnsafeRawBufferPointer(rebasing: buffer[0..<buffer.count - 4])
-        var stored: UInt32 = 0
-        for i in buffer.count - 4..<buffer.count { stored = stored << 8 | UInt32(buffer[i]) }
-        guard CRC32C.checksum(body) == stored else {
-            throw .corruptFrame(sequence: label, reason: "checksum mismatch")
-        }
-        do {
-            var reader = BinaryReader(body, context: "frame")
-            let format = try reader.u8()
-            guard format == Self.formatVersion else {
-                throw reader.failure("unsupported frame format \(format)")
-            }
-            let flags = try reader.u8()
-            guard flags & ~Self.compressedFlag == 0 else { throw reader.failure("unknown flags \(flags)") }
-            sequence = try reader.varint()
-            if let expectedSequence, sequence != expectedSequence {
-                throw reader.failure("holds sequence \(sequence)")
-            }
-            let dictionary = try reader.varint()
-            guard dictionary <= UInt64(UInt32.max) else { throw reader.failure("dictionary ID out of range") }
-            dictionaryID = UInt32(dictionary)
-            isCompressed = flags & Self.compressedFlag != 0
-            let length = try reader.varint()
-            guard length <= UInt64(Self.maxUncompressedLength) else {
-                throw reader.failure("claims \(length) uncompressed bytes")
-            }
-            uncompressedLength = Int(length)
-            chainHash = try reader.raw(Self.hashLength)
-            payload = try reader.raw(reader.remaining)
-            if !isCompressed && payload.count != uncompressedLength {
-                throw reader.failure("raw payload is \(payload.count) bytes, header says \(uncompressedLength)")
-            }
-        } catch let error as CumulusError {
-            throw .corruptFrame(sequence: label, reason: error.message)
-        } catch {
-            throw .corruptFrame(sequence: label, reason: "\(error)")
-        }
+        let view = try FrameView(parsing: buffer, expectedSequence: expectedSequence)
+        self.init(
+            sequence: view.sequence, dictionaryID: view.dictionaryID, isCompressed: view.isCompressed,
+            uncompressedLength: view.uncompressedLength, chainHash: Array(view.chainHash), payload: Array(view.payload))
     }
 
     /// Parses a stored byte array.

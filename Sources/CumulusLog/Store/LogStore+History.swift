@@ -67,11 +67,11 @@ extension LogStore {
     public func commits(at sequences: [UInt64]) throws -> [Commit] {
         try environment.read { txn in
             try sequences.map { sequence in
-                let frame = try txn.withValue(tables.log, key: BigEndian.bytes(sequence)) { buffer in
-                    try Frame(parsing: buffer, expectedSequence: sequence)
+                let commit = try txn.withValue(tables.log, key: BigEndian.bytes(sequence)) { buffer in
+                    try decodeCommit(FrameView(parsing: buffer, expectedSequence: sequence))
                 }
-                guard let frame else { throw LogError.missing(sequence: sequence) }
-                return try decodeCommit(frame).commit
+                guard let commit else { throw LogError.missing(sequence: sequence) }
+                return commit
             }
         }
     }

@@ -196,13 +196,11 @@ public final class LogStore: Sendable {
     /// Commit `sequence`, or `nil` if the log has none. A damaged frame throws
     /// ``LogError/corruptFrame(sequence:reason:)`` rather than returning garbage.
     public func read(_ sequence: UInt64) throws -> Commit? {
-        let frame = try environment.read { txn -> Frame? in
+        try environment.read { txn -> Commit? in
             try txn.withValue(tables.log, key: BigEndian.bytes(sequence)) { buffer in
-                try Frame(parsing: buffer, expectedSequence: sequence)
+                try decodeCommit(FrameView(parsing: buffer, expectedSequence: sequence))
             }
         }
-        guard let frame else { return nil }
-        return try decodeCommit(frame).commit
     }
 
     /// Calls `body` with each commit from `from` through `through` (inclusive) in
@@ -215,8 +213,7 @@ public final class LogStore: Sendable {
                 guard let sequence = BigEndian.decode(UInt64.self, from: key) else {
                     throw LogError.storage("malformed log key")
                 }
-                let frame = try Frame(parsing: value, expectedSequence: sequence)
-                return try body(try decodeCommit(frame).commit)
+                return try body(try decodeCommit(FrameView(parsing: value, expectedSequence: sequence)))
             }
         }
     }
@@ -373,19 +370,14 @@ public final class LogStore: Sendable {
     }
 
     /// Decompresses and decodes a parsed frame, mapping every failure to
-    /// `corruptFrame` for that sequence.
+    /// `corruptFrame` for that sequence; also returns the commit bytes (for the
+    /// callers that hash them).
     func decodeCommit(_ frame: Frame, extraDictionaries: [UInt32: ZstdDictionary] = [:]) throws(LogError)
         -> (commit: Commit, bytes: [UInt8])
     {
         let bytes: [UInt8]
         if frame.isCompressed {
-            var dictionary: ZstdDictionary?
-            if frame.dictionaryID != 0 {
-                dictionary = extraDictionaries[frame.dictionaryID] ?? state.withLock { $0.dictionaries[frame.dictionaryID] }
-                guard dictionary != nil else {
-                    throw .unknownDictionary(sequence: frame.sequence, dictionaryID: frame.dictionaryID)
-                }
-            }
+            let dictionary = try dictionary(frame.dictionaryID, of: frame.sequence, extra: extraDictionaries)
             let decompressor = takeDecompressor()
             defer { returnDecompressor(decompressor) }
             guard let decompressor else { throw .storage("cannot create a zstd decompression context") }
@@ -395,24 +387,74 @@ public final class LogStore: Sendable {
             } catch {
                 throw .corruptFrame(sequence: frame.sequence, reason: "\(error)")
             }
-            guard bytes.count == frame.uncompressedLength else {
-                throw .corruptFrame(
-                    sequence: frame.sequence,
-                    reason: "decompressed to \(bytes.count) bytes, header says \(frame.uncompressedLength)")
-            }
         } else {
             bytes = frame.payload
+        }
+        do {
+            let commit = try bytes.withUnsafeBytes { buffer in
+                try Self.commit(from: buffer, of: frame.sequence, length: frame.uncompressedLength)
+            }
+            return (commit, bytes)
+        } catch let error as LogError {
+            throw error
+        } catch {
+            throw .corruptFrame(sequence: frame.sequence, reason: "\(error)")
+        }
+    }
+
+    /// Decodes a frame read in place: the payload is decompressed into the pooled
+    /// decompressor's reused buffer and decoded from there, so a sequential read
+    /// allocates nothing per frame before the commit's own values.
+    func decodeCommit(_ frame: FrameView) throws(LogError) -> Commit {
+        guard frame.isCompressed else {
+            return try Self.commit(from: frame.payload, of: frame.sequence, length: frame.uncompressedLength)
+        }
+        let dictionary = try dictionary(frame.dictionaryID, of: frame.sequence, extra: [:])
+        let decompressor = takeDecompressor()
+        defer { returnDecompressor(decompressor) }
+        guard let decompressor else { throw .storage("cannot create a zstd decompression context") }
+        do {
+            return try decompressor.withDecompressed(
+                frame.payload, dictionary: dictionary, maxOutputSize: frame.uncompressedLength
+            ) { bytes in
+                try Self.commit(from: bytes, of: frame.sequence, length: frame.uncompressedLength)
+            }
+        } catch let error as LogError {
+            throw error
+        } catch {
+            throw .corruptFrame(sequence: frame.sequence, reason: "\(error)")
+        }
+    }
+
+    /// The dictionary frame `sequence` names (`nil` for 0), from `extra` or the log's own.
+    private func dictionary(_ id: UInt32, of sequence: UInt64, extra: [UInt32: ZstdDictionary]) throws(LogError)
+        -> ZstdDictionary?
+    {
+        guard id != 0 else { return nil }
+        guard let dictionary = extra[id] ?? state.withLock({ $0.dictionaries[id] }) else {
+            throw .unknownDictionary(sequence: sequence, dictionaryID: id)
+        }
+        return dictionary
+    }
+
+    /// The commit in a frame's decompressed bytes, which must be as long as its header
+    /// says and hold that frame's sequence.
+    private static func commit(from bytes: UnsafeRawBufferPointer, of sequence: UInt64, length: Int) throws(LogError)
+        -> Commit
+    {
+        guard bytes.count == length else {
+            throw .corruptFrame(sequence: sequence, reason: "decompressed to \(bytes.count) bytes, header says \(length)")
         }
         let commit: Commit
         do {
             commit = try CommitCodec.decode(bytes)
         } catch {
-            throw .corruptFrame(sequence: frame.sequence, reason: "\(error)")
+            throw .corruptFrame(sequence: sequence, reason: "\(error)")
         }
-        guard commit.sequence == frame.sequence else {
-            throw .corruptFrame(sequence: frame.sequence, reason: "holds commit \(commit.sequence)")
+        guard commit.sequence == sequence else {
+            throw .corruptFrame(sequence: sequence, reason: "holds commit \(commit.sequence)")
         }
-        return (commit, bytes)
+        return commit
     }
 
     private func takeDecompressor() -> ZstdDecompressor? {

@@ -37,11 +37,15 @@ public final class ZstdDecompressor: Sendable {
             throw .zstd(code: 0, operation: "ZSTD_createDCtx", message: "out of memory")
         }
         self.dictionaries = byID
-        self.context = Mutex(DecompressionContext(pointer: dctx))
+        self.context = Mutex(
+            DecompressionContext(pointer: dctx, scratch: .allocate(byteCount: 4_096, alignment: 16)))
     }
 
     deinit {
-        context.withLock { _ = ZSTD_freeDCtx($0.pointer) }
+        context.withLock {
+            _ = ZSTD_freeDCtx($0.pointer)
+            $0.scratch.deallocate()
+        }
     }
 
     /// Decompresses one frame, refusing to produce more than `maxOutputSize` bytes.
@@ -66,9 +70,57 @@ public final class ZstdDecompressor: Sendable {
         return try outcome.get()
     }
 
+    /// Decompresses one frame into the decompressor's own reused buffer and calls
+    /// `body` with the result, valid only during the call: for a reader that decodes
+    /// the bytes at once (the log's commits) and need not allocate per frame.
+    /// The checks and errors are ``decompress(_:dictionary:maxOutputSize:)``'s; `body`'s
+    /// errors pass through. The buffer grows to the largest frame seen, and calls are
+    /// serialized like every other use of the decompressor.
+    public func withDecompressed<Result>(
+        _ source: UnsafeRawBufferPointer, dictionary: ZstdDictionary? = nil, maxOutputSize: Int,
+        _ body: (UnsafeRawBufferPointer) throws -> Result
+    ) throws -> Result {
+        guard maxOutputSize >= 0 else { throw StorageError.invalidArgument("negative maxOutputSize") }
+        let (size, dictionary) = try check(source, dictionary: dictionary, maxOutputSize: maxOutputSize)
+        return try context.withLock { context in
+            if context.scratch.count < max(size, 1) {
+                context.scratch.deallocate()
+                context.scratch = .allocate(byteCount: max(size, 1, context.scratch.count * 2), alignment: 16)
+            }
+            guard let output = context.scratch.baseAddress else { throw StorageError.invalidArgument("no output buffer") }
+            let written = try Self.run(context.pointer, into: output, size, source, dictionary)
+            return try body(UnsafeRawBufferPointer(rebasing: context.scratch[..<written]))
+        }
+    }
+
     private func decompress(
         _ source: UnsafeRawBufferPointer, dictionary given: ZstdDictionary?, maxOutputSize: Int
     ) throws(StorageError) -> [UInt8] {
+        let (size, dictionary) = try check(source, dictionary: given, maxOutputSize: maxOutputSize)
+        return try context.withLock { context throws(StorageError) -> [UInt8] in
+            var failure: StorageError?
+            // Capacity is exactly the declared size: a frame that lies about it fails with
+            // dstSize_tooSmall instead of writing past what the caller allowed.
+            let output = [UInt8](unsafeUninitializedCapacity: max(size, 1)) { buffer, count in
+                do throws(StorageError) {
+                    guard let base = buffer.baseAddress else { throw StorageError.invalidArgument("no output buffer") }
+                    count = try Self.run(context.pointer, into: UnsafeMutableRawPointer(base), size, source, dictionary)
+                } catch {
+                    failure = error
+                    count = 0
+                }
+            }
+            if let failure { throw failure }
+            return output
+        }
+    }
+
+    /// The declared content size and the dictionary to use, after every check that
+    /// needs no output: one standard frame, exactly, with a recorded size within the
+    /// limit and a dictionary that is given or registered.
+    private func check(
+        _ source: UnsafeRawBufferPointer, dictionary given: ZstdDictionary?, maxOutputSize: Int
+    ) throws(StorageError) -> (size: Int, dictionary: ZstdDictionary?) {
         // Only standard frames: a skippable frame would "decompress" to nothing.
         guard source.count >= 4,
             source.loadUnaligned(as: UInt32.self).littleEndian == UInt32(ZSTD_MAGICNUMBER)
@@ -87,7 +139,6 @@ public final class ZstdDecompressor: Sendable {
         guard declared <= UInt64(maxOutputSize) else {
             throw .sizeLimitExceeded(size: declared, limit: maxOutputSize)
         }
-        let size = Int(declared)
 
         let dictionaryID = ZSTD_getDictID_fromFrame(source.baseAddress, source.count)
         var dictionary = given
@@ -99,26 +150,24 @@ public final class ZstdDecompressor: Sendable {
                 dictionary = found
             }
         }
+        return (Int(declared), dictionary)
+    }
 
-        return try context.withLock { context throws(StorageError) -> [UInt8] in
-            var result = 0
-            // Capacity is exactly the declared size: a frame that lies about it fails with
-            // dstSize_tooSmall instead of writing past what the caller allowed.
-            let output = [UInt8](unsafeUninitializedCapacity: max(size, 1)) { buffer, count in
-                if let dictionary {
-                    result = ZSTD_decompress_usingDDict(
-                        context.pointer, buffer.baseAddress, size, source.baseAddress, source.count, dictionary.ddict)
-                } else {
-                    result = ZSTD_decompressDCtx(context.pointer, buffer.baseAddress, size, source.baseAddress, source.count)
-                }
-                count = ZSTD_isError(result) != 0 ? 0 : result
-            }
-            guard ZSTD_isError(result) == 0 else { throw .zstd(result, "ZSTD_decompress") }
-            guard result == size else {
-                throw .corrupt("zstd frame declared \(size) bytes but produced \(result)")
-            }
-            return output
+    /// Runs zstd into `output`, which has room for exactly `size` bytes (at least one),
+    /// and returns how many it wrote: always `size`, or it throws.
+    private static func run(
+        _ dctx: OpaquePointer, into output: UnsafeMutableRawPointer, _ size: Int, _ source: UnsafeRawBufferPointer,
+        _ dictionary: ZstdDictionary?
+    ) throws(StorageError) -> Int {
+        let result: Int
+        if let dictionary {
+            result = ZSTD_decompress_usingDDict(dctx, output, size, source.baseAddress, source.count, dictionary.ddict)
+        } else {
+            result = ZSTD_decompressDCtx(dctx, output, size, source.baseAddress, source.count)
         }
+        guard ZSTD_isError(result) == 0 else { throw .zstd(result, "ZSTD_decompress") }
+        guard result == size else { throw .corrupt("zstd frame declared \(size) bytes but produced \(result)") }
+        return result
     }
 
     /// The content size a frame declares, without decompressing; `nil` if the frame does
@@ -134,8 +183,9 @@ public final class ZstdDecompressor: Sendable {
     }
 }
 
-/// Owns a `ZSTD_DCtx*` inside the decompressor's mutex.
-// @unchecked Sendable: the pointer is only dereferenced (by zstd) while the mutex is held.
+/// Owns a `ZSTD_DCtx*` and the reused output buffer inside the decompressor's mutex.
+// @unchecked Sendable: both are only touched while the mutex is held.
 private struct DecompressionContext: @unchecked Sendable {
     let pointer: OpaquePointer
+    var scratch: UnsafeMutableRawBufferPointer
 }

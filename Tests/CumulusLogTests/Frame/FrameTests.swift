@@ -1,4 +1,4 @@
-import CumulusLog
+@testable import CumulusLog
 import Testing
 
 @Suite("Frames")
@@ -34,5 +34,20 @@ struct FrameTests {
     func crcCheckValue() {
         #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
         #expect(CRC32C.checksum([UInt8]()) == 0)
+        #expect(Array("123456789".utf8).withUnsafeBytes { CRC32C.tableChecksum($0) } == 0xE306_9283)
+    }
+
+    @Test("the CPU's CRC-32C instruction and the table agree on every length and alignment")
+    func hardwareAgreesWithTable() {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<4_200).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        bytes.withUnsafeBytes { all in
+            for start in 0..<9 {
+                for length in [0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 63, 64, 65, 255, 1_000, 4_096] {
+                    let slice = UnsafeRawBufferPointer(rebasing: all[start..<start + length])
+                    #expect(CRC32C.checksum(slice) == CRC32C.tableChecksum(slice), "start \(start), length \(length)")
+                }
+            }
+        }
     }
 }

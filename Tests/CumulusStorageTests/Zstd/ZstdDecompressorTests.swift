@@ -102,4 +102,37 @@ struct ZstdDecompressorTests {
         // Some mutations hit only unused header bits; nearly all must be rejected.
         #expect(accepted < 1_000)
     }
+
+    @Test("decompressing into the reused buffer gives what decompress gives, growing it, and refuses what it refuses")
+    func reusedBufferAgreesWithDecompress() throws {
+        var generator = SeededGenerator(seed: 0xB0FF)
+        let decompressor = try ZstdDecompressor()
+        // Sizes that grow past the first buffer and shrink again, so stale bytes from a
+        // larger frame would show if the result's length were wrong.
+        for size in [10, 5_000, 100, 70_000, 3, 0, 20_000] {
+            let input = generator.bytes(size / 2) + [UInt8](repeating: 7, count: size - size / 2)
+            let frame = try ZstdCompressor().compress(input)
+            let copied = try frame.withUnsafeBytes { bytes in
+                try decompressor.withDecompressed(bytes, maxOutputSize: 1 << 20) { Array($0) }
+            }
+            #expect(copied == input, "size \(size)")
+        }
+        let frame = try ZstdCompressor().compress(sample)
+        for length in [0, 3, frame.count / 2, frame.count - 1] {
+            #expect(throws: StorageError.self) {
+                try Array(frame[0..<length]).withUnsafeBytes { part in
+                    try decompressor.withDecompressed(part, maxOutputSize: 1 << 20) { _ in () }
+                }
+            }
+        }
+        #expect(throws: StorageError.sizeLimitExceeded(size: UInt64(sample.count), limit: 10)) {
+            try frame.withUnsafeBytes { try decompressor.withDecompressed($0, maxOutputSize: 10) { _ in () } }
+        }
+        // The body's own errors pass through, and the decompressor stays usable.
+        struct Stop: Error {}
+        #expect(throws: Stop.self) {
+            try frame.withUnsafeBytes { try decompressor.withDecompressed($0, maxOutputSize: 1 << 20) { _ in throw Stop() } }
+        }
+        #expect(try frame.withUnsafeBytes { try decompressor.withDecompressed($0, maxOutputSize: 1 << 20) { Array($0) } } == sample)
+    }
 }
