@@ -42,6 +42,10 @@ struct Figure {
 /// Lines are printed as soon as they are measured (a full run takes minutes, so the
 /// reader sees progress); fixed column widths keep them aligned without buffering.
 /// The report also remembers every target so the run can end with a summary.
+///
+/// With `json`, each figure is also printed as one JSON object on a line of its own
+/// right after its table line (``FigureRecord``), so `grep '^{'` gives a machine-
+/// readable run without a second format to keep in step.
 final class Report {
     struct Outcome {
         var name: String
@@ -51,6 +55,14 @@ final class Report {
     }
 
     private(set) var outcomes: [Outcome] = []
+    /// Whether figures are also printed as JSON lines.
+    let json: Bool
+    /// The suite whose figures are being printed (the JSON lines' `suite`).
+    var suite = ""
+
+    init(json: Bool = false) {
+        self.json = json
+    }
 
     static let nameWidth = 40
     static let baselineWidth = 26
@@ -71,17 +83,28 @@ final class Report {
         var line = Self.pad(name, Self.nameWidth) + Self.value(figure) + "   "
         line += Self.pad(baseline, Self.baselineWidth) + Self.value(base)
         line += "   ratio " + Self.pad(Self.format(ratio), 6)
+        var met: Bool?
         if let target {
-            let met = target.isMet(by: ratio)
-            outcomes.append(Outcome(name: name, ratio: ratio, target: target, met: met))
-            line += "  target \(target.label) (\(met ? "met" : "MISSED"))"
+            met = target.isMet(by: ratio)
+            outcomes.append(Outcome(name: name, ratio: ratio, target: target, met: met == true))
+            line += "  target \(target.label) (\(met == true ? "met" : "MISSED"))"
         }
         Self.emit(line)
+        emitJSON(FigureRecord(
+            suite: suite, figure: name, value: figure.value, unit: figure.unit, baseline: baseline,
+            baselineValue: base.value, ratio: ratio, target: target?.label, met: met))
     }
 
     /// A figure shown for information, without baseline.
     func info(_ name: String, _ figure: Figure) {
         Self.emit(Self.pad(name, Self.nameWidth) + Self.value(figure))
+        emitJSON(FigureRecord(
+            suite: suite, figure: name, value: figure.value, unit: figure.unit, baseline: nil, baselineValue: nil,
+            ratio: nil, target: nil, met: nil))
+    }
+
+    private func emitJSON(_ record: FigureRecord) {
+        if json { Self.emit(record.json) }
     }
 
     /// A line of text in the figure column (breakdowns that are not one number).

@@ -1,7 +1,7 @@
 // cumulus-bench: release-build benchmarks. Every figure is printed beside a baseline
 // measured in the same run on the same data, with the ratio and the target.
 //
-//   cumulus-bench [log|engine|query|changes|http|tools|all] [--quick]        (`make bench BENCH_ARGS="log --quick"`)
+//   cumulus-bench [log|engine|query|changes|http|tools|all] [--quick] [--json]  (`make bench BENCH_ARGS="log --quick"`)
 //
 // Suites are types conforming to `BenchSuite`, one per file; add new ones to
 // `BenchOptions.suites`.
@@ -21,12 +21,16 @@ struct BenchOptions {
 
     /// Smaller counts, for a check in well under a minute.
     var quick = false
+    /// Each figure also as a JSON line (``FigureRecord``).
+    var json = false
     /// The suites to run.
     var selected: [Suite] = suites
 
     static let usage = """
-        usage: cumulus-bench [\((suites.map(\.name) + ["all"]).joined(separator: "|"))] [--quick]
+        usage: cumulus-bench [\((suites.map(\.name) + ["all"]).joined(separator: "|"))] [--quick] [--json]
           (default: all)   --quick  smaller counts, a fraction of the time
+                           --json   also print each figure as a JSON object on its own line
+                                    (suite, figure, value, unit, baseline, baselineValue, ratio, target, met)
         """
 
     init(_ arguments: [String]) throws {
@@ -34,6 +38,7 @@ struct BenchOptions {
         for argument in arguments {
             switch argument {
             case "--quick": quick = true
+            case "--json": json = true
             case "-h", "--help": throw BenchFailure(Self.usage)
             case let name where !name.hasPrefix("-"): names.append(name)
             default: throw BenchFailure("unknown option \(argument)\n\(Self.usage)")
@@ -81,9 +86,12 @@ func runBench(_ arguments: [String]) async -> Int32 {
         #endif
         let cores = ProcessInfo.processInfo.activeProcessorCount
         Report.emit("cumulus-bench\(options.quick ? " --quick" : ""): \(cores) cores, \(ProcessInfo.processInfo.operatingSystemVersionString)")
-        let report = Report()
+        let report = Report(json: options.json)
         let total = try await measureAsync {
-            for suite in options.selected { try await suite.run(options.quick, report) }
+            for suite in options.selected {
+                report.suite = suite.name
+                try await suite.run(options.quick, report)
+            }
         }
         report.summary()
         Report.emit("total \(Report.format(total)) s")
