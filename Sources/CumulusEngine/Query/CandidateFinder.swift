@@ -4,8 +4,9 @@ import CumulusStorage
 import CumulusViews
 
 /// Narrows a query to candidate record names using the indexes alone, one zone at
-/// a time: each filter an index can answer yields the set of names that satisfy it,
-/// and the sets are intersected before any record is read.
+/// a time: each filter an index can answer yields the names that satisfy it (a
+/// ``NameSet``, in name order as the index gives them), and those are intersected by
+/// merging before any record is read.
 ///
 /// Indexable: equality, `IN`, list membership, ranges, `BEGINSWITH` (on the field
 /// index); token search (token index); `NEAR` (latitude range of the location
@@ -24,8 +25,8 @@ struct CandidateFinder {
     /// With `selectiveOnly`, ranges are left out: when a plan walks another index in
     /// order, checking a broad range on the few records it reads beats building a set
     /// of every record in the range.
-    func candidates(for filters: [QueryFilter], selectiveOnly: Bool = false) throws -> Set<String>? {
-        var result: Set<String>?
+    func candidates(for filters: [QueryFilter], selectiveOnly: Bool = false) throws -> NameSet? {
+        var result: NameSet?
         for filter in filters {
             if selectiveOnly, [.lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals].contains(filter.comparator) {
                 continue
@@ -62,21 +63,21 @@ struct CandidateFinder {
     }
 
     /// The names satisfying one filter, or `nil` if no index answers it.
-    func names(for filter: QueryFilter) throws -> Set<String>? {
+    func names(for filter: QueryFilter) throws -> NameSet? {
         switch filter.comparator {
         case .containsAllTokens, .containsAnyTokens:
             guard case .string(let text) = filter.value, filter.key == .allTokens else { return nil }
             let tokens = Tokenizer.tokens(text)
             guard !tokens.isEmpty else { return nil }
             let prefix = IndexKeys.tokenPrefix(zoneKey, type: recordType)
-            var result: Set<String>?
+            var result: NameSet?
             for token in tokens.sorted() {
                 let postings = try scanNames(views.tables.tokenIndex, prefix: IndexKeys.tokenKey(prefix, token))
                 if filter.comparator == .containsAllTokens {
                     result = result.map { $0.intersection(postings) } ?? postings
                     if result?.isEmpty == true { break }
                 } else {
-                    result = (result ?? []).union(postings)
+                    result = (result ?? .empty).union(postings)
                 }
             }
             return result
@@ -86,7 +87,7 @@ struct CandidateFinder {
         if filter.key == .recordName {
             switch filter.comparator {
             case .equals, .in:
-                var names = Set<String>()
+                var names: [String] = []
                 for value in filter.value.scalars {
                     // The predicate form sends a name, the web form a REFERENCE.
                     let name: String
@@ -96,10 +97,10 @@ struct CandidateFinder {
                     default: continue
                     }
                     if try views.recordExists(RecordID(recordName: name, zoneID: zoneID), in: database, txn) {
-                        names.insert(name)
+                        names.append(name)
                     }
                 }
-                return names
+                return NameSet(names)
             default:
                 return nil
             }
@@ -110,11 +111,11 @@ struct CandidateFinder {
         case .equals where !isList(filter.value), .listContains:
             return try equal(prefix, filter.value)
         case .in, .listContainsAny:
-            var names = Set<String>()
-            for member in filter.value.scalars { names.formUnion(try equal(prefix, member)) }
+            var names = NameSet.empty
+            for member in filter.value.scalars { names = names.union(try equal(prefix, member)) }
             return names
         case .listContainsAll:
-            var names: Set<String>?
+            var names: NameSet?
             for member in filter.value.scalars {
                 let found = try equal(prefix, member)
                 names = names.map { $0.intersection(found) } ?? found
@@ -123,12 +124,12 @@ struct CandidateFinder {
         case .lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals:
             return try range(prefix, filter.comparator, filter.value)
         case .beginsWith, .listMemberBeginsWith:
-            guard case .string(let start) = filter.value else { return [] }
+            guard case .string(let start) = filter.value else { return .empty }
             var key = prefix + [OrderedEncoding.Kind.exactString.rawValue]
             OrderedEncoding.appendEscaped(start.utf8, to: &key, terminate: false)
             return try scanNames(views.tables.fieldIndex, prefix: key, valuePrefix: prefix.count)
         case .near:
-            guard case .location(let center) = filter.value, let radius = filter.distance else { return [] }
+            guard case .location(let center) = filter.value, let radius = filter.distance else { return .empty }
             return try near(prefix, center, radius)
         default:
             return nil
@@ -171,16 +172,16 @@ struct CandidateFinder {
         return keys.filter { !$0.isEmpty }
     }
 
-    private func equal(_ prefix: [UInt8], _ value: FieldValue) throws -> Set<String> {
-        var names = Set<String>()
+    private func equal(_ prefix: [UInt8], _ value: FieldValue) throws -> NameSet {
+        var names = NameSet.empty
         for encoded in equalityKeys(value) {
-            names.formUnion(try scanNames(views.tables.fieldIndex, prefix: prefix + encoded, valuePrefix: prefix.count))
+            names = names.union(try scanNames(views.tables.fieldIndex, prefix: prefix + encoded, valuePrefix: prefix.count))
         }
         return names
     }
 
     /// A range over each numeric, timestamp or string kind the bound could compare with.
-    private func range(_ prefix: [UInt8], _ comparator: QueryComparator, _ bound: FieldValue) throws -> Set<String> {
+    private func range(_ prefix: [UInt8], _ comparator: QueryComparator, _ bound: FieldValue) throws -> NameSet {
         let lower = comparator == .greaterThan || comparator == .greaterThanOrEquals
         let inclusive = comparator == .greaterThanOrEquals || comparator == .lessThanOrEquals
         var bounds: [(kind: OrderedEncoding.Kind, value: FieldValue, inclusive: Bool)] = []
@@ -208,9 +209,10 @@ struct CandidateFinder {
         case .reference:
             bounds.append((.reference, bound, true))
         case .location, .asset, .list:
-            return []
+            return .empty
         }
-        var names = Set<String>()
+        // In value order, not name order: sorted once at the end.
+        var names: [String] = []
         for (kind, value, inclusive) in bounds {
             guard let encoded = OrderedEncoding.encoded(value) else { continue }
             let kindPrefix = prefix + [kind.rawValue]
@@ -224,19 +226,19 @@ struct CandidateFinder {
                 from = kindPrefix
                 to = inclusive ? OrderedEncoding.prefixUpperBound(at) : at
             }
-            try views.tables.fieldIndex.scanNames(txn, from: from, to: to, valueStart: prefix.count) { names.insert($0) }
+            try views.tables.fieldIndex.scanNames(txn, from: from, to: to, valueStart: prefix.count) { names.append($0) }
         }
-        return names
+        return NameSet(names)
     }
 
-    private func near(_ prefix: [UInt8], _ center: Location, _ radius: Double) throws -> Set<String> {
+    private func near(_ prefix: [UInt8], _ center: Location, _ radius: Double) throws -> NameSet {
         let span = Geo.latitudeDegrees(forMetres: radius) * 1.01 + 1e-9
         var from = prefix + [OrderedEncoding.Kind.location.rawValue]
         OrderedEncoding.appendDouble(max(-90, center.latitude - span), to: &from)
         var to = prefix + [OrderedEncoding.Kind.location.rawValue]
         OrderedEncoding.appendDouble(min(90, center.latitude + span), to: &to)
-        guard let end = OrderedEncoding.prefixUpperBound(to) else { return [] }
-        var names = Set<String>()
+        guard let end = OrderedEncoding.prefixUpperBound(to) else { return .empty }
+        var names: [String] = []
         let valueStart = prefix.count
         try txn.scan(views.tables.fieldIndex, from: from, to: end) { key, _ in
             let suffix = UnsafeRawBufferPointer(rebasing: key[valueStart...])
@@ -246,28 +248,30 @@ struct CandidateFinder {
             if Geo.distance(Location(latitude: latitude, longitude: longitude), center) < radius,
                 let split = IndexKeys.splitValue(suffix)
             {
-                names.insert(split.name)
+                names.append(split.name)
             }
             return true
         }
-        return names
+        return NameSet(names)
     }
 
-    /// Names of the entries under `prefix` in a field or token index.
-    private func scanNames(_ table: LMDBTable, prefix: [UInt8], valuePrefix: Int? = nil) throws -> Set<String> {
-        var names = Set<String>()
+    /// Names of the entries under `prefix` in a field or token index: in name order
+    /// when `prefix` holds one whole value (equality, a token), sorted otherwise
+    /// (`BEGINSWITH` spans values).
+    private func scanNames(_ table: LMDBTable, prefix: [UInt8], valuePrefix: Int? = nil) throws -> NameSet {
+        var names: [String] = []
         if let valuePrefix {
             try table.scanNames(txn, from: prefix, to: OrderedEncoding.prefixUpperBound(prefix), valueStart: valuePrefix) {
-                names.insert($0)
+                names.append($0)
             }
         } else {
             // Token keys: the name follows the prefix directly.
             try txn.scan(table, prefix: prefix) { key, _ in
-                names.insert(String(decoding: UnsafeRawBufferPointer(rebasing: key[prefix.count...]), as: UTF8.self))
+                names.append(String(decoding: UnsafeRawBufferPointer(rebasing: key[prefix.count...]), as: UTF8.self))
                 return true
             }
         }
-        return names
+        return NameSet(names)
     }
 }
 

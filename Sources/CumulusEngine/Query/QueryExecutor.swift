@@ -74,8 +74,9 @@ struct QueryExecutor {
         -> Page
     {
         let candidates = try finder(zone, zoneKey, query.recordType).candidates(for: query.filters)
-        let names = try candidates.map { $0.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
-            ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
+        // Both are in name (byte) order already: the candidates by construction, the
+        // type's names as the by-type table keeps them.
+        let names = try candidates?.names ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
         let rest = residual(query, candidatesFromIndex: candidates != nil)
         var page = Page(records: [], more: false)
         for name in names {
@@ -142,9 +143,9 @@ struct QueryExecutor {
             if !keepGoing { return page }
         }
 
-        // Records without the sort field, by name in the sort's direction.
-        var names = try candidates.map { Array($0) } ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
-        names.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        // Records without the sort field, by name in the sort's direction (both sources
+        // are in name order already).
+        var names = try candidates?.names ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
         if !sort.ascending { names.reverse() }
         for name in names {
             var tail: [UInt8] = []
@@ -192,8 +193,7 @@ struct QueryExecutor {
         for zone in zones {
             let zoneKey = FeedKeys.zone(database, zone)
             let candidates = try finder(zone, zoneKey, query.recordType).candidates(for: query.filters)
-            let names = try candidates.map(Array.init)
-                ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
+            let names = try candidates?.names ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
             let rest = residual(query, candidatesFromIndex: candidates != nil)
             for name in names {
                 guard let record = try load(name, zoneKey, rest) else { continue }

@@ -1,0 +1,118 @@
+import CumulusModel
+
+/// Record names in UTF-8 byte order without repeats: a query's candidates from one
+/// or more indexes, combined by merging instead of hashing.
+///
+/// Index scans yield names already in this order (an equality or token key is its
+/// prefix followed by the name), so the common cases — intersecting two filters'
+/// postings, reading candidates in name order — need no hashing of strings and no
+/// sort. Equality is byte equality, as the views' keys are: two names that differ
+/// in bytes are two records even when Swift calls them equal strings.
+struct NameSet: Sendable {
+    /// The names, ascending by UTF-8 bytes, each once.
+    private(set) var names: [String]
+
+    /// No names.
+    static let empty = NameSet(ordered: [])
+
+    /// `names` in byte order without repeats: kept as they are when they already are
+    /// (an index scan's output), sorted and deduplicated otherwise.
+    init(_ names: [String]) {
+        var ordered = true
+        for index in names.indices.dropFirst() where Self.compare(names[index - 1], names[index]) >= 0 {
+            ordered = false
+            break
+        }
+        if ordered {
+            self.names = names
+            return
+        }
+        var sorted = names.sorted { Self.compare($0, $1) < 0 }
+        var kept = 0
+        for index in sorted.indices where kept == 0 || Self.compare(sorted[kept - 1], sorted[index]) != 0 {
+            sorted.swapAt(kept, index)
+            kept += 1
+        }
+        sorted.removeLast(sorted.count - kept)
+        self.names = sorted
+    }
+
+    private init(ordered names: [String]) {
+        self.names = names
+    }
+
+    var isEmpty: Bool { names.isEmpty }
+    var count: Int { names.count }
+
+    /// Whether `name` is one of the names (binary search).
+    func contains(_ name: String) -> Bool {
+        var low = 0
+        var high = names.count
+        while low < high {
+            let middle = (low + high) / 2
+            let order = Self.compare(names[middle], name)
+            if order == 0 { return true }
+            if order < 0 { low = middle + 1 } else { high = middle }
+        }
+        return false
+    }
+
+    /// The names in both, by one merge walk.
+    func intersection(_ other: NameSet) -> NameSet {
+        var result: [String] = []
+        var i = 0
+        var j = 0
+        while i < names.count && j < other.names.count {
+            let order = Self.compare(names[i], other.names[j])
+            if order == 0 {
+                result.append(names[i])
+                i += 1
+                j += 1
+            } else if order < 0 {
+                i += 1
+            } else {
+                j += 1
+            }
+        }
+        return NameSet(ordered: result)
+    }
+
+    /// The names in either, by one merge walk.
+    func union(_ other: NameSet) -> NameSet {
+        if names.isEmpty { return other }
+        if other.names.isEmpty { return self }
+        var result: [String] = []
+        result.reserveCapacity(max(names.count, other.names.count))
+        var i = 0
+        var j = 0
+        while i < names.count || j < other.names.count {
+            if j == other.names.count {
+                result.append(names[i])
+                i += 1
+                continue
+            }
+            if i == names.count {
+                result.append(other.names[j])
+                j += 1
+                continue
+            }
+            let order = Self.compare(names[i], other.names[j])
+            result.append(order <= 0 ? names[i] : other.names[j])
+            if order <= 0 { i += 1 }
+            if order >= 0 { j += 1 }
+        }
+        return NameSet(ordered: result)
+    }
+
+    /// Three-way comparison of two names by their UTF-8 bytes.
+    static func compare(_ lhs: String, _ rhs: String) -> Int {
+        let fast = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in
+                UTF8Order.compare(UnsafeRawBufferPointer(left), UnsafeRawBufferPointer(right))
+            }
+        }
+        if let fast, let order = fast { return order }
+        if lhs.utf8.elementsEqual(rhs.utf8) { return 0 }
+        return lhs.utf8.lexicographicallyPrecedes(rhs.utf8) ? -1 : 1
+    }
+}
