@@ -98,6 +98,7 @@ extension Database {
             // the record, so one of a type only `_creator` reads is left out for everyone.
             let access = try ReadAccess(
                 views: views, database: database, schema: views.schema(SchemaID(database), in: txn), actor: actor, txn: txn)
+            var hints = RecordDecodeHints()
             for name in page.order {
                 guard let state = page.changes[name] else { continue }
                 let recordID = RecordID(recordName: name, zoneID: zone)
@@ -106,7 +107,8 @@ extension Database {
                     // A record changed again after this page (or deleted) is reported by
                     // the page that holds its last change, so a client paging through the
                     // history sees each record once, at its latest version.
-                    guard let record = try desired.record(zoneKey: zoneKey, name: name, views: views, txn),
+                    hints.recordID = recordID
+                    guard let record = try desired.record(zoneKey: zoneKey, name: name, views: views, hints: &hints, txn),
                         !Self.changedAfter(record, page.lastSequence), access.allows(record)
                     else { continue }
                     changed.append(record)

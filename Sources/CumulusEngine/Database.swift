@@ -106,10 +106,14 @@ public struct Database: Sendable {
         return try store.environment.read { txn in
             let access = try ReadAccess(
                 views: views, database: database, schema: views.schema(SchemaID(database), in: txn), actor: actor, txn: txn)
+            var hints = RecordDecodeHints()
             return try ids.map { requested in
                 let recordID = normalizer.recordID(requested)
                 let zoneKey = store.zoneKey(database, recordID.zoneID)
-                guard let record = try desired.record(zoneKey: zoneKey, name: recordID.recordName, views: views, txn) else {
+                hints.recordID = recordID
+                guard let record = try desired.record(
+                    zoneKey: zoneKey, name: recordID.recordName, views: views, hints: &hints, txn)
+                else {
                     return (requested, .failure(CumulusError(
                         .unknownItem, "record \(recordID.recordName) does not exist", recordID: recordID)))
                 }

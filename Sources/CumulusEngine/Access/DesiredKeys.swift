@@ -11,12 +11,13 @@ struct DesiredKeys: Sendable {
 
     init(_ desiredKeys: [String]?) { wanted = desiredKeys.map(Set.init) }
 
-    /// The stored record `name` of the zone `zoneKey` as this read returns it: with
-    /// `desiredKeys`, the values it drops are skipped in the stored bytes rather
-    /// than decoded and thrown away.
-    func record(zoneKey: [UInt8], name: String, views: Views, _ txn: LMDBReadTransaction) throws -> Record? {
-        guard let wanted else { return try views.record(zoneKey: zoneKey, name: name, txn) }
-        return try views.record(zoneKey: zoneKey, name: name, keeping: { wanted.contains($0) }, txn)
+    /// The stored record `name` of the zone `zoneKey` as this read returns it: its
+    /// values stay in their stored bytes, and with `desiredKeys` only the wanted ones
+    /// are ever decoded. `hints` carries strings between the reads of one request.
+    func record(
+        zoneKey: [UInt8], name: String, views: Views, hints: inout RecordDecodeHints, _ txn: LMDBReadTransaction
+    ) throws -> Record? {
+        try views.record(zoneKey: zoneKey, name: name, hints: &hints, txn).map(applied)
     }
 
     /// `record` with only the wanted user fields and encrypted values: for records

@@ -48,9 +48,13 @@ struct QueryExecutor {
     }
 
     /// Reads a candidate and checks it against the filters its candidate set did
-    /// not already settle (`residual`).
-    private func load(_ name: String, _ zoneKey: [UInt8], _ residual: Query) throws -> Record? {
-        guard let record = try views.record(zoneKey: zoneKey, name: name, txn),
+    /// not already settle (`residual`). `hints` carries the page's strings from one
+    /// read to the next.
+    private func load(
+        _ name: String, _ zone: ZoneID, _ zoneKey: [UInt8], _ residual: Query, _ hints: inout RecordDecodeHints
+    ) throws -> Record? {
+        hints.recordID = RecordID(recordName: name, zoneID: zone)
+        guard let record = try views.record(zoneKey: zoneKey, name: name, hints: &hints, txn),
             QueryEvaluator.matches(record, residual)
         else { return nil }
         return record
@@ -79,12 +83,13 @@ struct QueryExecutor {
         let names = try candidates?.names ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
         let rest = residual(query, candidatesFromIndex: candidates != nil)
         var page = Page(records: [], more: false)
+        var hints = RecordDecodeHints()
         for name in names {
             var key: [UInt8] = []
             OrderedEncoding.appendEscaped(name.utf8, to: &key)
             key += zoneKey
             if let position, !position.lexicographicallyPrecedes(key) { continue }
-            guard let record = try load(name, zoneKey, rest) else { continue }
+            guard let record = try load(name, zone, zoneKey, rest, &hints) else { continue }
             if page.records.count == limit {
                 page.more = true
                 break
@@ -103,6 +108,7 @@ struct QueryExecutor {
         let prefix = IndexKeys.fieldPrefix(zoneKey, type: query.recordType, field: field)
         var page = Page(records: [], more: false)
         let inMissingPhase = position?.first == 0xFF
+        var hints = RecordDecodeHints()
 
         func offer(_ record: Record, _ position: [UInt8]) -> Bool {
             if page.records.count == limit {
@@ -124,7 +130,7 @@ struct QueryExecutor {
                     let split = IndexKeys.splitValue(suffix)
                 else { return true }
                 if let candidates, !candidates.contains(split.name) { return true }
-                guard !seen.contains(split.name), let record = try load(split.name, zoneKey, rest),
+                guard !seen.contains(split.name), let record = try load(split.name, zone, zoneKey, rest, &hints),
                     SortPosition.sortValue(record, sort) == split.value
                 else { return true }
                 seen.insert(split.name)
@@ -152,7 +158,8 @@ struct QueryExecutor {
             OrderedEncoding.appendEscaped(name.utf8, to: &tail)
             let key = [0xFF] + (sort.ascending ? tail : tail.map { ~$0 }) + zoneKey
             if let position, inMissingPhase, !position.lexicographicallyPrecedes(key) { continue }
-            guard let record = try load(name, zoneKey, rest), SortPosition.sortValue(record, sort) == nil else { continue }
+            guard let record = try load(name, zone, zoneKey, rest, &hints), SortPosition.sortValue(record, sort) == nil
+            else { continue }
             if !offer(record, key) { break }
         }
         return page
@@ -195,8 +202,9 @@ struct QueryExecutor {
             let candidates = try finder(zone, zoneKey, query.recordType).candidates(for: query.filters)
             let names = try candidates?.names ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
             let rest = residual(query, candidatesFromIndex: candidates != nil)
+            var hints = RecordDecodeHints()
             for name in names {
-                guard let record = try load(name, zoneKey, rest) else { continue }
+                guard let record = try load(name, zone, zoneKey, rest, &hints) else { continue }
                 let at = SortPosition.of(record, sort: query.sort, zoneKey: zoneKey)
                 if let position, !position.lexicographicallyPrecedes(at) { continue }
                 matches.append((record, at))

@@ -98,6 +98,38 @@ final class EncodedValues: Sendable {
         for (key, value) in accepted { try body(key, value) }
     }
 
+    /// Calls `body` with every reference in the user fields (list elements
+    /// included), in stored order, decoding only reference values: the rest are
+    /// skipped by their tag.
+    func forEachReference(_ body: (Reference) throws -> Void) rethrows {
+        if let cached = decoded.withLock({ $0 }) {
+            for value in cached.fields.values { for reference in value.references { try body(reference) } }
+            return
+        }
+        let referenceTag = FieldValue.ValueType.reference.rawValue
+        var found: [Reference] = []
+        bytes.withUnsafeBytes { buffer in
+            var reader = BinaryReader(buffer, context: "record values")
+            do {
+                for _ in 0..<(try reader.length(minimumItemSize: 3)) {
+                    _ = try reader.rawSlice(reader.length())
+                    let start = reader.offset
+                    let tag = try reader.u8()
+                    guard tag == referenceTag || tag == RecordCodec.listFlag | referenceTag else {
+                        try reader.seek(to: start)
+                        try RecordReader.skipValue(&reader)
+                        continue
+                    }
+                    try reader.seek(to: start)
+                    found += try RecordCodec.readValue(home: home, from: &reader).references
+                }
+            } catch {
+                // Unreachable: init checked these bytes.
+            }
+        }
+        for reference in found { try body(reference) }
+    }
+
     /// The stored keys of one section, in their stored (UTF-8) order.
     func keys(encrypted: Bool) -> [String] {
         bytes.withUnsafeBytes { buffer -> [String] in

@@ -85,8 +85,15 @@ public enum RecordCodec {
     /// return records to a caller use, so values nobody reads are never built. The
     /// values are checked as ``decode(_:)`` would check them, so the same bytes throw.
     public static func decodeLazily(_ buffer: UnsafeRawBufferPointer) throws -> Record {
+        var hints = RecordDecodeHints()
+        return try decodeLazily(buffer, hints: &hints)
+    }
+
+    /// ``decodeLazily(_:)`` taking strings from `hints` where the stored bytes match
+    /// them: for a run of reads (a fetch, a query page) that keeps one `hints`.
+    public static func decodeLazily(_ buffer: UnsafeRawBufferPointer, hints: inout RecordDecodeHints) throws -> Record {
         var reader = BinaryReader(buffer, context: "record")
-        let record = try decodeLazily(from: &reader)
+        let record = try decodeLazily(from: &reader, hints: &hints)
         try reader.expectEnd()
         return record
     }
@@ -94,7 +101,12 @@ public enum RecordCodec {
     /// ``decodeLazily(_:)`` for one record inside larger bytes (a commit's event),
     /// leaving `reader` just past the record.
     public static func decodeLazily(from reader: inout BinaryReader) throws -> Record {
-        var record = try decodeHeader(from: &reader)
+        var hints = RecordDecodeHints()
+        return try decodeLazily(from: &reader, hints: &hints)
+    }
+
+    static func decodeLazily(from reader: inout BinaryReader, hints: inout RecordDecodeHints) throws -> Record {
+        var record = try decodeHeader(from: &reader, hints: &hints)
         record.setStored(encoded: try EncodedValues(checking: &reader, home: record.recordID.zoneID))
         record.clearChangedKeys()
         return record
@@ -114,14 +126,22 @@ public enum RecordCodec {
     /// Decodes the part before the fields (identity and system fields), leaving
     /// `reader` at the fields' count.
     static func decodeHeader(from reader: inout BinaryReader) throws -> Record {
+        var hints = RecordDecodeHints()
+        return try decodeHeader(from: &reader, hints: &hints)
+    }
+
+    /// ``decodeHeader(from:)`` taking strings from `hints` where the bytes match, and
+    /// leaving this record's type and users in them for the next decode.
+    static func decodeHeader(from reader: inout BinaryReader, hints: inout RecordDecodeHints) throws -> Record {
         let version = try reader.u8()
         guard version == formatVersion else {
             throw reader.failure("unsupported record format \(version) (this build reads \(formatVersion))")
         }
-        let recordType = try reader.string()
-        let recordName = try reader.string()
-        let zone = ZoneID(zoneName: try reader.string(), ownerName: try reader.string())
-        var record = Record(recordType: recordType, recordID: RecordID(recordName: recordName, zoneID: zone))
+        let recordType = try reader.string(reusing: hints.recordType)
+        let recordID = try reader.recordID(reusing: hints.recordID)
+        let zone = recordID.zoneID
+        var record = Record(recordType: recordType, recordID: recordID)
+        hints.recordType = recordType
 
         let mask = try reader.u8()
         guard mask & 0x80 == 0 else { throw reader.failure("unknown system-field bits \(mask)") }
@@ -129,8 +149,16 @@ public enum RecordCodec {
         if mask & hasModificationDate != 0 {
             record.modificationDate = Timestamp(millisecondsSince1970: try reader.zigzag())
         }
-        if mask & hasCreator != 0 { record.creatorUserRecordID = try readRecordID(from: &reader) }
-        if mask & hasLastModifier != 0 { record.lastModifiedUserRecordID = try readRecordID(from: &reader) }
+        if mask & hasCreator != 0 {
+            let creator = try reader.recordID(reusing: hints.user)
+            record.creatorUserRecordID = creator
+            hints.user = creator
+        }
+        if mask & hasLastModifier != 0 {
+            let modifier = try reader.recordID(reusing: hints.user)
+            record.lastModifiedUserRecordID = modifier
+            hints.user = modifier
+        }
         if mask & hasChangeTag != 0 { record.recordChangeTag = try reader.string() }
         if mask & hasParent != 0 { record.parent = try readReference(home: zone, from: &reader) }
         if mask & hasShare != 0 { record.share = try readReference(home: zone, from: &reader) }

@@ -133,6 +133,17 @@ public struct Record: Sendable, Hashable {
         }
     }
 
+    /// Calls `body` with every reference the user fields hold (list elements
+    /// included), in no particular order: for callers that collect them into a set
+    /// (the reference graph), without sorting keys or decoding other values.
+    public func forEachFieldReference(_ body: (Reference) throws -> Void) rethrows {
+        if let encoded {
+            try encoded.forEachReference(body)
+        } else {
+            for value in decodedFields.values { for reference in value.references { try body(reference) } }
+        }
+    }
+
     /// Moves values out of their stored bytes before one is set.
     private mutating func decodeForWriting() {
         guard let encoded else { return }

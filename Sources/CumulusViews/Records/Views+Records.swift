@@ -119,14 +119,14 @@ extension Views {
         try storedRecord(at: ViewKeys.record(zoneKey, name), txn)
     }
 
-    /// The record named `name` in the zone `zoneKey` with its system fields and only
-    /// the user fields and encrypted values whose key `keep` accepts, or `nil`: what a
-    /// read with `desiredKeys` returns, without decoding the values it drops.
+    /// ``record(zoneKey:name:_:)`` for one of a run of reads: `hints` (expecting this
+    /// record's ID, remembering the run's types and users) saves rebuilding strings
+    /// the caller already holds.
     public func record(
-        zoneKey: [UInt8], name: String, keeping keep: (String) -> Bool, _ txn: LMDBReadTransaction
+        zoneKey: [UInt8], name: String, hints: inout RecordDecodeHints, _ txn: LMDBReadTransaction
     ) throws -> Record? {
         try txn.withValue(tables.records, key: ViewKeys.record(zoneKey, name)) {
-            try RecordReader($0).record(keepingFields: keep, keepingEncrypted: keep)
+            try RecordCodec.decodeLazily($0, hints: &hints)
         }
     }
 

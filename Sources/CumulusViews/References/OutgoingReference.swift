@@ -28,7 +28,8 @@ public struct OutgoingReference: Sendable, Hashable, Comparable {
     public static func of(_ record: Record) -> [OutgoingReference] {
         var set = Set<OutgoingReference>()
         let zone = record.recordID.zoneID
-        for (_, reference) in record.fieldReferences where reference.recordID.zoneID == zone {
+        record.forEachFieldReference { reference in
+            guard reference.recordID.zoneID == zone else { return }
             set.insert(OutgoingReference(targetName: reference.recordID.recordName, action: reference.action))
         }
         if let parent = record.parent, parent.recordID.zoneID == zone {

@@ -28,6 +28,29 @@ struct LazyRecordTests {
         }
     }
 
+    @Test("2,000 random records: the references walked in the stored bytes are the record's field references")
+    func referencesFromTheBytes() throws {
+        var random = RandomRecords(seed: 0x2EF_0014)
+        func key(_ reference: Reference) -> String {
+            "\(reference.recordID.zoneID.zoneName)/\(reference.recordID.zoneID.ownerName)/\(reference.recordID.recordName)/\(reference.action)"
+        }
+        var withReferences = 0
+        for index in 0..<2_000 {
+            let bytes = try RecordCodec.encode(random.record())
+            let eager = try RecordCodec.decode(bytes)
+            let lazy = try bytes.withUnsafeBytes { try RecordCodec.decodeLazily($0) }
+            let expected = eager.fieldReferences.map { key($0.reference) }.sorted()
+            if !expected.isEmpty { withReferences += 1 }
+            var fromEager: [String] = []
+            eager.forEachFieldReference { fromEager.append(key($0)) }
+            var fromBytes: [String] = []
+            lazy.forEachFieldReference { fromBytes.append(key($0)) }
+            #expect(fromEager.sorted() == expected && fromBytes.sorted() == expected, "record \(index)")
+            #expect(lazy.encoded != nil, "record \(index): walking references decodes nothing for good")
+        }
+        #expect(withReferences > 200, "the generator should give many records with references")
+    }
+
     @Test("desiredKeys on a lazy record keeps exactly the chosen values, as on a decoded one")
     func retainingValues() throws {
         var random = RandomRecords(seed: 0xD35_0014)
