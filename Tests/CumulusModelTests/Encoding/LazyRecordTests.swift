@@ -51,6 +51,28 @@ struct LazyRecordTests {
         #expect(withReferences > 200, "the generator should give many records with references")
     }
 
+    @Test("hints, right or wrong, never change what a record decodes to")
+    func hintsNeverChangeTheResult() throws {
+        var random = RandomRecords(seed: 0x41_0014)
+        let records = (0..<3_000).map { _ in random.record() }
+        var hints = RecordDecodeHints()
+        for (index, record) in records.enumerated() {
+            let bytes = try RecordCodec.encode(record)
+            let eager = try RecordCodec.decode(bytes)
+            // Right, a neighbour's, or none: the strings must come out the same.
+            switch index % 3 {
+            case 0: hints.recordID = eager.recordID
+            case 1: hints.recordID = records[(index + 1) % records.count].recordID
+            default: hints.recordID = nil
+            }
+            let lazy = try bytes.withUnsafeBytes { try RecordCodec.decodeLazily($0, hints: &hints) }
+            #expect(lazy == eager, "record \(index)")
+            #expect(Array(lazy.recordID.recordName.utf8) == Array(eager.recordID.recordName.utf8))
+            #expect(lazy.creatorUserRecordID == eager.creatorUserRecordID)
+            #expect(lazy.lastModifiedUserRecordID == eager.lastModifiedUserRecordID)
+        }
+    }
+
     @Test("desiredKeys on a lazy record keeps exactly the chosen values, as on a decoded one")
     func retainingValues() throws {
         var random = RandomRecords(seed: 0xD35_0014)
