@@ -4,6 +4,7 @@ import CumulusModel
 import CumulusReplication
 import CumulusServer
 import CumulusStorage
+import CumulusTestSupport
 import Foundation
 import Logging
 import Synchronization
@@ -169,7 +170,14 @@ enum ReplicationSuite: BenchSuite {
         report.section("replication: catch-up from zero, \(Report.grouped(Int64(commits))) commits")
         let directory = ScratchDirectory("replication-catch-up")
         let leader = try Container(path: directory.path + "/leader")
-        let workload = try await Workload.make(count: commits)
+        // Production, with the app's schema imported first (a schema change is a commit,
+        // so the follower receives it like any other): issue 14's footing, as the engine
+        // and query suites have.
+        let sample = SampleData.database
+        try await leader.importSchema(
+            EngineSuite.productionSchema, into: SchemaID(container: sample.container, environment: .production))
+        let production = DatabaseID(container: sample.container, environment: .production, scope: sample.scope, owner: sample.owner)
+        let workload = try await Workload.make(count: commits, database: production)
         try await appendConcurrently(leader.writer, workload.requests, 0..<commits, submitters: 64)
         let head = leader.store.head.sequence
         var decoded = 0
@@ -187,7 +195,8 @@ enum ReplicationSuite: BenchSuite {
         let catchUpSeconds = seconds(clock.now - began)
         let same = pair.follower.store.head == leader.store.head
         report.note(
-            "leader log of \(Report.grouped(Int64(head))) single-record saves; the follower streams it over loopback from sequence 1, "
+            "leader log of \(Report.grouped(Int64(head))) commits, single-record saves in production after the import of "
+                + "EngineSuite.productionSchema; the follower streams it over loopback from sequence 1, "
                 + "checks each frame, appends it and applies it to its views (one transaction per message of up to 1,024 frames); "
                 + "baseline = the leader reading and decoding the same log (LogStore.commits), in the same run"
                 + (same ? "" : "; HEADS DIFFER"))

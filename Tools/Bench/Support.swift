@@ -70,8 +70,10 @@ struct Workload: Sendable {
     var totalBytes: Int { commitBytes.reduce(0) { $0 + $1.count } }
 
     /// Generates `count` requests with `SampleData`, in parallel chunks seeded by
-    /// chunk number so every run produces the same data.
-    static func make(count: Int, seed: UInt64 = 1) async throws -> Workload {
+    /// chunk number so every run produces the same data. `database` is where the saves
+    /// go (the sample's development database unless said otherwise); the commit bytes
+    /// assume the sample's.
+    static func make(count: Int, seed: UInt64 = 1, database: DatabaseID = SampleData.database) async throws -> Workload {
         let chunk = 10_000
         let chunks = (count + chunk - 1) / chunk
         let parts = try await withThrowingTaskGroup(of: (Int, [CommitRequest], [[UInt8]]).self) { group in
@@ -84,7 +86,7 @@ struct Workload: Sendable {
                     requests.reserveCapacity(range.count)
                     bytes.reserveCapacity(range.count)
                     for i in range {
-                        let request = saveRequest(i, rng: &rng)
+                        let request = saveRequest(i, rng: &rng, database: database)
                         requests.append(request)
                         bytes.append(try CommitCodec.encode(expectedCommit(request, sequence: UInt64(i + 1))))
                     }
@@ -100,11 +102,13 @@ struct Workload: Sendable {
 
     /// A commit request saving the `index`th sample to-do item, with a fixed commit
     /// time so its bytes are known in advance.
-    static func saveRequest(_ index: Int, rng: inout SeededRandom) -> CommitRequest {
+    static func saveRequest(_ index: Int, rng: inout SeededRandom, database: DatabaseID = SampleData.database)
+        -> CommitRequest
+    {
         let parts = SampleData.saveRequest(index, rng: &rng)
         return CommitRequest(
             actor: parts.actor, requestID: parts.requestID,
-            events: [.recordSaved(database: SampleData.database, record: parts.record, changedKeys: parts.changedKeys)],
+            events: [.recordSaved(database: database, record: parts.record, changedKeys: parts.changedKeys)],
             timestamp: Timestamp(millisecondsSince1970: 1_790_000_000_000 + Int64(index)))
     }
 
