@@ -45,6 +45,15 @@ public enum UTF8Order {
     @inlinable public static func compare(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Int {
         let common = min(lhs.count, rhs.count)
         var index = 0
+        // Eight bytes at a time: read as big-endian words, the first differing word
+        // orders the strings as its first differing byte does. Names and keys run to
+        // tens of bytes, and every read of a record compares a few of them.
+        while index + 8 <= common {
+            let a = UInt64(bigEndian: lhs.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            let b = UInt64(bigEndian: rhs.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            if a != b { return a < b ? -1 : 1 }
+            index += 8
+        }
         while index < common {
             let a = lhs[index]
             let b = rhs[index]
