@@ -60,7 +60,11 @@ public struct RecordReader {
         keepingFields keep: (String) -> Bool, keepingEncrypted keepEncrypted: (String) -> Bool = { _ in false }
     ) throws -> Record {
         var reader = BinaryReader(buffer, context: "record")
-        var record = try RecordCodec.decodeHeader(from: &reader)
+        // The type and ID were read by init: hinted, the header decode reuses them
+        // instead of building them a second time.
+        var hints = RecordDecodeHints(expecting: recordID)
+        hints.recordType = recordType
+        var record = try RecordCodec.decodeHeader(from: &reader, hints: &hints)
         let count = try reader.length(minimumItemSize: 3)
         var fields: [String: FieldValue] = [:]
         for _ in 0..<count {

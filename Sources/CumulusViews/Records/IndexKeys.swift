@@ -87,7 +87,7 @@ public enum IndexKeys {
     /// Every token-index key of `record` that `schema` keeps (its SEARCHABLE fields),
     /// sorted and unique.
     public static func tokenEntries(of record: Record, zoneKey: [UInt8], schema: EffectiveSchema) -> [[UInt8]] {
-        let prefix = zoneKey + hash8(record.recordType)
+        let prefix = tokenPrefix(zoneKey, type: record.recordType)
         let name = Array(record.recordID.recordName.utf8)
         let type = record.recordType
         var tokens: [[UInt8]] = []
