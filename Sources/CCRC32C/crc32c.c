@@ -35,7 +35,8 @@ uint32_t cumulus_crc32c_hardware(uint32_t crc, const void *bytes, size_t count) 
     return narrow;
 }
 
-#elif defined(__aarch64__) && defined(__linux__)
+#elif defined(__aarch64__) && (defined(__linux__) || defined(__APPLE__))
+#if defined(__linux__)
 #include <sys/auxv.h>
 #ifndef HWCAP_CRC32
 #define HWCAP_CRC32 (1 << 7)
@@ -44,6 +45,10 @@ uint32_t cumulus_crc32c_hardware(uint32_t crc, const void *bytes, size_t count) 
 int cumulus_crc32c_hardware_available(void) {
     return (getauxval(AT_HWCAP) & HWCAP_CRC32) != 0;
 }
+#else
+// Every Apple arm64 CPU implements the CRC extension.
+int cumulus_crc32c_hardware_available(void) { return 1; }
+#endif
 
 __attribute__((target("crc")))
 uint32_t cumulus_crc32c_hardware(uint32_t crc, const void *bytes, size_t count) {

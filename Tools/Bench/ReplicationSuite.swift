@@ -167,7 +167,7 @@ enum ReplicationSuite: BenchSuite {
     }
 
     static func catchUp(commits: Int, _ report: Report) async throws {
-        report.section("replication: catch-up from zero, \(Report.grouped(Int64(commits))) commits")
+        report.section("replication: catch-up from zero, \(Report.grouped(Int64(commits))) saves and a schema import")
         let directory = ScratchDirectory("replication-catch-up")
         let leader = try Container(path: directory.path + "/leader")
         // Production, with the app's schema imported first (a schema change is a commit,

@@ -71,8 +71,7 @@ struct Workload: Sendable {
 
     /// Generates `count` requests with `SampleData`, in parallel chunks seeded by
     /// chunk number so every run produces the same data. `database` is where the saves
-    /// go (the sample's development database unless said otherwise); the commit bytes
-    /// assume the sample's.
+    /// go (the sample's development database unless said otherwise).
     static func make(count: Int, seed: UInt64 = 1, database: DatabaseID = SampleData.database) async throws -> Workload {
         let chunk = 10_000
         let chunks = (count + chunk - 1) / chunk
@@ -88,7 +87,8 @@ struct Workload: Sendable {
                     for i in range {
                         let request = saveRequest(i, rng: &rng, database: database)
                         requests.append(request)
-                        bytes.append(try CommitCodec.encode(expectedCommit(request, sequence: UInt64(i + 1))))
+                        bytes.append(
+                            try CommitCodec.encode(expectedCommit(request, sequence: UInt64(i + 1), database: database)))
                     }
                     return (index, requests, bytes)
                 }
@@ -114,13 +114,15 @@ struct Workload: Sendable {
 
     /// The commit the log makes of `request` at `sequence` in a log holding only
     /// sample saves (one zone, one database: both positions equal the sequence).
-    static func expectedCommit(_ request: CommitRequest, sequence: UInt64) -> Commit {
+    static func expectedCommit(_ request: CommitRequest, sequence: UInt64, database: DatabaseID = SampleData.database)
+        -> Commit
+    {
         Commit(
             sequence: sequence, timestamp: request.timestamp ?? Timestamp(millisecondsSince1970: 0),
             actor: request.actor, requestID: request.requestID, clientChangeTokenData: request.clientChangeTokenData,
             events: request.events.map(\.canonical),
-            zoneSequences: [ZoneSequence(database: SampleData.database, zoneID: SampleData.zone, sequence: sequence)],
-            databaseSequences: [DatabaseSequence(database: SampleData.database, sequence: sequence)])
+            zoneSequences: [ZoneSequence(database: database, zoneID: SampleData.zone, sequence: sequence)],
+            databaseSequences: [DatabaseSequence(database: database, sequence: sequence)])
     }
 }
 

@@ -106,13 +106,6 @@ struct NameSet: Sendable {
 
     /// Three-way comparison of two names by their UTF-8 bytes.
     static func compare(_ lhs: String, _ rhs: String) -> Int {
-        let fast = lhs.utf8.withContiguousStorageIfAvailable { left in
-            rhs.utf8.withContiguousStorageIfAvailable { right in
-                UTF8Order.compare(UnsafeRawBufferPointer(left), UnsafeRawBufferPointer(right))
-            }
-        }
-        if let fast, let order = fast { return order }
-        if lhs.utf8.elementsEqual(rhs.utf8) { return 0 }
-        return lhs.utf8.lexicographicallyPrecedes(rhs.utf8) ? -1 : 1
+        UTF8Order.compare(lhs, rhs)
     }
 }

@@ -25,14 +25,25 @@ extension BinaryWriter {
 extension BinaryReader {
     /// Reads what ``BinaryWriter/zoneID(_:)`` wrote.
     public mutating func zoneID() throws -> ZoneID {
-        let name = try string()
-        return ZoneID(zoneName: name, ownerName: try string())
+        try zoneID(reusing: nil)
     }
 
     /// Reads what ``BinaryWriter/recordID(_:)`` wrote.
     public mutating func recordID() throws -> RecordID {
-        let name = try string()
-        return RecordID(recordName: name, zoneID: try zoneID())
+        try recordID(reusing: nil)
+    }
+
+    /// A zone ID as ``zoneID()`` reads it, reusing `known`'s strings where they match
+    /// (``RecordDecodeHints``).
+    mutating func zoneID(reusing known: ZoneID?) throws -> ZoneID {
+        let name = try string(reusing: known?.zoneName)
+        return ZoneID(zoneName: name, ownerName: try string(reusing: known?.ownerName))
+    }
+
+    /// A record ID as ``recordID()`` reads it, reusing `known`'s strings where they match.
+    mutating func recordID(reusing known: RecordID?) throws -> RecordID {
+        let name = try string(reusing: known?.recordName)
+        return RecordID(recordName: name, zoneID: try zoneID(reusing: known?.zoneID))
     }
 
     /// Reads what ``BinaryWriter/databaseID(_:)`` wrote; the public database must

@@ -171,6 +171,19 @@ public struct BinaryReader {
         return (text, slice)
     }
 
+    /// A length-prefixed string as ``string()`` reads it, but `known` itself when the
+    /// bytes are exactly its UTF-8 (a valid string, so nothing more to check): a decode
+    /// that expects a value saves building an equal one.
+    mutating func string(reusing known: String?) throws -> String {
+        let bytes = try rawSlice(length())
+        if var known {
+            let same = known.withUTF8 { UTF8Order.compare(UnsafeRawBufferPointer($0), bytes) == 0 }
+            if same { return known }
+        }
+        guard let text = Self.decodeUTF8(bytes) else { throw failure("invalid UTF-8 in string") }
+        return text
+    }
+
     /// `bytes` as a `String` if they are valid UTF-8.
     ///
     /// Nearly every string in the formats is ASCII (names, identifiers, keys), and

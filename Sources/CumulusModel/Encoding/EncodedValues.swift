@@ -52,7 +52,17 @@ final class EncodedValues: Sendable {
     /// The value stored under `key` in one section, decoding only it (or taking it
     /// from the cache when the section was already decoded).
     func value(_ key: String, encrypted: Bool) -> FieldValue? {
-        if let cached = decoded.withLock({ $0 }) { return encrypted ? cached.encrypted[key] : cached.fields[key] }
+        let cached = decoded.withLock { values -> FieldValue?? in
+            guard let values else { return nil }
+            return .some(encrypted ? values.encrypted[key] : values.fields[key])
+        }
+        if let cached { return cached }
+        // A dictionary matches keys by Swift string equality (canonical equivalence),
+        // the walk below by bytes: they agree for ASCII keys, as valid keys are; any
+        // other key is answered the dictionary's way.
+        guard UTF8Order.isASCII(key) else {
+            return encrypted ? self.encrypted[key] : fields[key]
+        }
         return bytes.withUnsafeBytes { buffer -> FieldValue? in
             var reader = BinaryReader(buffer, context: "record values")
             if encrypted { try? reader.seek(to: encryptedOffset) }
@@ -72,8 +82,8 @@ final class EncodedValues: Sendable {
         }
     }
 
-    /// Calls `body` with each user field whose key `accept` takes, in stored order,
-    /// decoding only those (or reading them from the cache).
+    /// Calls `body` with each user field whose key `accept` takes, decoding only those
+    /// (in stored order), or reading them from the cache (in dictionary order).
     func forEachField(where accept: (String) -> Bool, _ body: (String, FieldValue) throws -> Void) rethrows {
         if let cached = decoded.withLock({ $0 }) {
             for (key, value) in cached.fields where accept(key) { try body(key, value) }
@@ -195,13 +205,26 @@ final class EncodedValues: Sendable {
     private static func checkSection(_ reader: inout BinaryReader, home: ZoneID) throws {
         let count = try reader.length(minimumItemSize: 3)
         var previous: UnsafeRawBufferPointer?
+        var keys: [UnsafeRawBufferPointer] = []
+        var allASCII = true
         for _ in 0..<count {
             let key = try RecordReader.skipString(&reader, checking: true)
             if let previous, UTF8Order.compare(previous, key) >= 0 {
                 throw reader.failure("field keys not in strictly ascending order")
             }
             previous = key
+            if allASCII, !BinaryReader.isASCII(key) { allASCII = false }
+            keys.append(key)
             try RecordReader.skipValue(&reader, checking: home)
+        }
+        // Distinct bytes can still be equal Swift strings (canonical equivalence, and
+        // an ASCII key can equal a non-ASCII one: K and U+212A). readFields refuses such
+        // a pair; so must this check, or the decode after it would lose the section.
+        // Only a section with a non-ASCII key can hold one.
+        guard !allASCII else { return }
+        var seen = Set<String>()
+        for key in keys where !seen.insert(String(decoding: key, as: UTF8.self)).inserted {
+            throw reader.failure("field key '\(String(decoding: key, as: UTF8.self))' appears twice")
         }
     }
 }

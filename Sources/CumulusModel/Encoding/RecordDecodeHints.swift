@@ -21,29 +21,3 @@ public struct RecordDecodeHints: Sendable {
         self.recordID = recordID
     }
 }
-
-extension BinaryReader {
-    /// A length-prefixed string as ``string()`` reads it, but `known` itself when the
-    /// bytes are exactly its UTF-8 (a valid string, so nothing more to check).
-    mutating func string(reusing known: String?) throws -> String {
-        let bytes = try rawSlice(length())
-        if var known {
-            let same = known.withUTF8 { UTF8Order.compare(UnsafeRawBufferPointer($0), bytes) == 0 }
-            if same { return known }
-        }
-        guard let text = Self.decodeUTF8(bytes) else { throw failure("invalid UTF-8 in string") }
-        return text
-    }
-
-    /// A zone ID as ``zoneID()`` reads it, reusing `known`'s strings where they match.
-    mutating func zoneID(reusing known: ZoneID?) throws -> ZoneID {
-        let name = try string(reusing: known?.zoneName)
-        return ZoneID(zoneName: name, ownerName: try string(reusing: known?.ownerName))
-    }
-
-    /// A record ID as ``recordID()`` reads it, reusing `known`'s strings where they match.
-    mutating func recordID(reusing known: RecordID?) throws -> RecordID {
-        let name = try string(reusing: known?.recordName)
-        return RecordID(recordName: name, zoneID: try zoneID(reusing: known?.zoneID))
-    }
-}

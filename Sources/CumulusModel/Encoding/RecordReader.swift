@@ -7,9 +7,10 @@
 /// keep it inside the closure that received the bytes).
 ///
 /// What it checks: every read is bounds-checked, so forged bytes give an error,
-/// never a trap; it does not re-check what only a full decode needs (key order,
-/// canonical forms) — ``RecordCodec/decode(_:)`` remains the validator of untrusted
-/// bytes, and this reader serves the views the engine wrote itself.
+/// never a trap. Skipping a value checks only its structure; with `checking:` (the
+/// walk ``EncodedValues`` makes) it makes every check ``RecordCodec/decode(_:)`` makes
+/// on a value. ``RecordCodec/decode(_:)`` remains the validator of untrusted bytes, and
+/// the partial read here serves the views the engine wrote itself.
 public struct RecordReader {
     /// The bytes read.
     public let buffer: UnsafeRawBufferPointer

@@ -8,13 +8,20 @@
 public enum UTF8Order {
     /// Whether `lhs` sorts strictly before `rhs` by UTF-8 bytes.
     @inlinable public static func precedes(_ lhs: String, _ rhs: String) -> Bool {
+        compare(lhs, rhs) < 0
+    }
+
+    /// Three-way comparison of two strings by their UTF-8 bytes (byte equality, not
+    /// Swift's canonical equivalence): negative, zero or positive.
+    @inlinable public static func compare(_ lhs: String, _ rhs: String) -> Int {
         let fast = lhs.utf8.withContiguousStorageIfAvailable { left in
             rhs.utf8.withContiguousStorageIfAvailable { right in
-                compare(UnsafeRawBufferPointer(left), UnsafeRawBufferPointer(right)) < 0
+                compare(UnsafeRawBufferPointer(left), UnsafeRawBufferPointer(right))
             }
         }
-        if let fast, let result = fast { return result }
-        return lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+        if let fast, let order = fast { return order }
+        if lhs.utf8.elementsEqual(rhs.utf8) { return 0 }
+        return lhs.utf8.lexicographicallyPrecedes(rhs.utf8) ? -1 : 1
     }
 
     /// `strings` sorted by UTF-8 bytes with equal strings (`==`, which includes

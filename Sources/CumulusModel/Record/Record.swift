@@ -172,8 +172,9 @@ public struct Record: Sendable, Hashable {
         return tokens
     }
 
-    // Equality and hashing see values, whichever form holds them.
-
+    /// Whether two records are equal in every property, values compared as values:
+    /// a record whose values are still in their stored bytes equals the same record
+    /// decoded.
     public static func == (lhs: Record, rhs: Record) -> Bool {
         guard lhs.recordType == rhs.recordType, lhs.recordID == rhs.recordID, lhs.creationDate == rhs.creationDate,
             lhs.modificationDate == rhs.modificationDate, lhs.creatorUserRecordID == rhs.creatorUserRecordID,
@@ -186,6 +187,8 @@ public struct Record: Sendable, Hashable {
         return lhs.fields == rhs.fields && lhs.encryptedValues == rhs.encryptedValues
     }
 
+    /// Hashes every property, values as values, so equal records hash equal whichever
+    /// form holds their values.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(recordType)
         hasher.combine(recordID)

@@ -18,6 +18,11 @@ import Foundation
 /// **Threads.** One `ZSTD_DCtx` is created in `init` and reused; calls are serialized by an
 /// internal mutex, so the decompressor is `Sendable` and may be shared.
 public final class ZstdDecompressor: Sendable {
+    /// The largest reused output buffer ``withDecompressed(_:dictionary:maxOutputSize:_:)``
+    /// keeps between calls (4 MiB: far above a typical commit, far below the 512 MiB a
+    /// frame may declare).
+    public static let retainedScratchLimit = 4 << 20
+
     /// The dictionaries available to frames, by ID.
     public let dictionaries: [UInt32: ZstdDictionary]
 
@@ -74,18 +79,32 @@ public final class ZstdDecompressor: Sendable {
     /// `body` with the result, valid only during the call: for a reader that decodes
     /// the bytes at once (the log's commits) and need not allocate per frame.
     /// The checks and errors are ``decompress(_:dictionary:maxOutputSize:)``'s; `body`'s
-    /// errors pass through. The buffer grows to the largest frame seen, and calls are
-    /// serialized like every other use of the decompressor.
-    public func withDecompressed<Result>(
+    /// errors pass through.
+    ///
+    /// `body` runs while the decompressor is held: it must not use this decompressor
+    /// (that would deadlock). The buffer grows to the frames seen, up to
+    /// ``retainedScratchLimit``; a larger frame gets a buffer of its own, freed after
+    /// the call, so one huge commit does not pin its size for the life of the process.
+    public func withDecompressed<Value>(
         _ source: UnsafeRawBufferPointer, dictionary: ZstdDictionary? = nil, maxOutputSize: Int,
-        _ body: (UnsafeRawBufferPointer) throws -> Result
-    ) throws -> Result {
+        _ body: (UnsafeRawBufferPointer) throws -> Value
+    ) throws -> Value {
         guard maxOutputSize >= 0 else { throw StorageError.invalidArgument("negative maxOutputSize") }
         let (size, dictionary) = try check(source, dictionary: dictionary, maxOutputSize: maxOutputSize)
+        if size > Self.retainedScratchLimit {
+            let once = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+            defer { once.deallocate() }
+            guard let output = once.baseAddress else { throw StorageError.invalidArgument("no output buffer") }
+            let written = try context.withLock { context in
+                try Self.run(context.pointer, into: output, size, source, dictionary)
+            }
+            return try body(UnsafeRawBufferPointer(rebasing: once[..<written]))
+        }
         return try context.withLock { context in
             if context.scratch.count < max(size, 1) {
                 context.scratch.deallocate()
-                context.scratch = .allocate(byteCount: max(size, 1, context.scratch.count * 2), alignment: 16)
+                context.scratch = .allocate(
+                    byteCount: min(max(size, 1, context.scratch.count * 2), Self.retainedScratchLimit), alignment: 16)
             }
             guard let output = context.scratch.baseAddress else { throw StorageError.invalidArgument("no output buffer") }
             let written = try Self.run(context.pointer, into: output, size, source, dictionary)

@@ -130,6 +130,17 @@ extension Views {
         }
     }
 
+    /// The record named `name` in the zone `zoneKey` with its system fields and only
+    /// the user fields and encrypted values whose key `keep` accepts, or `nil`: what a
+    /// read with `desiredKeys` returns, in one walk that skips the values it drops.
+    public func record(
+        zoneKey: [UInt8], name: String, keeping keep: (String) -> Bool, _ txn: LMDBReadTransaction
+    ) throws -> Record? {
+        try txn.withValue(tables.records, key: ViewKeys.record(zoneKey, name)) {
+            try RecordReader($0).record(keepingFields: keep, keepingEncrypted: keep)
+        }
+    }
+
     /// The type of the record `name` in the zone `zoneKey`, or `nil` if there is none:
     /// read from the stored header, without decoding the fields.
     public func recordType(zoneKey: [UInt8], name: String, _ txn: LMDBReadTransaction) throws -> String? {

@@ -1,3 +1,4 @@
+import CumulusTestSupport
 import Testing
 
 @testable import CumulusEngine
@@ -11,7 +12,7 @@ struct NameSetTests {
 
     @Test("2,000 random pairs: order, dedup, contains, intersection and union agree with sets of bytes")
     func agreesWithSetsOfBytes() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededRandom(seed: 0x0C0_0014)
         // Few distinct letters so collisions and shared prefixes are common; "é" in both
         // Unicode forms, which Swift calls equal strings but the views keep apart.
         let alphabet = ["a", "b", "Z", "0", "é", "e\u{301}", "\u{10FFFF}"]

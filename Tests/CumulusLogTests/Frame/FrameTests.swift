@@ -1,4 +1,5 @@
 @testable import CumulusLog
+import CumulusTestSupport
 import Testing
 
 @Suite("Frames")
@@ -39,7 +40,7 @@ struct FrameTests {
 
     @Test("the CPU's CRC-32C instruction and the table agree on every length and alignment")
     func hardwareAgreesWithTable() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededRandom(seed: 0x0C0_0014)
         let bytes = (0..<4_200).map { _ in UInt8.random(in: 0...255, using: &generator) }
         bytes.withUnsafeBytes { all in
             for start in 0..<9 {

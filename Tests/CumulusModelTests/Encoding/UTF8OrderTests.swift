@@ -1,11 +1,12 @@
 import CumulusModel
+import CumulusTestSupport
 import Testing
 
 @Suite("UTF-8 byte order")
 struct UTF8OrderTests {
     @Test("20,000 random byte strings, many sharing long prefixes: compare agrees with lexicographic byte order")
     func compareAgreesWithLexicographicOrder() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededRandom(seed: 0x0C0_0014)
         for round in 0..<20_000 {
             // A shared prefix of 0–40 bytes, then short random tails from a small alphabet
             // (including 0x00 and 0xFF), so differences land in every byte of a word.
