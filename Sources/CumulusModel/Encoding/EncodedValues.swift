@@ -63,23 +63,19 @@ final class EncodedValues: Sendable {
         guard UTF8Order.isASCII(key) else {
             return encrypted ? self.encrypted[key] : fields[key]
         }
-        return bytes.withUnsafeBytes { buffer -> FieldValue? in
-            var reader = BinaryReader(buffer, context: "record values")
-            if encrypted { try? reader.seek(to: encryptedOffset) }
-            var key = key
-            return key.withUTF8 { wanted -> FieldValue? in
-                guard let count = try? reader.length(minimumItemSize: 3) else { return nil }
-                for _ in 0..<count {
-                    guard let name = try? reader.rawSlice(reader.length()) else { return nil }
-                    let order = UTF8Order.compare(name, UnsafeRawBufferPointer(wanted))
-                    if order == 0 { return try? RecordCodec.readValue(home: home, from: &reader) }
-                    // Keys are stored in ascending order: once past it, it is absent.
-                    if order > 0 { return nil }
-                    guard (try? RecordReader.skipValue(&reader)) != nil else { return nil }
-                }
-                return nil
+        var found: FieldValue?
+        var key = key
+        key.withUTF8 { wanted in
+            walk(encrypted: encrypted) { name, reader in
+                let order = UTF8Order.compare(name, UnsafeRawBufferPointer(wanted))
+                if order == 0 { found = try RecordCodec.readValue(home: home, from: &reader) }
+                // Keys are stored in ascending order: once at or past it, stop.
+                if order >= 0 { return false }
+                try RecordReader.skipValue(&reader)
+                return true
             }
         }
+        return found
     }
 
     /// Calls `body` with each user field whose key `accept` takes, decoding only those
@@ -90,27 +86,20 @@ final class EncodedValues: Sendable {
             return
         }
         var accepted: [(String, FieldValue)] = []
-        bytes.withUnsafeBytes { buffer in
-            var reader = BinaryReader(buffer, context: "record values")
-            do {
-                for _ in 0..<(try reader.length(minimumItemSize: 3)) {
-                    let key = try reader.string()
-                    if accept(key) {
-                        accepted.append((key, try RecordCodec.readValue(home: home, from: &reader)))
-                    } else {
-                        try RecordReader.skipValue(&reader)
-                    }
-                }
-            } catch {
-                // Unreachable: init checked these bytes.
+        walk(encrypted: false) { name, reader in
+            let key = String(decoding: name, as: UTF8.self)
+            if accept(key) {
+                accepted.append((key, try RecordCodec.readValue(home: home, from: &reader)))
+            } else {
+                try RecordReader.skipValue(&reader)
             }
+            return true
         }
         for (key, value) in accepted { try body(key, value) }
     }
 
     /// Calls `body` with every reference in the user fields (list elements
-    /// included), in stored order, decoding only reference values: the rest are
-    /// skipped by their tag.
+    /// included), decoding only reference values: the rest are skipped by their tag.
     func forEachReference(_ body: (Reference) throws -> Void) rethrows {
         if let cached = decoded.withLock({ $0 }) {
             for value in cached.fields.values { for reference in value.references { try body(reference) } }
@@ -118,69 +107,66 @@ final class EncodedValues: Sendable {
         }
         let referenceTag = FieldValue.ValueType.reference.rawValue
         var found: [Reference] = []
-        bytes.withUnsafeBytes { buffer in
-            var reader = BinaryReader(buffer, context: "record values")
-            do {
-                for _ in 0..<(try reader.length(minimumItemSize: 3)) {
-                    _ = try reader.rawSlice(reader.length())
-                    let start = reader.offset
-                    let tag = try reader.u8()
-                    guard tag == referenceTag || tag == RecordCodec.listFlag | referenceTag else {
-                        try reader.seek(to: start)
-                        try RecordReader.skipValue(&reader)
-                        continue
-                    }
-                    try reader.seek(to: start)
-                    found += try RecordCodec.readValue(home: home, from: &reader).references
-                }
-            } catch {
-                // Unreachable: init checked these bytes.
+        walk(encrypted: false) { _, reader in
+            let start = reader.offset
+            let tag = try reader.u8()
+            try reader.seek(to: start)
+            if tag == referenceTag || tag == RecordCodec.listFlag | referenceTag {
+                found += try RecordCodec.readValue(home: home, from: &reader).references
+            } else {
+                try RecordReader.skipValue(&reader)
             }
+            return true
         }
         for reference in found { try body(reference) }
     }
 
     /// The stored keys of one section, in their stored (UTF-8) order.
     func keys(encrypted: Bool) -> [String] {
-        bytes.withUnsafeBytes { buffer -> [String] in
-            var reader = BinaryReader(buffer, context: "record values")
-            var keys: [String] = []
-            do {
-                if encrypted { try reader.seek(to: encryptedOffset) }
-                for _ in 0..<(try reader.length(minimumItemSize: 3)) {
-                    keys.append(try reader.string())
-                    try RecordReader.skipValue(&reader)
-                }
-            } catch {
-                // Unreachable: init checked these bytes.
-            }
-            return keys
+        var keys: [String] = []
+        walk(encrypted: encrypted) { name, reader in
+            keys.append(String(decoding: name, as: UTF8.self))
+            try RecordReader.skipValue(&reader)
+            return true
         }
+        return keys
     }
 
-    /// The values whose key `keep` accepts, in one pass that decodes only those.
+    /// The values whose key `keep` accepts, in one pass per section that decodes only those.
     func values(keeping keep: (String) -> Bool) -> (fields: [String: FieldValue], encrypted: [String: FieldValue]) {
         if let cached = decoded.withLock({ $0 }) {
             return (cached.fields.filter { keep($0.key) }, cached.encrypted.filter { keep($0.key) })
         }
-        return bytes.withUnsafeBytes { buffer in
+        var sections: [[String: FieldValue]] = [[:], [:]]
+        for (index, encrypted) in [false, true].enumerated() {
+            walk(encrypted: encrypted) { name, reader in
+                let key = String(decoding: name, as: UTF8.self)
+                if keep(key) {
+                    sections[index][key] = try RecordCodec.readValue(home: home, from: &reader)
+                } else {
+                    try RecordReader.skipValue(&reader)
+                }
+                return true
+            }
+        }
+        return (sections[0], sections[1])
+    }
+
+    /// The one walk over a section's entries: `visit` gets each key's bytes with the
+    /// reader at its value, must read or skip that value, and returns whether to go on.
+    /// The bytes were checked by init (keys are valid UTF-8, values decode), so no read
+    /// here can fail; if one somehow did, the walk stops rather than trap.
+    private func walk(encrypted: Bool, _ visit: (UnsafeRawBufferPointer, inout BinaryReader) throws -> Bool) {
+        bytes.withUnsafeBytes { buffer in
             var reader = BinaryReader(buffer, context: "record values")
-            var sections: [[String: FieldValue]] = [[:], [:]]
             do {
-                for section in 0..<2 {
-                    for _ in 0..<(try reader.length(minimumItemSize: 3)) {
-                        let key = try reader.string()
-                        if keep(key) {
-                            sections[section][key] = try RecordCodec.readValue(home: home, from: &reader)
-                        } else {
-                            try RecordReader.skipValue(&reader)
-                        }
-                    }
+                if encrypted { try reader.seek(to: encryptedOffset) }
+                for _ in 0..<(try reader.length(minimumItemSize: 3)) {
+                    guard try visit(try reader.rawSlice(reader.length()), &reader) else { return }
                 }
             } catch {
-                // Unreachable: init checked these bytes.
+                return
             }
-            return (sections[0], sections[1])
         }
     }
 
