@@ -115,6 +115,44 @@ struct LazyRecordTests {
         }
     }
 
+    @Test("2,000 random records: forEachField gives the same fields on either form, before and after the cache fills")
+    func forEachFieldAgrees() throws {
+        var random = RandomRecords(seed: 0xF0E_0014)
+        for index in 0..<2_000 {
+            let bytes = try RecordCodec.encode(random.record())
+            let eager = try RecordCodec.decode(bytes)
+            let lazy = try bytes.withUnsafeBytes { try RecordCodec.decodeLazily($0) }
+            let accept = { (key: String) in key.utf8.count % 3 != index % 3 }
+            func collect(_ record: Record) -> [String: FieldValue] {
+                var seen: [String: FieldValue] = [:]
+                record.forEachField(where: accept) { key, value in seen[key] = value }
+                return seen
+            }
+            let expected = eager.fields.filter { accept($0.key) }
+            #expect(collect(eager) == expected && collect(lazy) == expected, "record \(index), from the bytes")
+            _ = lazy.fields
+            #expect(collect(lazy) == expected, "record \(index), from the cache")
+        }
+    }
+
+    @Test("a lazy record moved to another zone encodes as the decoded one does (references spelled out)")
+    func movedRecordEncodesLikeADecodedOne() throws {
+        let home = ZoneID(zoneName: "Home")
+        var record = Record(recordType: "Note", recordID: RecordID(recordName: "n", zoneID: home))
+        record["link"] = .reference(Reference(recordID: RecordID(recordName: "target", zoneID: home)))
+        record["title"] = .string("hello")
+        let bytes = try RecordCodec.encode(record)
+        var eager = try RecordCodec.decode(bytes)
+        var lazy = try bytes.withUnsafeBytes { try RecordCodec.decodeLazily($0) }
+        let away = RecordID(recordName: "n", zoneID: ZoneID(zoneName: "Away"))
+        eager.recordID = away
+        lazy.recordID = away
+        let moved = try RecordCodec.encode(lazy)
+        #expect(moved == (try RecordCodec.encode(eager)))
+        // The reference still names its record in the old zone.
+        #expect(try RecordCodec.decode(moved)["link"] == .reference(Reference(recordID: RecordID(recordName: "target", zoneID: home))))
+    }
+
     @Test("desiredKeys on a lazy record keeps exactly the chosen values, as on a decoded one")
     func retainingValues() throws {
         var random = RandomRecords(seed: 0xD35_0014)
