@@ -11,6 +11,20 @@ public struct RandomRecords {
     public mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &rng) }
     public mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &rng) < p }
 
+    /// `bytes` damaged for a hostile-input test: cut short before their end on even
+    /// rounds, one to four bytes flipped (XOR with a non-zero byte) on odd ones.
+    public mutating func damaged(_ bytes: [UInt8], round: Int) -> [UInt8] {
+        var bytes = bytes
+        if round % 2 == 0 {
+            bytes = Array(bytes.prefix(int(0...max(bytes.count - 1, 0))))
+        } else {
+            for _ in 0..<int(1...4) where !bytes.isEmpty {
+                bytes[int(0...bytes.count - 1)] ^= UInt8.random(in: 1...255, using: &rng)
+            }
+        }
+        return bytes
+    }
+
     public static let identifierHead = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
     public static let identifierTail = identifierHead + Array("0123456789_")
     public static let printable = (0x20...0x7E).map { Character(UnicodeScalar(UInt8($0))) }

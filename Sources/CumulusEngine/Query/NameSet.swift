@@ -19,7 +19,7 @@ struct NameSet: Sendable {
     /// (an index scan's output), sorted and deduplicated otherwise.
     init(_ names: [String]) {
         var ordered = true
-        for index in names.indices.dropFirst() where Self.compare(names[index - 1], names[index]) >= 0 {
+        for index in names.indices.dropFirst() where UTF8Order.compare(names[index - 1], names[index]) >= 0 {
             ordered = false
             break
         }
@@ -27,9 +27,9 @@ struct NameSet: Sendable {
             self.names = names
             return
         }
-        var sorted = names.sorted { Self.compare($0, $1) < 0 }
+        var sorted = names.sorted { UTF8Order.compare($0, $1) < 0 }
         var kept = 0
-        for index in sorted.indices where kept == 0 || Self.compare(sorted[kept - 1], sorted[index]) != 0 {
+        for index in sorted.indices where kept == 0 || UTF8Order.compare(sorted[kept - 1], sorted[index]) != 0 {
             sorted.swapAt(kept, index)
             kept += 1
         }
@@ -50,7 +50,7 @@ struct NameSet: Sendable {
         var high = names.count
         while low < high {
             let middle = (low + high) / 2
-            let order = Self.compare(names[middle], name)
+            let order = UTF8Order.compare(names[middle], name)
             if order == 0 { return true }
             if order < 0 { low = middle + 1 } else { high = middle }
         }
@@ -63,7 +63,7 @@ struct NameSet: Sendable {
         var i = 0
         var j = 0
         while i < names.count && j < other.names.count {
-            let order = Self.compare(names[i], other.names[j])
+            let order = UTF8Order.compare(names[i], other.names[j])
             if order == 0 {
                 result.append(names[i])
                 i += 1
@@ -96,16 +96,11 @@ struct NameSet: Sendable {
                 j += 1
                 continue
             }
-            let order = Self.compare(names[i], other.names[j])
+            let order = UTF8Order.compare(names[i], other.names[j])
             result.append(order <= 0 ? names[i] : other.names[j])
             if order <= 0 { i += 1 }
             if order >= 0 { j += 1 }
         }
         return NameSet(ordered: result)
-    }
-
-    /// Three-way comparison of two names by their UTF-8 bytes.
-    static func compare(_ lhs: String, _ rhs: String) -> Int {
-        UTF8Order.compare(lhs, rhs)
     }
 }

@@ -89,7 +89,7 @@ extension LogStore {
             var previous = LogHead.genesisHash
             if start > 1 {
                 guard let prior = try txn.withValue(tables.log, key: BigEndian.bytes(start - 1), { buffer in
-                    try Frame(parsing: buffer, expectedSequence: start - 1).chainHash
+                    Array(try FrameView(parsing: buffer, expectedSequence: start - 1).chainHash)
                 }) else { throw LogError.missing(sequence: start - 1) }
                 previous = prior
             }
@@ -97,10 +97,11 @@ extension LogStore {
                 guard let sequence = BigEndian.decode(UInt64.self, from: key) else {
                     throw LogError.storage("malformed log key")
                 }
-                let frame = try Frame(parsing: value, expectedSequence: sequence)
-                let commit = try decodeCommit(frame).commit
-                defer { previous = frame.chainHash }
-                return try body(commit, frame.chainHash, previous)
+                let frame = try FrameView(parsing: value, expectedSequence: sequence)
+                let commit = try decodeCommit(frame)
+                let hash = Array(frame.chainHash)
+                defer { previous = hash }
+                return try body(commit, hash, previous)
             }
         }
     }

@@ -189,9 +189,9 @@ final class EncodedValues: Sendable {
     /// Walks one section as ``RecordCodec/readFields(home:from:)`` reads it,
     /// building nothing.
     private static func checkSection(_ reader: inout BinaryReader, home: ZoneID) throws {
+        let start = reader.offset
         let count = try reader.length(minimumItemSize: 3)
         var previous: UnsafeRawBufferPointer?
-        var keys: [UnsafeRawBufferPointer] = []
         var allASCII = true
         for _ in 0..<count {
             let key = try RecordReader.skipString(&reader, checking: true)
@@ -200,17 +200,17 @@ final class EncodedValues: Sendable {
             }
             previous = key
             if allASCII, !BinaryReader.isASCII(key) { allASCII = false }
-            keys.append(key)
             try RecordReader.skipValue(&reader, checking: home)
         }
         // Distinct bytes can still be equal Swift strings (canonical equivalence, and
         // an ASCII key can equal a non-ASCII one: K and U+212A). readFields refuses such
         // a pair; so must this check, or the decode after it would lose the section.
-        // Only a section with a non-ASCII key can hold one.
+        // Only a section with a non-ASCII key can hold one, so only such a section
+        // (rare) is read again, by readFields itself, to find it.
         guard !allASCII else { return }
-        var seen = Set<String>()
-        for key in keys where !seen.insert(String(decoding: key, as: UTF8.self)).inserted {
-            throw reader.failure("field key '\(String(decoding: key, as: UTF8.self))' appears twice")
-        }
+        let end = reader.offset
+        try reader.seek(to: start)
+        _ = try RecordCodec.readFields(home: home, from: &reader)
+        try reader.seek(to: end)
     }
 }

@@ -125,9 +125,7 @@ extension Views {
     public func record(
         zoneKey: [UInt8], name: String, hints: inout RecordDecodeHints, _ txn: LMDBReadTransaction
     ) throws -> Record? {
-        try txn.withValue(tables.records, key: ViewKeys.record(zoneKey, name)) {
-            try RecordCodec.decodeLazily($0, hints: &hints)
-        }
+        try storedRecord(at: ViewKeys.record(zoneKey, name), hints: &hints, txn)
     }
 
     /// The record named `name` in the zone `zoneKey` with its system fields and only
@@ -150,6 +148,12 @@ extension Views {
     /// The record stored under `key` in the `records` table, or `nil`: its values
     /// stay in their (copied) bytes until read, so a caller pays only for what it uses.
     func storedRecord(at key: [UInt8], _ txn: LMDBReadTransaction) throws -> Record? {
-        try txn.withValue(tables.records, key: key) { try RecordCodec.decodeLazily($0) }
+        var hints = RecordDecodeHints()
+        return try storedRecord(at: key, hints: &hints, txn)
+    }
+
+    /// ``storedRecord(at:_:)`` reusing the strings `hints` holds.
+    func storedRecord(at key: [UInt8], hints: inout RecordDecodeHints, _ txn: LMDBReadTransaction) throws -> Record? {
+        try txn.withValue(tables.records, key: key) { try RecordCodec.decodeLazily($0, hints: &hints) }
     }
 }

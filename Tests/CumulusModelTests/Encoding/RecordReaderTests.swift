@@ -56,14 +56,7 @@ struct RecordReaderTests {
         var random = RandomRecords(seed: 0xBAD_0014)
         var failures = 0
         for round in 0..<20_000 {
-            var bytes = try RecordCodec.encode(random.record())
-            if round % 2 == 0 {
-                bytes = Array(bytes.prefix(random.int(0...max(bytes.count - 1, 0))))
-            } else {
-                for _ in 0..<random.int(1...4) where !bytes.isEmpty {
-                    bytes[random.int(0...bytes.count - 1)] ^= UInt8.random(in: 1...255, using: &random.rng)
-                }
-            }
+            let bytes = random.damaged(try RecordCodec.encode(random.record()), round: round)
             do {
                 _ = try bytes.withUnsafeBytes { try RecordReader($0).record(keepingFields: { $0.count % 2 == 0 }) }
             } catch is CumulusError {
