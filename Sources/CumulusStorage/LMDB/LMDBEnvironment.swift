@@ -283,6 +283,7 @@ public final class LMDBEnvironment: @unchecked Sendable {
             let result: T
             do {
                 result = try body(transaction)
+                try transaction.writeAllDeferred()
             } catch {
                 transaction.invalidate()
                 mdb_txn_abort(txn)

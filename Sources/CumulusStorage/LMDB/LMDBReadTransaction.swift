@@ -24,6 +24,8 @@ public class LMDBReadTransaction {
     /// Set when any LMDB call in this transaction returned MDB_MAP_FULL, which poisons
     /// the transaction; `LMDBEnvironment.write` then grows the map and retries.
     var hitMapFull = false
+    /// A write transaction's held-back index writes (`nil` in a read transaction).
+    var deferred: DeferredWrites?
 
     init(environment: LMDBEnvironment, handle: OpaquePointer) {
         self.environment = environment
@@ -44,7 +46,23 @@ public class LMDBReadTransaction {
         guard table.environmentID == environment.id else {
             throw .invalidArgument("\(table) belongs to another environment")
         }
+        // Every use of a table passes here: writing what is held back for it first
+        // keeps deferred writes invisible to everything, this transaction included.
+        if let deferred, !deferred.isEmpty, let work = deferred.take(table) {
+            try writeDeferred(work)
+        }
         return table.dbi
+    }
+
+    /// Writes one table's held-back operations (see ``DeferredWrites``).
+    func writeDeferred(_ work: DeferredWrites.Pending) throws(StorageError) {
+        let txn = try txnHandle()
+        var stat = MDB_stat()
+        let rc = mdb_stat(txn, work.table.dbi, &stat)
+        guard rc == 0 else { throw failure(rc, "mdb_stat(\(work.table.name))") }
+        if let (code, operation) = DeferredWrites.write(work, txn: txn, empty: stat.ms_entries == 0) {
+            throw failure(code, operation)
+        }
     }
 
     /// Converts a failed LMDB return code into an error, noting MDB_MAP_FULL.

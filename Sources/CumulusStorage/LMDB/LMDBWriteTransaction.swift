@@ -146,6 +146,57 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
         }
     }
 
+    // MARK: Deferred writes
+
+    /// Key bytes held back per table before they are written anyway (tests lower it).
+    var deferredFlushThreshold = DeferredWrites.defaultFlushThreshold
+
+    /// Stores `key` with an empty value in a plain table — later: held back with the
+    /// transaction's other deferred writes to `table` and written in key order through
+    /// one cursor (with `MDB_APPEND` into an empty table) when anything next uses
+    /// `table` or the transaction commits. The outcome is that of a `put` now; only the
+    /// cost differs, for batches of keys scattered over a large table (index entries).
+    ///
+    /// Key errors (`.emptyKey`, `.keyTooLarge`) are thrown here; LMDB's own errors when
+    /// the writes happen, from whatever call triggered them (or from the commit). A
+    /// deferred write counts as a change when it is written: buffers from `withValue`
+    /// and cursors end their validity then, as for any change.
+    public func deferPut(_ table: LMDBTable, key: some ContiguousBytes) throws(StorageError) {
+        try deferWrite(table, key: key, isPut: true)
+    }
+
+    /// Deletes `key` from a plain table, deferred as ``deferPut(_:key:)`` is; deleting an
+    /// absent key is no error.
+    public func deferDelete(_ table: LMDBTable, key: some ContiguousBytes) throws(StorageError) {
+        try deferWrite(table, key: key, isPut: false)
+    }
+
+    private func deferWrite(_ table: LMDBTable, key: some ContiguousBytes, isPut: Bool) throws(StorageError) {
+        _ = try txnHandle()
+        guard table.environmentID == environment.id else {
+            throw .invalidArgument("\(table) belongs to another environment")
+        }
+        guard !table.isDupSort else { throw .invalidArgument("deferred writes are for plain tables, not \(table.name)") }
+        let deferred: DeferredWrites
+        if let existing = self.deferred {
+            deferred = existing
+        } else {
+            deferred = DeferredWrites()
+            self.deferred = deferred
+        }
+        let full: Result<Bool, StorageError> = key.withUnsafeBytes { keyBytes in
+            if let error = environment.keyError(keyBytes.count) { return .failure(error) }
+            return .success(deferred.add(table, key: keyBytes, isPut: isPut, threshold: deferredFlushThreshold))
+        }
+        if try full.get(), let work = deferred.take(table) { try writeDeferred(work) }
+    }
+
+    /// Writes everything held back; `LMDBEnvironment.write` calls it before committing.
+    func writeAllDeferred() throws(StorageError) {
+        guard let deferred, !deferred.isEmpty else { return }
+        for work in deferred.takeAll() { try writeDeferred(work) }
+    }
+
     /// Deletes every entry of `table`, keeping the table itself (`mdb_drop(…, 0)`).
     /// Handles stay valid. Tables are never deleted outright, so a cached `LMDBTable`
     /// can never come to name a different table.

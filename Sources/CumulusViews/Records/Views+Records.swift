@@ -44,17 +44,19 @@ extension Views {
     }
 
     /// Deletes the keys only in `old`, adds those only in `new` (both sorted and
-    /// unique), in one merge walk.
+    /// unique), in one merge walk. The writes are deferred: a transaction's index
+    /// entries (a group of saves, a follower's batch, a cascade, a rebuild's batch) are
+    /// written together in key order through one cursor (`LMDBWriteTransaction.deferPut`).
     func replaceEntries(_ table: LMDBTable, old: [[UInt8]], new: [[UInt8]], _ txn: LMDBWriteTransaction) throws {
         guard old != new else { return }
         var i = 0
         var j = 0
         while i < old.count || j < new.count {
             if j == new.count || (i < old.count && old[i].lexicographicallyPrecedes(new[j])) {
-                _ = try txn.delete(table, key: old[i])
+                try txn.deferDelete(table, key: old[i])
                 i += 1
             } else if i == old.count || new[j].lexicographicallyPrecedes(old[i]) {
-                try txn.put(table, key: new[j], value: [UInt8]())
+                try txn.deferPut(table, key: new[j])
                 j += 1
             } else {
                 i += 1

@@ -3,6 +3,12 @@ import CumulusModel
 import CumulusStorage
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Schemas and role assignments as views: where each container environment's
 /// schema is stored, read back and cached.
 ///
@@ -29,7 +35,12 @@ final class SchemaCatalog: Sendable {
     func schema(_ id: SchemaID, table: LMDBTable, in txn: LMDBReadTransaction) throws -> EffectiveSchema {
         let cached = entries.withLock { $0[id] }
         let found = try txn.withValue(table, key: Self.key(id)) { buffer -> EffectiveSchema in
-            if let cached, cached.bytes.elementsEqual(buffer) { return cached.schema }
+            // memcmp, not `elementsEqual`: this runs once per saved record.
+            if let cached, cached.bytes.count == buffer.count,
+                cached.bytes.withUnsafeBytes({ $0.count == 0 || memcmp($0.baseAddress!, buffer.baseAddress!, buffer.count) == 0 })
+            {
+                return cached.schema
+            }
             let bytes = Array(buffer)
             let schema: EffectiveSchema
             do {

@@ -1,0 +1,187 @@
+import Foundation
+import Testing
+
+@testable import CumulusStorage
+
+/// Deferred writes must be indistinguishable from the same puts and deletes done at
+/// once: same final table, visible to every later use in the transaction, gone with
+/// an aborted one.
+@Suite("Deferred writes")
+struct DeferredWritesTests {
+    /// A random run of operations over a small key space, so keys repeat, are put
+    /// twice, deleted before they exist and put again after a delete; keys of
+    /// several lengths share prefixes, which exercises the shorter-first order.
+    static func operations(seed: UInt64, count: Int) -> [(key: [UInt8], isPut: Bool)] {
+        var generator = SeededGenerator(seed: seed)
+        return (0..<count).map { _ in
+            let length = Int.random(in: 1...3, using: &generator)
+            let key = (0..<length).map { _ in UInt8.random(in: 0...5, using: &generator) }
+            return (key, Bool.random(using: &generator))
+        }
+    }
+
+    static func contents(_ table: LMDBTable, _ txn: LMDBReadTransaction) throws -> [[UInt8]] {
+        var keys: [[UInt8]] = []
+        try txn.scan(table) { key, _ in
+            keys.append(Array(key))
+            return true
+        }
+        return keys
+    }
+
+    @Test(arguments: [false, true])
+    func sameOutcomeAsImmediateWrites(startsFilled: Bool) throws {
+        try withTemporaryDirectory { path in
+            let env = try LMDBEnvironment(path: path)
+            let immediate = try env.table("immediate")
+            let deferred = try env.table("deferred")
+            for round in 0..<20 {
+                let operations = Self.operations(seed: UInt64(round), count: 300)
+                try env.write { txn throws in
+                    if startsFilled || round > 0 {
+                        // Not empty: the cursor path. An empty start takes the append path.
+                        for key in Self.operations(seed: 1_000 + UInt64(round), count: 20).map(\.key) {
+                            try txn.put(immediate, key: key, value: [UInt8]())
+                            try txn.put(deferred, key: key, value: [UInt8]())
+                        }
+                    }
+                    for (key, isPut) in operations {
+                        if isPut {
+                            try txn.put(immediate, key: key, value: [UInt8]())
+                            try txn.deferPut(deferred, key: key)
+                        } else {
+                            _ = try txn.delete(immediate, key: key)
+                            try txn.deferDelete(deferred, key: key)
+                        }
+                    }
+                }
+                let (expected, found) = try env.read { txn throws in
+                    (try Self.contents(immediate, txn), try Self.contents(deferred, txn))
+                }
+                #expect(found == expected, "round \(round)")
+                let allEmpty = try env.read { txn throws -> Bool in
+                    var empty = true
+                    try txn.scan(deferred) { _, value in
+                        empty = empty && value.isEmpty
+                        return true
+                    }
+                    return empty
+                }
+                #expect(allEmpty)
+                #expect(!expected.isEmpty)
+            }
+        }
+    }
+
+    @Test func readsInTheTransactionSeeWhatIsHeldBack() throws {
+        try withTemporaryDirectory { path in
+            let env = try LMDBEnvironment(path: path)
+            let table = try env.table("index")
+            let other = try env.table("other")
+            try env.write { txn throws in
+                try txn.put(table, key: [UInt8]("old"), value: [UInt8]())
+                try txn.deferPut(table, key: [UInt8]("b"))
+                try txn.deferPut(table, key: [UInt8]("a"))
+                try txn.deferDelete(table, key: [UInt8]("old"))
+                // Each kind of use writes what is pending first.
+                #expect(try txn.contains(table, key: [UInt8]("a")))
+                #expect(try txn.contains(table, key: [UInt8]("old")) == false)
+                try txn.deferDelete(table, key: [UInt8]("a"))
+                #expect(try txn.count(table) == 1)
+                try txn.deferPut(table, key: [UInt8]("c"))
+                #expect(try Self.contents(table, txn) == [[UInt8]("b"), [UInt8]("c")])
+                try txn.deferPut(table, key: [UInt8]("d"))
+                let last = try txn.withCursor(table) { try $0.last().map { Array($0.key) } }
+                #expect(last == [UInt8]("d"))
+                // A put of a value (not deferred) after deferred deletes of the same key.
+                try txn.deferDelete(table, key: [UInt8]("e"))
+                try txn.put(table, key: [UInt8]("e"), value: [UInt8]("v"))
+                #expect(try txn.get(table, key: [UInt8]("e")) == [UInt8]("v"))
+                // Another table's use leaves this one's pending writes alone until commit.
+                try txn.deferPut(table, key: [UInt8]("f"))
+                try txn.put(other, key: [UInt8]("x"), value: [UInt8]())
+            }
+            try env.read { txn throws in
+                #expect(try Self.contents(table, txn).map { String(decoding: $0, as: UTF8.self) } == ["b", "c", "d", "e", "f"])
+            }
+        }
+    }
+
+    @Test func anAbortedTransactionWritesNothing() throws {
+        struct Stop: Error {}
+        try withTemporaryDirectory { path in
+            let env = try LMDBEnvironment(path: path)
+            let table = try env.table("index")
+            #expect(throws: Stop.self) {
+                try env.write { txn throws in
+                    try txn.deferPut(table, key: [UInt8]("a"))
+                    throw Stop()
+                }
+            }
+            try env.read { txn throws in #expect(try txn.count(table) == 0) }
+        }
+    }
+
+    @Test func badKeysAreRefusedWhenDeferredAndLeaveTheTransactionUsable() throws {
+        try withTemporaryDirectory { path in
+            let env = try LMDBEnvironment(path: path)
+            let table = try env.table("index")
+            let duplicates = try env.table("dups", options: .dupSort)
+            try env.write { txn throws in
+                #expect(throws: StorageError.self) { try txn.deferPut(table, key: [UInt8]()) }
+                #expect(throws: StorageError.self) {
+                    try txn.deferPut(table, key: [UInt8](repeating: 1, count: env.maxKeySize + 1))
+                }
+                #expect(throws: StorageError.self) { try txn.deferPut(duplicates, key: [UInt8]("k")) }
+                try txn.deferPut(table, key: [UInt8]("ok"))
+            }
+            try env.read { txn throws in #expect(try Self.contents(table, txn) == [[UInt8]("ok")]) }
+        }
+    }
+
+    @Test func aFullBufferIsWrittenEarlyWithTheSameOutcome() throws {
+        try withTemporaryDirectory { path in
+            let env = try LMDBEnvironment(path: path)
+            let immediate = try env.table("immediate")
+            let deferred = try env.table("deferred")
+            let operations = Self.operations(seed: 99, count: 2_000)
+            try env.write { txn throws in
+                txn.deferredFlushThreshold = 64
+                for (key, isPut) in operations {
+                    if isPut {
+                        try txn.put(immediate, key: key, value: [UInt8]())
+                        try txn.deferPut(deferred, key: key)
+                    } else {
+                        _ = try txn.delete(immediate, key: key)
+                        try txn.deferDelete(deferred, key: key)
+                    }
+                    // Written early and often: never more than the threshold held back.
+                    #expect((txn.deferred?.pending.first?.bytes.count ?? 0) < 64)
+                }
+            }
+            try env.read { txn throws in
+                #expect(try Self.contents(deferred, txn) == (try Self.contents(immediate, txn)))
+            }
+        }
+    }
+
+    @Test func growingTheMapReplaysTheBodyWithNothingLeftOver() throws {
+        try withTemporaryDirectory { path in
+            var options = LMDBEnvironment.Options()
+            options.mapSize = 1 << 20
+            let env = try LMDBEnvironment(path: path, options: options)
+            let table = try env.table("index")
+            var runs = 0
+            // ~4 MiB of keys into a 1 MiB map: the commit's write of the held-back keys
+            // fills the map, the body runs again in a fresh transaction.
+            try env.write { txn throws in
+                runs += 1
+                for index in 0..<20_000 {
+                    try txn.deferPut(table, key: BigEndian.bytes(UInt64(index)) + [UInt8](repeating: 7, count: 200))
+                }
+            }
+            #expect(runs >= 2)
+            try env.read { txn throws in #expect(try txn.count(table) == 20_000) }
+        }
+    }
+}
