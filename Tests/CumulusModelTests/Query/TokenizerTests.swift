@@ -54,4 +54,21 @@ struct TokenizerTests {
             #expect(Tokenizer.tokens(text) == Self.reference(text), "text \(index): \(text.debugDescription)")
         }
     }
+
+    @Test("the packed stop-word check knows exactly the stop words, not their prefixes, extensions or NUL-padded forms")
+    func stopWordCheck() {
+        for word in Tokenizer.stopWords {
+            let bytes = Array(word.utf8)
+            #expect(Tokenizer.isStopWord(bytes[...]), "\(word)")
+            #expect(!Tokenizer.isStopWord((bytes + [0])[...]), "\(word) + NUL")
+            #expect(!Tokenizer.isStopWord((bytes + Array("s".utf8))[...]) || Tokenizer.stopWords.contains(word + "s"))
+            #expect(!Tokenizer.isStopWord(bytes.dropLast()) || Tokenizer.stopWords.contains(String(word.dropLast())))
+        }
+        for word in ["", "th", "thee", "theirs", "andd", "zz", "abcdefgh", "\0a", "a\0"] {
+            #expect(!Tokenizer.isStopWord(Array(word.utf8)[...]), "\(word.debugDescription)")
+        }
+        // A slice that does not start at index 0 is read from its own start.
+        let sentence = Array("xxthe".utf8)
+        #expect(Tokenizer.isStopWord(sentence[2...]))
+    }
 }
