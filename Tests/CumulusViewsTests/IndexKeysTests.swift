@@ -38,4 +38,83 @@ struct IndexKeysTests {
                 "record \(index)")
         }
     }
+
+    /// Field keys as they were first built: each index value a separate array, joined
+    /// to prefix and name afterwards, from the fully decoded fields.
+    static func referenceFieldEntries(of record: Record, zoneKey: [UInt8], schema: EffectiveSchema) -> [[UInt8]] {
+        let type = record.recordType
+        let name = Array(record.recordID.recordName.utf8)
+        var entries: [[UInt8]] = []
+        func add(_ field: String, _ value: FieldValue, _ options: IndexOptions) {
+            guard !options.isDisjoint(with: [.queryable, .sortable]) else { return }
+            let prefix = IndexKeys.fieldPrefix(zoneKey, type: type, field: field)
+            for element in value.scalars {
+                for encoded in OrderedEncoding.indexValues(element)
+                where options.contains(.queryable) || encoded.first != OrderedEncoding.Kind.exactString.rawValue {
+                    entries.append(prefix + encoded + name)
+                }
+            }
+        }
+        for (field, value) in record.fields { add(field, value, schema.indexes(ofField: field, in: type, isText: value.isText)) }
+        func system(_ field: SystemField, _ value: FieldValue?) {
+            guard let value else { return }
+            add(field.rawValue, value, schema.indexes(of: field, in: type))
+        }
+        system(.createTime, record.creationDate.map(FieldValue.timestamp))
+        system(.modTime, record.modificationDate.map(FieldValue.timestamp))
+        system(.createdBy, record.creatorUserRecordID.map { .reference(Reference(recordID: $0)) })
+        system(.modifiedBy, record.lastModifiedUserRecordID.map { .reference(Reference(recordID: $0)) })
+        system(.parent, record.parent.map(FieldValue.reference))
+        system(.share, record.share.map(FieldValue.reference))
+        return Array(Set(entries)).sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
+    @Test("field keys of 3,000 random records, in development and read lazily from stored bytes, equal the keys built value by value")
+    func fieldEntriesAgree() throws {
+        var random = RandomRecords(seed: 0xF1E1_0014)
+        let schema = EffectiveSchema(.empty, environment: .development)
+        let zoneKey = [UInt8](repeating: 3, count: 16)
+        for index in 0..<3_000 {
+            let record = random.record()
+            let expected = Self.referenceFieldEntries(of: record, zoneKey: zoneKey, schema: schema)
+            #expect(IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: schema) == expected, "record \(index)")
+            let lazy = try RecordCodec.encode(record).withUnsafeBytes { try RecordCodec.decodeLazily($0) }
+            #expect(IndexKeys.fieldEntries(of: lazy, zoneKey: zoneKey, schema: schema) == expected, "lazy record \(index)")
+        }
+    }
+
+    @Test("in production, a SORTABLE string has only its folded key, a QUERYABLE one its exact key too, an undeclared field none")
+    func fieldEntriesFollowTheDeclaredIndexes() throws {
+        let text = """
+            DEFINE SCHEMA
+                RECORD TYPE Note (
+                    title STRING SORTABLE,
+                    code STRING QUERYABLE,
+                    labels LIST<STRING> QUERYABLE,
+                    size INT64 SORTABLE,
+                    body STRING SEARCHABLE
+                );
+            """
+        let schema = EffectiveSchema(try SchemaParser.parse(text), environment: .production)
+        var record = Record(recordType: "Note", recordID: RecordID(recordName: "n1", zoneID: ZoneID(zoneName: "z")))
+        record["title"] = .string("Hello World")
+        record["code"] = .string("AbC")
+        record["labels"] = .list([.string("x"), .string("Y")])
+        record["size"] = .int64(42)
+        record["body"] = .string("not in the field index")
+        record["other"] = .string("undeclared")
+        let zoneKey = [UInt8](repeating: 9, count: 16)
+        let keys = IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: schema)
+        #expect(keys == Self.referenceFieldEntries(of: record, zoneKey: zoneKey, schema: schema))
+        func count(_ field: String) -> Int {
+            let prefix = IndexKeys.fieldPrefix(zoneKey, type: "Note", field: field)
+            return keys.filter { $0.starts(with: prefix) }.count
+        }
+        #expect(count("title") == 1)
+        #expect(count("code") == 2)
+        #expect(count("labels") == 4)
+        #expect(count("size") == 1)
+        #expect(count("body") == 0)
+        #expect(count("other") == 0)
+    }
 }

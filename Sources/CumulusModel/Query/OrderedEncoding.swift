@@ -97,8 +97,8 @@ public enum OrderedEncoding {
     public static func indexValues(_ value: FieldValue) -> [[UInt8]] {
         guard let ordered = encoded(value) else { return [] }
         guard case .string(let text) = value else { return [ordered] }
-        var exact: [UInt8] = [Kind.exactString.rawValue]
-        appendEscaped(text.utf8, to: &exact)
+        var exact: [UInt8] = []
+        appendExact(text, to: &exact)
         return [ordered, exact]
     }
 
@@ -106,6 +106,14 @@ public enum OrderedEncoding {
     /// assets and lists, which have no order.
     public static func encoded(_ value: FieldValue) -> [UInt8]? {
         var bytes: [UInt8] = []
+        return appendEncoded(value, to: &bytes) ? bytes : nil
+    }
+
+    /// Appends the ordering form of a scalar to `bytes` (an index key's prefix, so
+    /// the key is built in one buffer); returns `false`, appending nothing, for assets
+    /// and lists.
+    @discardableResult
+    public static func appendEncoded(_ value: FieldValue, to bytes: inout [UInt8]) -> Bool {
         switch value {
         case .string(let text):
             bytes.append(Kind.foldedString.rawValue)
@@ -130,9 +138,16 @@ public enum OrderedEncoding {
             bytes.append(Kind.bytes.rawValue)
             appendEscaped(data, to: &bytes)
         case .asset, .list:
-            return nil
+            return false
         }
-        return bytes
+        return true
+    }
+
+    /// Appends the exact form (kind ‖ unfolded bytes) of a string, which `BEGINSWITH`
+    /// ranges over.
+    public static func appendExact(_ text: String, to bytes: inout [UInt8]) {
+        bytes.append(Kind.exactString.rawValue)
+        appendEscaped(text.utf8, to: &bytes)
     }
 
     /// The smallest byte string greater than every string starting with `prefix`

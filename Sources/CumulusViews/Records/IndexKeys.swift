@@ -60,11 +60,22 @@ public enum IndexKeys {
         var entries: [[UInt8]] = []
         func add(_ field: String, _ value: FieldValue, _ options: IndexOptions) {
             guard !options.isDisjoint(with: [.queryable, .sortable]) else { return }
-            let prefix = zoneKey + typeHash + hash8(field)
+            var prefix = zoneKey
+            prefix.append(contentsOf: typeHash)
+            prefix.append(contentsOf: hash8(field))
+            // Each key is built in one buffer: prefix, value, name.
             for element in value.scalars {
-                for encoded in OrderedEncoding.indexValues(element)
-                where options.contains(.queryable) || encoded.first != OrderedEncoding.Kind.exactString.rawValue {
-                    entries.append(prefix + encoded + name)
+                var key = prefix
+                key.reserveCapacity(prefix.count + 32 + name.count)
+                guard OrderedEncoding.appendEncoded(element, to: &key) else { continue }
+                key.append(contentsOf: name)
+                entries.append(key)
+                if options.contains(.queryable), case .string(let text) = element {
+                    var exact = prefix
+                    exact.reserveCapacity(prefix.count + text.utf8.count + 4 + name.count)
+                    OrderedEncoding.appendExact(text, to: &exact)
+                    exact.append(contentsOf: name)
+                    entries.append(exact)
                 }
             }
         }
@@ -90,36 +101,41 @@ public enum IndexKeys {
         let prefix = tokenPrefix(zoneKey, type: record.recordType)
         let name = Array(record.recordID.recordName.utf8)
         let type = record.recordType
-        var tokens: [[UInt8]] = []
-        Tokenizer.forEachTokenUTF8(of: record, where: { schema.indexes(ofField: $0, in: type, isText: true).contains(.searchable) }) {
-            tokens.append(Array($0))
-        }
-        // The escaping is order-preserving and its cut monotone, so keys built from
-        // sorted tokens are sorted; two long tokens cut to one key are kept once.
-        tokens.sort { $0.lexicographicallyPrecedes($1) }
+        // Keys are built straight from each token: the escaping preserves order and
+        // ends with a terminator, so sorting keys sorts tokens, and two long tokens cut
+        // to one key are kept once.
         var keys: [[UInt8]] = []
-        keys.reserveCapacity(tokens.count)
-        for token in tokens {
+        Tokenizer.forEachTokenUTF8(of: record, where: { schema.indexes(ofField: $0, in: type, isText: true).contains(.searchable) }) {
             var key = prefix
-            key.reserveCapacity(prefix.count + token.count + 4 + name.count)
-            OrderedEncoding.appendEscaped(token, to: &key)
+            key.reserveCapacity(prefix.count + $0.count + 4 + name.count)
+            OrderedEncoding.appendEscaped($0, to: &key)
             key.append(contentsOf: name)
-            if key != keys.last { keys.append(key) }
+            keys.append(key)
         }
-        return keys
+        return sortedUnique(keys)
     }
 
     /// `keys` in byte order without repeats.
     static func sortedUnique(_ keys: [[UInt8]]) -> [[UInt8]] {
-        var sorted = keys.sorted { $0.lexicographicallyPrecedes($1) }
+        var sorted = keys.sorted(by: precedes)
         var kept = 0
-        for index in sorted.indices where kept == 0 || sorted[index] != sorted[kept - 1] {
+        for index in sorted.indices where kept == 0 || compare(sorted[index], sorted[kept - 1]) != 0 {
             sorted.swapAt(kept, index)
             kept += 1
         }
         sorted.removeLast(sorted.count - kept)
         return sorted
     }
+
+    /// Three-way byte order of two keys, as LMDB orders them. Keys share their first
+    /// 24 bytes (zone and type), which `lexicographicallyPrecedes` walked one element
+    /// at a time: that was most of sorting a record's keys in the profile.
+    static func compare(_ lhs: [UInt8], _ rhs: [UInt8]) -> Int {
+        lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in UTF8Order.compare(left, right) } }
+    }
+
+    /// Whether `lhs` sorts before `rhs` in byte order.
+    static func precedes(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool { compare(lhs, rhs) < 0 }
 
     /// The key of one token's entries (prefix ‖ escaped token ‖ terminator).
     public static func tokenKey(_ prefix: [UInt8], _ token: String) -> [UInt8] {

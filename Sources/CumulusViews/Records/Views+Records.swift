@@ -52,10 +52,11 @@ extension Views {
         var i = 0
         var j = 0
         while i < old.count || j < new.count {
-            if j == new.count || (i < old.count && old[i].lexicographicallyPrecedes(new[j])) {
+            let order = i == old.count ? 1 : j == new.count ? -1 : IndexKeys.compare(old[i], new[j])
+            if order < 0 {
                 try txn.deferDelete(table, key: old[i])
                 i += 1
-            } else if i == old.count || new[j].lexicographicallyPrecedes(old[i]) {
+            } else if order > 0 {
                 try txn.deferPut(table, key: new[j])
                 j += 1
             } else {
