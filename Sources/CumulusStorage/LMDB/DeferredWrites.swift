@@ -33,6 +33,9 @@ final class DeferredWrites {
     static let defaultFlushThreshold = 32 << 20
 
     struct Operation {
+        /// Eight key bytes past the prefix every pending key of the table shares, as a
+        /// big-endian number (zero-padded): most comparisons of a sort end here.
+        var head: UInt64 = 0
         var start: UInt32
         var length: UInt16
         var isPut: Bool
@@ -80,6 +83,19 @@ final class DeferredWrites {
         return pending
     }
 
+    /// How many leading bytes every key of `operations` shares with the first.
+    private static func sharedPrefix(_ operations: [Operation], _ base: UnsafePointer<UInt8>) -> Int {
+        guard let first = operations.first else { return 0 }
+        var shared = Int(first.length)
+        for operation in operations.dropFirst() where shared > 0 {
+            let limit = min(shared, Int(operation.length))
+            var index = 0
+            while index < limit, base[Int(first.start) + index] == base[Int(operation.start) + index] { index += 1 }
+            shared = index
+        }
+        return shared
+    }
+
     /// Writes `work` through one cursor, in key order, the last operation on each key
     /// winning. `empty` says the table holds no entries, so puts can append and
     /// deletes have nothing to remove.
@@ -87,13 +103,31 @@ final class DeferredWrites {
         var operations = work.operations
         return work.bytes.withUnsafeBufferPointer { bytesBuffer -> (Int32, String)? in
             guard let base = bytesBuffer.baseAddress else { return nil }
-            // LMDB's default order: memcmp over the shorter length, then the shorter first.
-            // Equal keys keep their order of arrival (the offsets grow with it), so the
-            // last of a run is the operation that wins.
+            // Index keys of one table share their zone and type prefix: order by the
+            // eight bytes after what all share, and compare the rest only on a tie.
+            let shared = sharedPrefix(operations, base)
+            for index in operations.indices {
+                var head: UInt64 = 0
+                let start = Int(operations[index].start)
+                let end = start + Int(operations[index].length)
+                for position in (start + shared)..<min(end, start + shared + 8) {
+                    head |= UInt64(base[position]) << UInt64(56 - 8 * (position - start - shared))
+                }
+                operations[index].head = head
+            }
+            // Past the heads, LMDB's default order: memcmp over the shorter length, then
+            // the shorter first (a key that ends within its head is a prefix of the other). Equal keys keep their order of arrival (the offsets
+            // grow with it), so the last of a run is the operation that wins. (A
+            // zero-padded head ties with a real zero byte; the full compare decides.)
+            let past = shared + 8
             operations.sort { a, b in
-                let common = Int(min(a.length, b.length))
-                let order = memcmp(base + Int(a.start), base + Int(b.start), common)
-                if order != 0 { return order < 0 }
+                if a.head != b.head { return a.head < b.head }
+                // Equal heads: the first `past` bytes are equal as far as both keys go.
+                let common = Int(min(a.length, b.length)) - past
+                if common > 0 {
+                    let order = memcmp(base + Int(a.start) + past, base + Int(b.start) + past, common)
+                    if order != 0 { return order < 0 }
+                }
                 if a.length != b.length { return a.length < b.length }
                 return a.start < b.start
             }

@@ -52,30 +52,44 @@ public enum IndexKeys {
 
     /// Every field-index key of `record` that `schema` keeps, sorted and unique.
     public static func fieldEntries(of record: Record, zoneKey: [UInt8], schema: EffectiveSchema) -> [[UInt8]] {
-        let type = record.recordType
-        let typeHash = hash8(type)
-        let name = Array(record.recordID.recordName.utf8)
         // Sorted and deduplicated at the end rather than kept in a Set: hashing byte
         // arrays was a measurable share of every save's view work (perf, replication bench).
         var entries: [[UInt8]] = []
+        forEachFieldEntry(of: record, zoneKey: zoneKey, schema: schema) { entries.append($0) }
+        return sortedUnique(entries)
+    }
+
+    /// Calls `body` with each field-index key of `record` that `schema` keeps, in no
+    /// particular order and possibly repeated (two equal list elements). Every key is
+    /// built in one reused buffer: a caller that only writes the keys (a new record's
+    /// entries, a deleted one's) allocates nothing per key.
+    public static func forEachFieldEntry(
+        of record: Record, zoneKey: [UInt8], schema: EffectiveSchema, _ body: ([UInt8]) -> Void
+    ) {
+        let type = record.recordType
+        let typeHash = hash8(type)
+        let name = Array(record.recordID.recordName.utf8)
+        var key: [UInt8] = []
+        key.reserveCapacity(zoneKey.count + 16 + 64 + name.count)
         func add(_ field: String, _ value: FieldValue, _ options: IndexOptions) {
             guard !options.isDisjoint(with: [.queryable, .sortable]) else { return }
-            var prefix = zoneKey
-            prefix.append(contentsOf: typeHash)
-            prefix.append(contentsOf: hash8(field))
-            // Each key is built in one buffer: prefix, value, name.
+            let fieldHash = hash8(field)
+            func startKey() {
+                key.removeAll(keepingCapacity: true)
+                key.append(contentsOf: zoneKey)
+                key.append(contentsOf: typeHash)
+                key.append(contentsOf: fieldHash)
+            }
             for element in value.scalars {
-                var key = prefix
-                key.reserveCapacity(prefix.count + 32 + name.count)
+                startKey()
                 guard OrderedEncoding.appendEncoded(element, to: &key) else { continue }
                 key.append(contentsOf: name)
-                entries.append(key)
+                body(key)
                 if options.contains(.queryable), case .string(let text) = element {
-                    var exact = prefix
-                    exact.reserveCapacity(prefix.count + text.utf8.count + 4 + name.count)
-                    OrderedEncoding.appendExact(text, to: &exact)
-                    exact.append(contentsOf: name)
-                    entries.append(exact)
+                    startKey()
+                    OrderedEncoding.appendExact(text, to: &key)
+                    key.append(contentsOf: name)
+                    body(key)
                 }
             }
         }
@@ -92,27 +106,34 @@ public enum IndexKeys {
         system(.modifiedBy, record.lastModifiedUserRecordID.map { .reference(Reference(recordID: $0)) })
         system(.parent, record.parent.map(FieldValue.reference))
         system(.share, record.share.map(FieldValue.reference))
-        return sortedUnique(entries)
     }
 
     /// Every token-index key of `record` that `schema` keeps (its SEARCHABLE fields),
     /// sorted and unique.
     public static func tokenEntries(of record: Record, zoneKey: [UInt8], schema: EffectiveSchema) -> [[UInt8]] {
-        let prefix = tokenPrefix(zoneKey, type: record.recordType)
-        let name = Array(record.recordID.recordName.utf8)
-        let type = record.recordType
-        // Keys are built straight from each token: the escaping preserves order and
-        // ends with a terminator, so sorting keys sorts tokens, and two long tokens cut
-        // to one key are kept once.
+        // The escaping preserves order and ends with a terminator, so sorting keys
+        // sorts tokens, and two long tokens cut to one key are kept once.
         var keys: [[UInt8]] = []
+        forEachTokenEntry(of: record, zoneKey: zoneKey, schema: schema) { keys.append($0) }
+        return sortedUnique(keys)
+    }
+
+    /// Calls `body` with each token-index key of `record` that `schema` keeps, in text
+    /// order, repeats included, built in one reused buffer (see ``forEachFieldEntry``).
+    public static func forEachTokenEntry(
+        of record: Record, zoneKey: [UInt8], schema: EffectiveSchema, _ body: ([UInt8]) -> Void
+    ) {
+        let type = record.recordType
+        let prefix = tokenPrefix(zoneKey, type: type)
+        let name = Array(record.recordID.recordName.utf8)
+        var key = prefix
+        key.reserveCapacity(prefix.count + 32 + name.count)
         Tokenizer.forEachTokenUTF8(of: record, where: { schema.indexes(ofField: $0, in: type, isText: true).contains(.searchable) }) {
-            var key = prefix
-            key.reserveCapacity(prefix.count + $0.count + 4 + name.count)
+            key.removeLast(key.count - prefix.count)
             OrderedEncoding.appendEscaped($0, to: &key)
             key.append(contentsOf: name)
-            keys.append(key)
+            body(key)
         }
-        return sortedUnique(keys)
     }
 
     /// `keys` in byte order without repeats.

@@ -15,18 +15,25 @@ extension Views {
         let oldReferences = try outgoing(zoneKey, name, in: txn)
         let newReferences = OutgoingReference.of(record)
         try replaceReferences(zoneKey, source: name, old: oldReferences, new: newReferences, txn)
+        // Deferred as index entries are: by-type keys are scattered by name too.
         if let old, old.recordType != record.recordType {
-            _ = try txn.delete(tables.byType, key: ViewKeys.byType(zoneKey, old.recordType, name))
+            try txn.deferDelete(tables.byType, key: ViewKeys.byType(zoneKey, old.recordType, name))
         }
         if old?.recordType != record.recordType {
-            try txn.put(tables.byType, key: ViewKeys.byType(zoneKey, record.recordType, name), value: [UInt8]())
+            try txn.deferPut(tables.byType, key: ViewKeys.byType(zoneKey, record.recordType, name))
         }
-        try replaceEntries(
-            tables.fieldIndex, old: old.map { IndexKeys.fieldEntries(of: $0, zoneKey: zoneKey, schema: schema) } ?? [],
-            new: IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: schema), txn)
-        try replaceEntries(
-            tables.tokenIndex, old: old.map { IndexKeys.tokenEntries(of: $0, zoneKey: zoneKey, schema: schema) } ?? [],
-            new: IndexKeys.tokenEntries(of: record, zoneKey: zoneKey, schema: schema), txn)
+        if let old {
+            // Only the entries that differ: an edit of one field leaves the pages of
+            // the others untouched.
+            try replaceEntries(
+                tables.fieldIndex, old: IndexKeys.fieldEntries(of: old, zoneKey: zoneKey, schema: schema),
+                new: IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: schema), txn)
+            try replaceEntries(
+                tables.tokenIndex, old: IndexKeys.tokenEntries(of: old, zoneKey: zoneKey, schema: schema),
+                new: IndexKeys.tokenEntries(of: record, zoneKey: zoneKey, schema: schema), txn)
+        } else {
+            try writeEntries(of: record, zoneKey: zoneKey, schema: schema, adding: true, txn)
+        }
         var stored = record
         stored.clearChangedKeys()
         try txn.put(tables.records, key: key, value: try RecordCodec.encode(stored))
@@ -66,6 +73,26 @@ extension Views {
         }
     }
 
+    /// Adds (or removes) every field and token entry of `record`, as each key is
+    /// built: deferred writes sort them and keep one of any repeat, so a new or
+    /// deleted record needs no key list of its own.
+    func writeEntries(
+        of record: Record, zoneKey: [UInt8], schema: EffectiveSchema, adding: Bool, _ txn: LMDBWriteTransaction
+    ) throws {
+        var failure: (any Error)?
+        func write(_ table: LMDBTable, _ key: [UInt8]) {
+            guard failure == nil else { return }
+            do {
+                if adding { try txn.deferPut(table, key: key) } else { try txn.deferDelete(table, key: key) }
+            } catch {
+                failure = error
+            }
+        }
+        IndexKeys.forEachFieldEntry(of: record, zoneKey: zoneKey, schema: schema) { write(tables.fieldIndex, $0) }
+        IndexKeys.forEachTokenEntry(of: record, zoneKey: zoneKey, schema: schema) { write(tables.tokenIndex, $0) }
+        if let failure { throw failure }
+    }
+
     /// Removes the record and every entry derived from it.
     func deleteRecord(_ id: RecordID, recordType: String, in database: DatabaseID, _ txn: LMDBWriteTransaction)
         throws
@@ -74,13 +101,10 @@ extension Views {
         let name = id.recordName
         let schema = try schema(SchemaID(database), in: txn)
         if let old = try indexedPart(at: ViewKeys.record(zoneKey, name), schema, txn) {
-            try replaceEntries(
-                tables.fieldIndex, old: IndexKeys.fieldEntries(of: old, zoneKey: zoneKey, schema: schema), new: [], txn)
-            try replaceEntries(
-                tables.tokenIndex, old: IndexKeys.tokenEntries(of: old, zoneKey: zoneKey, schema: schema), new: [], txn)
+            try writeEntries(of: old, zoneKey: zoneKey, schema: schema, adding: false, txn)
         }
         try replaceReferences(zoneKey, source: name, old: try outgoing(zoneKey, name, in: txn), new: [], txn)
-        _ = try txn.delete(tables.byType, key: ViewKeys.byType(zoneKey, recordType, name))
+        try txn.deferDelete(tables.byType, key: ViewKeys.byType(zoneKey, recordType, name))
         _ = try txn.delete(tables.records, key: ViewKeys.record(zoneKey, name))
     }
 

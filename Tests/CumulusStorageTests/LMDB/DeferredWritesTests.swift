@@ -11,11 +11,13 @@ struct DeferredWritesTests {
     /// A random run of operations over a small key space, so keys repeat, are put
     /// twice, deleted before they exist and put again after a delete; keys of
     /// several lengths share prefixes, which exercises the shorter-first order.
-    static func operations(seed: UInt64, count: Int) -> [(key: [UInt8], isPut: Bool)] {
+    static func operations(seed: UInt64, count: Int, prefix: [UInt8] = [], tail: ClosedRange<Int> = 1...3)
+        -> [(key: [UInt8], isPut: Bool)]
+    {
         var generator = SeededGenerator(seed: seed)
         return (0..<count).map { _ in
-            let length = Int.random(in: 1...3, using: &generator)
-            let key = (0..<length).map { _ in UInt8.random(in: 0...5, using: &generator) }
+            let length = Int.random(in: tail, using: &generator)
+            let key = prefix + (0..<length).map { _ in UInt8.random(in: 0...2, using: &generator) }
             return (key, Bool.random(using: &generator))
         }
     }
@@ -27,6 +29,35 @@ struct DeferredWritesTests {
             return true
         }
         return keys
+    }
+
+    /// Keys like index keys: a long shared prefix, then tails of 0 to 12 bytes, mostly
+    /// zeros, so the eight-byte heads the sort compares first tie, pad and end early.
+    @Test func sharedPrefixesAndZeroBytesSortAsLMDBDoes() throws {
+        try withTemporaryDirectory { path in
+            let env = try LMDBEnvironment(path: path)
+            let immediate = try env.table("immediate")
+            let deferred = try env.table("deferred")
+            let prefix = [UInt8](repeating: 0xAB, count: 24)
+            for round in 0..<10 {
+                let operations = Self.operations(seed: 500 + UInt64(round), count: 400, prefix: prefix, tail: 0...12)
+                try env.write { txn throws in
+                    for (key, isPut) in operations {
+                        if isPut {
+                            try txn.put(immediate, key: key, value: [UInt8]())
+                            try txn.deferPut(deferred, key: key)
+                        } else {
+                            _ = try txn.delete(immediate, key: key)
+                            try txn.deferDelete(deferred, key: key)
+                        }
+                    }
+                }
+                let (expected, found) = try env.read { txn throws in
+                    (try Self.contents(immediate, txn), try Self.contents(deferred, txn))
+                }
+                #expect(found == expected, "round \(round)")
+            }
+        }
     }
 
     @Test(arguments: [false, true])
