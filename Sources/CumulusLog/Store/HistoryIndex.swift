@@ -112,15 +112,9 @@ struct HistoryIndex: Sendable {
     func backfillIfNeeded(_ store: LogStore) throws {
         guard !store.environment.options.readOnly else { return }
         if try store.environment.read({ try isComplete(in: $0) }) { return }
-        let last = try store.lastSequence()
-        var next: UInt64 = 1
-        while next <= last {
-            let batch = try store.range(from: next, through: min(last, next + Self.backfillBatch - 1))
-            guard let end = batch.last?.sequence else { throw LogError.missing(sequence: next) }
-            try store.environment.write { txn in
-                for commit in batch { try index(commit, keys: store.feeds.keys, in: txn) }
-            }
-            next = end + 1
+        try store.replayInBatches(through: try store.lastSequence(), batchSize: Int(Self.backfillBatch), into: store.environment) {
+            batch, txn in
+            for commit in batch { try index(commit, keys: store.feeds.keys, in: txn) }
         }
         try store.environment.write { txn in try txn.put(meta, key: Self.markerKey, value: [UInt8(1)]) }
     }

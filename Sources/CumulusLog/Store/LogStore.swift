@@ -218,6 +218,26 @@ public final class LogStore: Sendable {
         }
     }
 
+    /// Derives state from commits 1 through `through` in batches of `batchSize`: each
+    /// batch is read in a read snapshot, then given to `apply` in one write
+    /// transaction of `environment` (the log's own, or a scratch one), so a batch's
+    /// writes share one commit and one fsync. The one loop of a view rebuild and of
+    /// the history backfill. `progress` gets the last sequence of each batch.
+    public func replayInBatches(
+        through last: UInt64, batchSize: Int, into environment: LMDBEnvironment,
+        progress: ((UInt64) -> Void)? = nil, _ apply: ([Commit], LMDBWriteTransaction) throws -> Void
+    ) throws {
+        var next: UInt64 = 1
+        while next <= last {
+            // Read, then write: a write may not run inside a read on one thread.
+            let batch = try range(from: next, through: min(last, next + UInt64(max(batchSize, 1)) - 1))
+            guard let end = batch.last?.sequence else { throw LogError.missing(sequence: next) }
+            try environment.write { txn in try apply(batch, txn) }
+            next = end + 1
+            progress?(end)
+        }
+    }
+
     /// Commits `from` through `through` (inclusive), at most `limit` of them.
     public func range(from: UInt64, through: UInt64 = .max, limit: Int = .max) throws -> [Commit] {
         var result: [Commit] = []

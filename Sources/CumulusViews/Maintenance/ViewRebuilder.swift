@@ -63,18 +63,8 @@ public enum ViewRebuilder {
         _ store: LogStore, into views: Views, in environment: LMDBEnvironment, progress: ((UInt64) -> Void)? = nil
     ) throws -> UInt64 {
         let last = try store.lastSequence()
-        var next: UInt64 = 1
-        while next <= last {
-            // Read a batch, then apply it: a write may not run inside a read on one thread.
-            let batch = try store.range(from: next, through: min(last, next + UInt64(batchSize) - 1))
-            guard let end = batch.last?.sequence else {
-                throw LogError.missing(sequence: next)
-            }
-            try environment.write { txn in
-                for commit in batch { try views.apply(commit, in: txn) }
-            }
-            next = end + 1
-            progress?(end)
+        try store.replayInBatches(through: last, batchSize: batchSize, into: environment, progress: progress) { batch, txn in
+            for commit in batch { try views.apply(commit, in: txn) }
         }
         return last
     }
