@@ -49,6 +49,8 @@ final class DeferredWrites {
 
     /// Tables with pending operations; few (two index tables), so a linear search.
     private(set) var pending: [Pending] = []
+    /// The table of the previous `add`: runs of keys go to one table.
+    private var last = 0
 
     var isEmpty: Bool { pending.isEmpty }
 
@@ -59,12 +61,15 @@ final class DeferredWrites {
     /// Records one operation; returns whether the table's buffer reached `threshold` bytes.
     func add(_ table: LMDBTable, key: UnsafeRawBufferPointer, isPut: Bool, threshold: Int) -> Bool {
         let index: Int
-        if let found = pending.firstIndex(where: { $0.table.dbi == table.dbi }) {
+        if last < pending.count, pending[last].table.dbi == table.dbi {
+            index = last
+        } else if let found = pending.firstIndex(where: { $0.table.dbi == table.dbi }) {
             index = found
         } else {
             pending.append(Pending(table: table))
             index = pending.count - 1
         }
+        last = index
         let start = UInt32(pending[index].bytes.count)
         pending[index].bytes.append(contentsOf: key)
         pending[index].operations.append(Operation(start: start, length: UInt16(key.count), isPut: isPut))

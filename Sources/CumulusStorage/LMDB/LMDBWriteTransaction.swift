@@ -161,17 +161,20 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
     /// the writes happen, from whatever call triggered them (or from the commit). A
     /// deferred write counts as a change when it is written: buffers from `withValue`
     /// and cursors end their validity then, as for any change.
-    public func deferPut(_ table: LMDBTable, key: some ContiguousBytes) throws(StorageError) {
+    public func deferPut(_ table: LMDBTable, key: [UInt8]) throws(StorageError) {
         try deferWrite(table, key: key, isPut: true)
     }
 
     /// Deletes `key` from a plain table, deferred as ``deferPut(_:key:)`` is; deleting an
     /// absent key is no error.
-    public func deferDelete(_ table: LMDBTable, key: some ContiguousBytes) throws(StorageError) {
+    public func deferDelete(_ table: LMDBTable, key: [UInt8]) throws(StorageError) {
         try deferWrite(table, key: key, isPut: false)
     }
 
-    private func deferWrite(_ table: LMDBTable, key: some ContiguousBytes, isPut: Bool) throws(StorageError) {
+    private func deferWrite(_ table: LMDBTable, key: [UInt8], isPut: Bool) throws(StorageError) {
+        // Concrete `[UInt8]`, not `some ContiguousBytes`: called once per index key
+        // (millions in a large cascade), where a generic call through the protocol
+        // witness showed in the profile.
         _ = try txnHandle()
         guard table.environmentID == environment.id else {
             throw .invalidArgument("\(table) belongs to another environment")
