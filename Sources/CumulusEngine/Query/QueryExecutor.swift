@@ -12,8 +12,14 @@ import CumulusViews
 ///   Records lacking the sort field come after, in name order.
 /// - **Name order** — one zone, no sort: candidate names (or the type's names)
 ///   in order from the cursor, stopping after a page.
-/// - **Collect and sort** — several zones, several sort keys, or a distance sort:
-///   every candidate that matches is read and sorted in memory.
+/// - **Group walk** — one zone, several sort keys, the first with a field index:
+///   the first key's index is walked in order from the cursor's group, each run of
+///   records with one first-key value is sorted by the other keys in memory, and
+///   the walk stops once a page is full and its group done. Memory is bounded by
+///   the largest group, not the type; records lacking the first key come last,
+///   sorted among themselves.
+/// - **Collect and sort** — several zones, or a distance sort first: every
+///   candidate that matches is read and sorted in memory.
 /// Every plan reads a record only once the indexes say it can match, and checks it
 /// with ``QueryEvaluator`` before returning it; filters no index answers (the
 /// negated comparators) are checked on the records read.
@@ -35,6 +41,11 @@ struct QueryExecutor {
                 let field = IndexKeys.fieldName(for: query.sort[0].key)
             {
                 return try indexWalk(query, zone: zone, zoneKey: zoneKey, field: field, after: position, limit: limit)
+            }
+            if query.sort.count > 1, query.sort[0].relativeLocation == nil,
+                let field = IndexKeys.fieldName(for: query.sort[0].key)
+            {
+                return try groupWalk(query, zone: zone, zoneKey: zoneKey, field: field, after: position, limit: limit)
             }
             if query.sort.isEmpty {
                 return try nameOrder(query, zone: zone, zoneKey: zoneKey, after: position, limit: limit)
@@ -163,6 +174,92 @@ struct QueryExecutor {
             if !offer(record, key) { break }
         }
         return page
+    }
+
+    private func groupWalk(
+        _ query: Query, zone: ZoneID, zoneKey: [UInt8], field: String, after position: [UInt8]?, limit: Int
+    ) throws -> Page {
+        let first = query.sort[0]
+        let candidates = try finder(zone, zoneKey, query.recordType).candidates(for: query.filters, selectiveOnly: true)
+        let rest = residual(query, candidatesFromIndex: candidates != nil, selectiveOnly: true)
+        let prefix = IndexKeys.fieldPrefix(zoneKey, type: query.recordType, field: field)
+        var page = Page(records: [], more: false)
+        var hints = RecordDecodeHints()
+
+        /// Adds what of `group` (sorted here) follows the cursor; `false` once the page
+        /// is full and another record was left over.
+        func emit(_ group: inout [(record: Record, position: [UInt8])]) -> Bool {
+            group.sort { $0.position.lexicographicallyPrecedes($1.position) }
+            defer { group.removeAll(keepingCapacity: true) }
+            for entry in group {
+                if let position, !position.lexicographicallyPrecedes(entry.position) { continue }
+                if page.records.count == limit {
+                    page.more = true
+                    return false
+                }
+                page.records.append(entry)
+            }
+            return true
+        }
+
+        var group: [(record: Record, position: [UInt8])] = []
+        if position?.first != 0xFF {
+            // Start at the cursor's group (its first key's value), which may have been
+            // left part-way: positions inside it are skipped by `emit`.
+            var groupStart = prefix
+            if let position, let value = Self.firstValue(of: position, ascending: first.ascending) {
+                groupStart += value
+            }
+            var groupValue: [UInt8]?
+            var seen = Set<String>()
+            var keepGoing = true
+            let visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool = { key, _ in
+                let suffix = UnsafeRawBufferPointer(rebasing: key[prefix.count...])
+                guard suffix.first != OrderedEncoding.Kind.exactString.rawValue,
+                    let split = IndexKeys.splitValue(suffix)
+                else { return true }
+                if let candidates, !candidates.contains(split.name) { return true }
+                // A list's record sorts by one element: take it only at that one.
+                guard !seen.contains(split.name), let record = try load(split.name, zone, zoneKey, rest, &hints),
+                    SortPosition.sortValue(record, first) == split.value
+                else { return true }
+                seen.insert(split.name)
+                if split.value != groupValue {
+                    keepGoing = emit(&group)
+                    guard keepGoing else { return false }
+                    groupValue = split.value
+                }
+                group.append((record, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey, firstValue: split.value)))
+                return true
+            }
+            if first.ascending {
+                try txn.scan(views.tables.fieldIndex, from: groupStart, to: OrderedEncoding.prefixUpperBound(prefix), visit)
+            } else {
+                try txn.scan(
+                    views.tables.fieldIndex, from: prefix, to: OrderedEncoding.prefixUpperBound(groupStart), reverse: true,
+                    visit)
+            }
+            if !keepGoing || !emit(&group) { return page }
+        }
+
+        // Records lacking the first key: one group, sorted by the other keys.
+        let names = try candidates?.names ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
+        for name in names {
+            guard let record = try load(name, zone, zoneKey, rest, &hints), SortPosition.sortValue(record, first) == nil
+            else { continue }
+            group.append((record, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey)))
+        }
+        _ = emit(&group)
+        return page
+    }
+
+    /// The first sort key's encoded value in a position that has one (`0x01` ‖ value,
+    /// inverted when descending), as the index stores it; `nil` otherwise.
+    static func firstValue(of position: [UInt8], ascending: Bool) -> [UInt8]? {
+        guard position.first == 0x01 else { return nil }
+        var rest = Array(position.dropFirst())
+        if !ascending { rest = rest.map { ~$0 } }
+        return rest.withUnsafeBytes { buffer in IndexKeys.valueLength(buffer).map { Array(buffer[0..<$0]) } }
     }
 
     /// The index key a position (from this plan) was made at, to resume after it.

@@ -168,7 +168,17 @@ public enum IndexKeys {
     /// Splits the part of a field-index key after its field prefix into the encoded
     /// value (kind included) and the record name; `nil` if malformed.
     public static func splitValue(_ suffix: UnsafeRawBufferPointer) -> (value: [UInt8], name: String)? {
-        guard let kindByte = suffix.first, let kind = OrderedEncoding.Kind(rawValue: kindByte) else { return nil }
+        guard let end = valueLength(suffix) else { return nil }
+        let value = Array(UnsafeRawBufferPointer(rebasing: suffix[0..<end]))
+        let name = String(decoding: UnsafeRawBufferPointer(rebasing: suffix[end...]), as: UTF8.self)
+        return (value, name)
+    }
+
+    /// The length of the encoded value (kind included) that `bytes` starts with, or
+    /// `nil` if it is malformed or cut short: numbers have fixed widths, strings,
+    /// references and bytes end at their `00 00` terminator.
+    public static func valueLength(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        guard let kindByte = bytes.first, let kind = OrderedEncoding.Kind(rawValue: kindByte) else { return nil }
         var end: Int
         switch kind {
         case .int64, .double, .timestamp: end = 9
@@ -176,18 +186,15 @@ public enum IndexKeys {
         case .foldedString, .exactString, .reference, .bytes:
             end = 1
             while true {
-                guard end + 1 < suffix.count else { return nil }
-                if suffix[end] == 0 {
-                    if suffix[end + 1] == 0 { end += 2; break }
+                guard end + 1 < bytes.count else { return nil }
+                if bytes[end] == 0 {
+                    if bytes[end + 1] == 0 { end += 2; break }
                     end += 2  // escaped zero
                 } else {
                     end += 1
                 }
             }
         }
-        guard end <= suffix.count else { return nil }
-        let value = Array(UnsafeRawBufferPointer(rebasing: suffix[0..<end]))
-        let name = String(decoding: UnsafeRawBufferPointer(rebasing: suffix[end...]), as: UTF8.self)
-        return (value, name)
+        return end <= bytes.count ? end : nil
     }
 }

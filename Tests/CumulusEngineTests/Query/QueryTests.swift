@@ -183,6 +183,84 @@ struct QueryTests {
         }
     }
 
+    /// The order SPEC §5 gives two sort keys, written out independently of the
+    /// engine: each key's value (a list's least, or greatest when descending), records
+    /// lacking a key after those with it, ties by name in the first key's direction.
+    static func expectedOrder(_ records: [(name: String, a: [Int64]?, b: [Int64]?)], _ ascendingA: Bool, _ ascendingB: Bool)
+        -> [String]
+    {
+        func value(_ list: [Int64]?, _ ascending: Bool) -> Int64? {
+            guard let list, !list.isEmpty else { return nil }
+            return ascending ? list.min() : list.max()
+        }
+        func before(_ x: Int64?, _ y: Int64?, _ ascending: Bool) -> Bool? {
+            switch (x, y) {
+            case (nil, nil): return nil
+            case (nil, _): return false
+            case (_, nil): return true
+            case (let x?, let y?): return x == y ? nil : (ascending ? x < y : x > y)
+            }
+        }
+        return records.sorted { l, r in
+            if let order = before(value(l.a, ascendingA), value(r.a, ascendingA), ascendingA) { return order }
+            if let order = before(value(l.b, ascendingB), value(r.b, ascendingB), ascendingB) { return order }
+            return ascendingA ? l.name < r.name : l.name > r.name
+        }.map(\.name)
+    }
+
+    @Test("two sort keys through the first key's index: every direction, lists, missing values, ties, a filter, pages of 1 to 50")
+    func twoSortKeysPageThroughGroups() async throws {
+        let world = try EngineWorld()
+        let zone = try await world.makeZone()
+        var seed: UInt64 = 0x2_50A7
+        func next(_ bound: Int) -> Int {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((seed >> 33) % UInt64(bound))
+        }
+        var rows: [(name: String, a: [Int64]?, b: [Int64]?, kind: String)] = []
+        var records: [Record] = []
+        for index in 0..<300 {
+            func values() -> [Int64]? {
+                switch next(6) {
+                case 0: return nil
+                case 1: return [Int64(next(5)), Int64(next(5))]  // a list: sorts by its least or greatest
+                default: return [Int64(next(5))]  // few values: large groups, many ties
+                }
+            }
+            let name = String(format: "r%03d", (index * 7) % 300)
+            let a = values()
+            let b = values()
+            let kind = next(3) == 0 ? "skip" : "keep"
+            rows.append((name, a, b, kind))
+            var fields: [String: FieldValue] = ["kind": .string(kind)]
+            if let a { fields["a"] = a.count == 1 ? .int64(a[0]) : .list(a.map(FieldValue.int64)) }
+            if let b { fields["b"] = b.count == 1 ? .int64(b[0]) : .list(b.map(FieldValue.int64)) }
+            records.append(Record.make("T", name, in: zone, fields))
+        }
+        for start in stride(from: 0, to: records.count, by: 100) {
+            try await world.save(Array(records[start..<start + 100]))
+        }
+        let kept = rows.filter { $0.kind == "keep" }.map { (name: $0.name, a: $0.a, b: $0.b) }
+        for ascendingA in [true, false] {
+            for ascendingB in [true, false] {
+                let expected = Self.expectedOrder(kept, ascendingA, ascendingB)
+                let query = Query(
+                    recordType: "T", filters: [filter("kind", .equals, .string("keep"))],
+                    sort: [QuerySort(key: .field("a"), ascending: ascendingA), QuerySort(key: .field("b"), ascending: ascendingB)])
+                for limit in [1, 7, 50] {
+                    var result = try world.db.query(query, in: zone, resultsLimit: limit, as: EngineWorld.user)
+                    var all = names(result)
+                    while let cursor = result.cursor, all.count <= kept.count {
+                        #expect(result.records.count == limit)
+                        result = try world.db.query(continuing: cursor, resultsLimit: limit, as: EngineWorld.user)
+                        all += names(result)
+                    }
+                    #expect(all == expected, "a \(ascendingA ? "asc" : "desc"), b \(ascendingB ? "asc" : "desc"), pages of \(limit)")
+                }
+            }
+        }
+    }
+
     @Test("paging 1,000 matches 37 at a time while other records change: no duplicates, no skips")
     func pagingUnderChange() async throws {
         let world = try EngineWorld()
