@@ -133,29 +133,14 @@ struct QueryExecutor {
         if !inMissingPhase {
             var resume: [UInt8]?
             if let position, let key = resumeKey(position, prefix: prefix, ascending: sort.ascending) { resume = key }
-            var seen = Set<String>()
             var keepGoing = true
-            let visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool = { key, _ in
-                let suffix = UnsafeRawBufferPointer(rebasing: key[prefix.count...])
-                guard suffix.first != OrderedEncoding.Kind.exactString.rawValue,
-                    let split = IndexKeys.splitValue(suffix)
-                else { return true }
-                if let candidates, !candidates.contains(split.name) { return true }
-                guard !seen.contains(split.name), let record = try load(split.name, zone, zoneKey, rest, &hints),
-                    SortPosition.sortValue(record, sort) == split.value
-                else { return true }
-                seen.insert(split.name)
-                keepGoing = offer(record, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey, firstValue: split.value))
+            let lower = sort.ascending ? resume.map { $0 + [0] } ?? prefix : prefix
+            let upper = sort.ascending ? OrderedEncoding.prefixUpperBound(prefix) : resume ?? OrderedEncoding.prefixUpperBound(prefix)
+            try walkSortIndex(
+                prefix: prefix, from: lower, to: upper, sort: sort, candidates: candidates, zone, zoneKey, rest, &hints
+            ) { record, value in
+                keepGoing = offer(record, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey, firstValue: value))
                 return keepGoing
-            }
-            if sort.ascending {
-                try txn.scan(
-                    views.tables.fieldIndex, from: resume.map { $0 + [0] } ?? prefix,
-                    to: OrderedEncoding.prefixUpperBound(prefix), visit)
-            } else {
-                try txn.scan(
-                    views.tables.fieldIndex, from: prefix, to: resume ?? OrderedEncoding.prefixUpperBound(prefix),
-                    reverse: true, visit)
             }
             if !keepGoing { return page }
         }
@@ -211,33 +196,19 @@ struct QueryExecutor {
                 groupStart += value
             }
             var groupValue: [UInt8]?
-            var seen = Set<String>()
             var keepGoing = true
-            let visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool = { key, _ in
-                let suffix = UnsafeRawBufferPointer(rebasing: key[prefix.count...])
-                guard suffix.first != OrderedEncoding.Kind.exactString.rawValue,
-                    let split = IndexKeys.splitValue(suffix)
-                else { return true }
-                if let candidates, !candidates.contains(split.name) { return true }
-                // A list's record sorts by one element: take it only at that one.
-                guard !seen.contains(split.name), let record = try load(split.name, zone, zoneKey, rest, &hints),
-                    SortPosition.sortValue(record, first) == split.value
-                else { return true }
-                seen.insert(split.name)
-                if split.value != groupValue {
+            let lower = first.ascending ? groupStart : prefix
+            let upper = OrderedEncoding.prefixUpperBound(first.ascending ? prefix : groupStart)
+            try walkSortIndex(
+                prefix: prefix, from: lower, to: upper, sort: first, candidates: candidates, zone, zoneKey, rest, &hints
+            ) { record, value in
+                if value != groupValue {
                     keepGoing = emit(&group)
                     guard keepGoing else { return false }
-                    groupValue = split.value
+                    groupValue = value
                 }
-                group.append((record, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey, firstValue: split.value)))
+                group.append((record, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey, firstValue: value)))
                 return true
-            }
-            if first.ascending {
-                try txn.scan(views.tables.fieldIndex, from: groupStart, to: OrderedEncoding.prefixUpperBound(prefix), visit)
-            } else {
-                try txn.scan(
-                    views.tables.fieldIndex, from: prefix, to: OrderedEncoding.prefixUpperBound(groupStart), reverse: true,
-                    visit)
             }
             if !keepGoing || !emit(&group) { return page }
         }
@@ -251,6 +222,30 @@ struct QueryExecutor {
         }
         _ = emit(&group)
         return page
+    }
+
+    /// Walks the index of `sort`'s field (`prefix`) over `lower..<upper`, in the sort's
+    /// direction, calling `body` with each record that is a candidate, matches `rest`
+    /// and sorts by the entry it was found under — a list's record sorts by one element
+    /// and is taken only there — and that entry's value, until `body` returns `false`.
+    private func walkSortIndex(
+        prefix: [UInt8], from lower: [UInt8], to upper: [UInt8]?, sort: QuerySort, candidates: NameSet?,
+        _ zone: ZoneID, _ zoneKey: [UInt8], _ rest: Query, _ hints: inout RecordDecodeHints,
+        _ body: (Record, [UInt8]) throws -> Bool
+    ) throws {
+        var seen = Set<String>()
+        try txn.scan(views.tables.fieldIndex, from: lower, to: upper, reverse: !sort.ascending) { key, _ in
+            let suffix = UnsafeRawBufferPointer(rebasing: key[prefix.count...])
+            guard suffix.first != OrderedEncoding.Kind.exactString.rawValue,
+                let split = IndexKeys.splitValue(suffix)
+            else { return true }
+            if let candidates, !candidates.contains(split.name) { return true }
+            guard !seen.contains(split.name), let record = try load(split.name, zone, zoneKey, rest, &hints),
+                SortPosition.sortValue(record, sort) == split.value
+            else { return true }
+            seen.insert(split.name)
+            return try body(record, split.value)
+        }
     }
 
     /// The first sort key's encoded value in a position that has one (`0x01` ‖ value,

@@ -25,12 +25,7 @@ extension Views {
         if let old {
             // Only the entries that differ: an edit of one field leaves the pages of
             // the others untouched.
-            try replaceEntries(
-                tables.fieldIndex, old: IndexKeys.fieldEntries(of: old, zoneKey: zoneKey, schema: schema),
-                new: IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: schema), txn)
-            try replaceEntries(
-                tables.tokenIndex, old: IndexKeys.tokenEntries(of: old, zoneKey: zoneKey, schema: schema),
-                new: IndexKeys.tokenEntries(of: record, zoneKey: zoneKey, schema: schema), txn)
+            try replaceIndexEntries(from: old, schema, to: record, schema, zoneKey: zoneKey, txn)
         } else {
             try writeEntries(of: record, zoneKey: zoneKey, schema: schema, adding: true, txn)
         }
@@ -48,6 +43,21 @@ extension Views {
             let type = reader.recordType
             return try reader.record(keepingFields: { schema.hasIndexes(onField: $0, in: type) })
         }
+    }
+
+    /// Moves the field and token entries of `old` (as `oldSchema` indexes it) to those of
+    /// `new` (as `newSchema` does), touching only the keys that differ: an edited record,
+    /// or a record whose type's indexes a schema change altered.
+    func replaceIndexEntries(
+        from old: Record, _ oldSchema: EffectiveSchema, to new: Record, _ newSchema: EffectiveSchema, zoneKey: [UInt8],
+        _ txn: LMDBWriteTransaction
+    ) throws {
+        try replaceEntries(
+            tables.fieldIndex, old: IndexKeys.fieldEntries(of: old, zoneKey: zoneKey, schema: oldSchema),
+            new: IndexKeys.fieldEntries(of: new, zoneKey: zoneKey, schema: newSchema), txn)
+        try replaceEntries(
+            tables.tokenIndex, old: IndexKeys.tokenEntries(of: old, zoneKey: zoneKey, schema: oldSchema),
+            new: IndexKeys.tokenEntries(of: new, zoneKey: zoneKey, schema: newSchema), txn)
     }
 
     /// Deletes the keys only in `old`, adds those only in `new` (both sorted and

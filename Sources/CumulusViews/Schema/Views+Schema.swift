@@ -94,12 +94,7 @@ extension Views {
             let names = try recordNames(ofType: type, zoneKey: zoneKey, in: txn)
             for name in names {
                 guard let record = try storedRecord(at: ViewKeys.record(zoneKey, name), txn) else { continue }
-                try replaceEntries(
-                    tables.fieldIndex, old: IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: old),
-                    new: IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: new), txn)
-                try replaceEntries(
-                    tables.tokenIndex, old: IndexKeys.tokenEntries(of: record, zoneKey: zoneKey, schema: old),
-                    new: IndexKeys.tokenEntries(of: record, zoneKey: zoneKey, schema: new), txn)
+                try replaceIndexEntries(from: record, old, to: record, new, zoneKey: zoneKey, txn)
                 rebuilt += 1
                 if rebuilt % 10_000 == 0 { indexBuildObserver?(id, type, rebuilt) }
             }

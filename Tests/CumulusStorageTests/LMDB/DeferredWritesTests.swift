@@ -22,6 +22,22 @@ struct DeferredWritesTests {
         }
     }
 
+    /// Does each operation at once on `immediate` and deferred on `deferred`.
+    static func apply(
+        _ operations: [(key: [UInt8], isPut: Bool)], immediately immediate: LMDBTable, deferred: LMDBTable,
+        _ txn: LMDBWriteTransaction
+    ) throws {
+        for (key, isPut) in operations {
+            if isPut {
+                try txn.put(immediate, key: key, value: [UInt8]())
+                try txn.deferPut(deferred, key: key)
+            } else {
+                _ = try txn.delete(immediate, key: key)
+                try txn.deferDelete(deferred, key: key)
+            }
+        }
+    }
+
     static func contents(_ table: LMDBTable, _ txn: LMDBReadTransaction) throws -> [[UInt8]] {
         var keys: [[UInt8]] = []
         try txn.scan(table) { key, _ in
@@ -42,15 +58,7 @@ struct DeferredWritesTests {
             for round in 0..<10 {
                 let operations = Self.operations(seed: 500 + UInt64(round), count: 400, prefix: prefix, tail: 0...12)
                 try env.write { txn throws in
-                    for (key, isPut) in operations {
-                        if isPut {
-                            try txn.put(immediate, key: key, value: [UInt8]())
-                            try txn.deferPut(deferred, key: key)
-                        } else {
-                            _ = try txn.delete(immediate, key: key)
-                            try txn.deferDelete(deferred, key: key)
-                        }
-                    }
+                    try Self.apply(operations, immediately: immediate, deferred: deferred, txn)
                 }
                 let (expected, found) = try env.read { txn throws in
                     (try Self.contents(immediate, txn), try Self.contents(deferred, txn))
@@ -76,15 +84,7 @@ struct DeferredWritesTests {
                             try txn.put(deferred, key: key, value: [UInt8]())
                         }
                     }
-                    for (key, isPut) in operations {
-                        if isPut {
-                            try txn.put(immediate, key: key, value: [UInt8]())
-                            try txn.deferPut(deferred, key: key)
-                        } else {
-                            _ = try txn.delete(immediate, key: key)
-                            try txn.deferDelete(deferred, key: key)
-                        }
-                    }
+                    try Self.apply(operations, immediately: immediate, deferred: deferred, txn)
                 }
                 let (expected, found) = try env.read { txn throws in
                     (try Self.contents(immediate, txn), try Self.contents(deferred, txn))
@@ -178,14 +178,8 @@ struct DeferredWritesTests {
             let operations = Self.operations(seed: 99, count: 2_000)
             try env.write { txn throws in
                 txn.deferredFlushThreshold = 64
-                for (key, isPut) in operations {
-                    if isPut {
-                        try txn.put(immediate, key: key, value: [UInt8]())
-                        try txn.deferPut(deferred, key: key)
-                    } else {
-                        _ = try txn.delete(immediate, key: key)
-                        try txn.deferDelete(deferred, key: key)
-                    }
+                for operation in operations {
+                    try Self.apply([operation], immediately: immediate, deferred: deferred, txn)
                     // Written early and often: never more than the threshold held back.
                     #expect((txn.deferred?.pending.first?.bytes.count ?? 0) < 64)
                 }
