@@ -16,10 +16,11 @@ import CumulusViews
 ///   the first key's index is walked in order from the cursor's group, each run of
 ///   records with one first-key value is sorted by the other keys in memory, and
 ///   the walk stops once a page is full and its group done. Memory is bounded by
-///   the largest group, not the type; records lacking the first key come last,
-///   sorted among themselves.
-/// - **Collect and sort** — several zones, or a distance sort first: every
-///   candidate that matches is read and sorted in memory.
+///   the largest group, not the type; records lacking the first key come last, as
+///   one group (read whole only when the page still has room for them).
+/// - **Collect and sort** — several zones, a distance sort first, or a first sort
+///   key with no field index (the record name): every candidate that matches is
+///   read and sorted in memory.
 /// Every plan reads a record only once the indexes say it can match, and checks it
 /// with ``QueryEvaluator`` before returning it; filters no index answers (the
 /// negated comparators) are checked on the records read.
@@ -204,6 +205,12 @@ struct QueryExecutor {
             ) { record, value in
                 if value != groupValue {
                     keepGoing = emit(&group)
+                    // A later group lies wholly after the cursor: this record alone
+                    // says a full page has more, without reading its group.
+                    if keepGoing, page.records.count == limit, groupValue != nil {
+                        page.more = true
+                        keepGoing = false
+                    }
                     guard keepGoing else { return false }
                     groupValue = value
                 }
@@ -213,11 +220,17 @@ struct QueryExecutor {
             if !keepGoing || !emit(&group) { return page }
         }
 
-        // Records lacking the first key: one group, sorted by the other keys.
+        // Records lacking the first key: one group, sorted by the other keys (all after
+        // a cursor from the index phase, so with a full page the first one found says
+        // there is more).
         let names = try candidates?.names ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
         for name in names {
             guard let record = try load(name, zone, zoneKey, rest, &hints), SortPosition.sortValue(record, first) == nil
             else { continue }
+            if page.records.count == limit {
+                page.more = true
+                return page
+            }
             group.append((record, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey)))
         }
         _ = emit(&group)

@@ -66,7 +66,12 @@ public enum Tokenizer {
 
     /// The stop words packed as ``packed(_:)`` does, sorted: every word is checked on
     /// every save, and a hashed `Set` lookup per word showed in the indexing profile.
-    private static let packedStopWords: [UInt64] = stopWords.compactMap { packed(Array($0.utf8)[...]) }.sorted()
+    private static let packedStopWords: [UInt64] = stopWords.map { word in
+        // Every stop word fits (the longest has five bytes); one that did not would be
+        // missed here and found by the non-ASCII path, so the two would disagree.
+        guard let value = packed(Array(word.utf8)[...]) else { preconditionFailure("stop word '\(word)' is over 7 bytes") }
+        return value
+    }.sorted()
 
     /// A word of at most 7 bytes as one number: its bytes, and its length in the top
     /// byte (so a word with a NUL byte differs from its prefix); `nil` if longer.

@@ -18,9 +18,12 @@ import Darwin
 ///
 /// **Meaning.** The outcome is exactly that of the same operations done in order: the
 /// last operation on a key wins. A table's pending operations are written before
-/// anything else touches that table through the transaction (any read, cursor, put,
-/// delete, clear or count goes through `dbi(_:)`, which flushes), and before the
-/// transaction commits, so no reader — in or after the transaction — can tell.
+/// anything else uses that table through the transaction (a get, count, put, delete,
+/// clear, or the opening of a cursor or scan goes through `dbi(_:)`, which writes
+/// them), and before the transaction commits, so no reader — in or after the
+/// transaction — can tell. The exception: a cursor already open on the table does not
+/// see writes deferred after it opened (its moves do not write them).
+/// `LMDBWriteTransaction.deferPut` says so to its callers.
 ///
 /// **Layout.** Keys are kept end to end in one byte array, each operation an offset,
 /// a length and a kind: one allocation per table instead of one per key.
@@ -34,7 +37,8 @@ final class DeferredWrites {
 
     struct Operation {
         /// Eight key bytes past the prefix every pending key of the table shares, as a
-        /// big-endian number (zero-padded): most comparisons of a sort end here.
+        /// big-endian number (zero-padded), set when the table is written: most
+        /// comparisons of its sort end here.
         var head: UInt64 = 0
         var start: UInt32
         var length: UInt16
@@ -53,10 +57,6 @@ final class DeferredWrites {
     private var last = 0
 
     var isEmpty: Bool { pending.isEmpty }
-
-    func holds(_ table: LMDBTable) -> Bool {
-        pending.contains { $0.table.dbi == table.dbi }
-    }
 
     /// Records one operation; returns whether the table's buffer reached `threshold` bytes.
     func add(_ table: LMDBTable, key: UnsafeRawBufferPointer, isPut: Bool, threshold: Int) -> Bool {
@@ -121,9 +121,10 @@ final class DeferredWrites {
                 operations[index].head = head
             }
             // Past the heads, LMDB's default order: memcmp over the shorter length, then
-            // the shorter first (a key that ends within its head is a prefix of the other). Equal keys keep their order of arrival (the offsets
-            // grow with it), so the last of a run is the operation that wins. (A
-            // zero-padded head ties with a real zero byte; the full compare decides.)
+            // the shorter first (a key that ends within its head is a prefix of the
+            // other). Equal keys keep their order of arrival (the offsets grow with
+            // it), so the last of a run is the operation that wins. A zero-padded head
+            // ties with a real zero byte; the full compare decides.
             let past = shared + 8
             operations.sort { a, b in
                 if a.head != b.head { return a.head < b.head }
@@ -143,15 +144,15 @@ final class DeferredWrites {
             var index = 0
             while index < operations.count {
                 // The last operation of a run of equal keys decides.
-                var last = index
-                while last + 1 < operations.count, operations[last + 1].length == operations[index].length,
-                    memcmp(base + Int(operations[last + 1].start), base + Int(operations[index].start),
+                var runEnd = index
+                while runEnd + 1 < operations.count, operations[runEnd + 1].length == operations[index].length,
+                    memcmp(base + Int(operations[runEnd + 1].start), base + Int(operations[index].start),
                            Int(operations[index].length)) == 0
                 {
-                    last += 1
+                    runEnd += 1
                 }
-                let operation = operations[last]
-                index = last + 1
+                let operation = operations[runEnd]
+                index = runEnd + 1
                 var key = MDB_val(
                     mv_size: Int(operation.length), mv_data: UnsafeMutableRawPointer(mutating: base + Int(operation.start)))
                 var value = MDB_val(mv_size: 0, mv_data: nil)

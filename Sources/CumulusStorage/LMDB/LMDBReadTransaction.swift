@@ -43,13 +43,21 @@ public class LMDBReadTransaction {
     }
 
     func dbi(_ table: LMDBTable) throws(StorageError) -> MDB_dbi {
-        guard table.environmentID == environment.id else {
-            throw .invalidArgument("\(table) belongs to another environment")
-        }
+        let dbi = try ownDBI(table)
         // Every use of a table passes here: writing what is held back for it first
         // keeps deferred writes invisible to everything, this transaction included.
         if let deferred, !deferred.isEmpty, let work = deferred.take(table) {
             try writeDeferred(work)
+        }
+        return dbi
+    }
+
+    /// `table`'s handle after checking it belongs to this environment, without writing
+    /// anything held back: for `compare`, which a scan calls per entry while its
+    /// cursor holds a page (a write there would move the page under it).
+    func ownDBI(_ table: LMDBTable) throws(StorageError) -> MDB_dbi {
+        guard table.environmentID == environment.id else {
+            throw .invalidArgument("\(table) belongs to another environment")
         }
         return table.dbi
     }
@@ -271,7 +279,7 @@ public class LMDBReadTransaction {
     /// Orders two keys as `table` does (`mdb_cmp`): negative, zero or positive.
     func compare(_ table: LMDBTable, _ a: some ContiguousBytes, _ b: some ContiguousBytes) throws(StorageError) -> Int32 {
         let txn = try txnHandle()
-        let dbi = try dbi(table)
+        let dbi = try ownDBI(table)
         return a.withUnsafeBytes { aBytes in
             b.withUnsafeBytes { bBytes in
                 var aVal = MDB_val(mv_size: aBytes.count, mv_data: UnsafeMutableRawPointer(mutating: aBytes.baseAddress))

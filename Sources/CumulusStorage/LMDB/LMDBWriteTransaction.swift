@@ -160,7 +160,12 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
     /// Key errors (`.emptyKey`, `.keyTooLarge`) are thrown here; LMDB's own errors when
     /// the writes happen, from whatever call triggered them (or from the commit). A
     /// deferred write counts as a change when it is written: buffers from `withValue`
-    /// and cursors end their validity then, as for any change.
+    /// and cursors end their validity then, as for any change — and a read of `table`
+    /// (`get`, `contains`, `count`, opening a cursor or a scan) may be what writes it.
+    ///
+    /// A cursor or scan already open on `table` does not see writes deferred after it
+    /// opened (its moves do not write them): do not defer writes to a table while
+    /// iterating it.
     public func deferPut(_ table: LMDBTable, key: [UInt8]) throws(StorageError) {
         try deferWrite(table, key: key, isPut: true)
     }
@@ -176,9 +181,7 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
         // (millions in a large cascade), where a generic call through the protocol
         // witness showed in the profile.
         _ = try txnHandle()
-        guard table.environmentID == environment.id else {
-            throw .invalidArgument("\(table) belongs to another environment")
-        }
+        _ = try ownDBI(table)
         guard !table.isDupSort else { throw .invalidArgument("deferred writes are for plain tables, not \(table.name)") }
         let deferred: DeferredWrites
         if let existing = self.deferred {

@@ -247,12 +247,17 @@ struct QueryTests {
                 let query = Query(
                     recordType: "T", filters: [filter("kind", .equals, .string("keep"))],
                     sort: [QuerySort(key: .field("a"), ascending: ascendingA), QuerySort(key: .field("b"), ascending: ascendingB)])
-                for limit in [1, 7, 50] {
+                // Every page but the last is full, and a cursor never leads to an empty
+                // page (a page that ends where the matches end says so): including a
+                // limit that divides the number of matches.
+                for limit in [1, 7, 50, kept.count / 2, kept.count] {
                     var result = try world.db.query(query, in: zone, resultsLimit: limit, as: EngineWorld.user)
+                    if limit == kept.count { #expect(result.cursor == nil, "one exactly full page has no cursor") }
                     var all = names(result)
                     while let cursor = result.cursor, all.count <= kept.count {
                         #expect(result.records.count == limit)
                         result = try world.db.query(continuing: cursor, resultsLimit: limit, as: EngineWorld.user)
+                        #expect(!result.records.isEmpty, "an empty page after a cursor, pages of \(limit)")
                         all += names(result)
                     }
                     #expect(all == expected, "a \(ascendingA ? "asc" : "desc"), b \(ascendingB ? "asc" : "desc"), pages of \(limit)")
