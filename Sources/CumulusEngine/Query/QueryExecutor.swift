@@ -15,9 +15,10 @@ import CumulusViews
 /// - **Group walk** — one zone, several sort keys, the first with a field index:
 ///   the first key's index is walked in order from the cursor's group, each run of
 ///   records with one first-key value is sorted by the other keys in memory, and
-///   the walk stops once a page is full and its group done. Memory is bounded by
-///   the largest group, not the type; records lacking the first key come last, as
-///   one group (read whole only when the page still has room for them).
+///   the walk stops once a page is full and its group done. A group is read whole,
+///   but only the records that can reach the page are kept, so memory is bounded by
+///   the page; records lacking the first key come last, as one group (read only
+///   when the page still has room for them).
 /// - **Collect and sort** — several zones, a distance sort first, or a first sort
 ///   key with no field index (the record name): every candidate that matches is
 ///   read and sorted in memory.
@@ -172,13 +173,31 @@ struct QueryExecutor {
         var page = Page(records: [], more: false)
         var hints = RecordDecodeHints()
 
-        /// Adds what of `group` (sorted here) follows the cursor; `false` once the page
-        /// is full and another record was left over.
-        func emit(_ group: inout [(record: Record, position: [UInt8])]) -> Bool {
-            group.sort { $0.position.lexicographicallyPrecedes($1.position) }
+        func precedes(_ a: (record: Record, position: [UInt8]), _ b: (record: Record, position: [UInt8])) -> Bool {
+            a.position.lexicographicallyPrecedes(b.position)
+        }
+
+        /// Keeps `entry` for the current group if it follows the cursor. Only the first
+        /// records of a group can reach the page (one more than fits says there is
+        /// more), so the buffer is cut back to them whenever it doubles: memory stays
+        /// bounded by the page, not the group, however many records share a value.
+        var group: [(record: Record, position: [UInt8])] = []
+        func collect(_ entry: (record: Record, position: [UInt8])) {
+            if let position, !position.lexicographicallyPrecedes(entry.position) { return }
+            group.append(entry)
+            let room = limit - page.records.count + 1
+            if group.count >= 2 * room + 64 {
+                group.sort(by: precedes)
+                group.removeLast(group.count - room)
+            }
+        }
+
+        /// Adds the group's first records to the page; `false` once the page is full
+        /// and another record was left over.
+        func emit() -> Bool {
+            group.sort(by: precedes)
             defer { group.removeAll(keepingCapacity: true) }
             for entry in group {
-                if let position, !position.lexicographicallyPrecedes(entry.position) { continue }
                 if page.records.count == limit {
                     page.more = true
                     return false
@@ -188,10 +207,9 @@ struct QueryExecutor {
             return true
         }
 
-        var group: [(record: Record, position: [UInt8])] = []
         if position?.first != 0xFF {
             // Start at the cursor's group (its first key's value), which may have been
-            // left part-way: positions inside it are skipped by `emit`.
+            // left part-way: positions inside it are skipped by `collect`.
             var groupStart = prefix
             if let position, let value = Self.firstValue(of: position, ascending: first.ascending) {
                 groupStart += value
@@ -204,7 +222,7 @@ struct QueryExecutor {
                 prefix: prefix, from: lower, to: upper, sort: first, candidates: candidates, zone, zoneKey, rest, &hints
             ) { record, value in
                 if value != groupValue {
-                    keepGoing = emit(&group)
+                    keepGoing = emit()
                     // A later group lies wholly after the cursor: this record alone
                     // says a full page has more, without reading its group.
                     if keepGoing, page.records.count == limit, groupValue != nil {
@@ -214,10 +232,10 @@ struct QueryExecutor {
                     guard keepGoing else { return false }
                     groupValue = value
                 }
-                group.append((record, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey, firstValue: value)))
+                collect((record, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey, firstValue: value)))
                 return true
             }
-            if !keepGoing || !emit(&group) { return page }
+            if !keepGoing || !emit() { return page }
         }
 
         // Records lacking the first key: one group, sorted by the other keys (all after
@@ -231,9 +249,9 @@ struct QueryExecutor {
                 page.more = true
                 return page
             }
-            group.append((record, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey)))
+            collect((record, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey)))
         }
-        _ = emit(&group)
+        _ = emit()
         return page
     }
 
