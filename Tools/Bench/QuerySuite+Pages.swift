@@ -22,6 +22,60 @@ extension QuerySuite {
             "priority>=2",
             filter: QueryFilter(key: .field("priority"), comparator: .greaterThanOrEquals, value: .int64(2)),
             sqlFilter: "priority >= 2", deepPage: sizes.filteredDeepPage, data, cumulus, sqlite, sizes, report)
+        try twoKeyPages(sizes.deepPage, cumulus, sqlite, sizes, report)
+    }
+
+    /// Two sort keys, `dueDate` then `priority` descending: Cumulus walks the dueDate
+    /// index group by group (records sharing a due date sorted by priority in memory);
+    /// SQLite uses its (dueDate, name) index and sorts each run of equal dates. No
+    /// target: the figure shows what a page with two keys costs beside one.
+    private static func twoKeyPages(_ deepPage: Int, _ cumulus: CumulusStore, _ sqlite: SQLiteItems, _ sizes: Sizes, _ report: Report)
+        throws
+    {
+        let query = Query(
+            recordType: "TodoItem", sort: [QuerySort(key: .field("dueDate")), QuerySort(key: .field("priority"), ascending: false)])
+        let order = "ORDER BY dueDate, priority DESC, name LIMIT \(pageSize)"
+        let firstSQL = "SELECT name, data FROM items \(order)"
+        let deepSQL = "SELECT name, data FROM items \(order) OFFSET \((deepPage - 1) * pageSize)"
+        report.note(
+            "two keys (dueDate, then priority descending; ties by name): first page = \(firstSQL) (plan: \(try sqlite.plan(firstSQL))); "
+                + "page \(deepPage): Cumulus from its cursor, SQLite by OFFSET")
+        let first = try sqlite.db.prepare(firstSQL)
+        let deep = try sqlite.db.prepare(deepSQL)
+        let sqliteFirst = try rowNames(first)
+        let sqliteDeep = try rowNames(deep)
+
+        var mismatch: String?
+        let firstPage = try cumulus.db.query(query, in: SampleData.zone, resultsLimit: pageSize, as: EngineSuite.actor)
+        if let difference = difference(names(firstPage.records), sqliteFirst) { mismatch = "two keys, first page: \(difference)" }
+        var cursor = firstPage.cursor
+        var reached = 1
+        while reached < deepPage - 1, let next = cursor {
+            cursor = try cumulus.db.query(continuing: next, resultsLimit: pageSize, as: EngineSuite.actor).cursor
+            reached += 1
+        }
+        guard let deepCursor = cursor else { throw BenchFailure("two keys: Cumulus's cursors ended after page \(reached)") }
+        let deepPageRecords = try cumulus.db.query(continuing: deepCursor, resultsLimit: pageSize, as: EngineSuite.actor)
+        if mismatch == nil, let difference = difference(names(deepPageRecords.records), sqliteDeep) {
+            mismatch = "two keys, page \(deepPage): \(difference)"
+        }
+        var firstRate = 0.0, deepRate = 0.0, sqliteFirstRate = 0.0, sqliteDeepRate = 0.0
+        for _ in 0..<sizes.rounds {
+            sqliteFirstRate = max(sqliteFirstRate, try callRate(minSeconds: sizes.minSeconds) { _ = try drain(first) })
+            firstRate = max(firstRate, try callRate(minSeconds: sizes.minSeconds) {
+                _ = try cumulus.db.query(query, in: SampleData.zone, resultsLimit: pageSize, as: EngineSuite.actor)
+            })
+            sqliteDeepRate = max(sqliteDeepRate, try callRate(minSeconds: sizes.minSeconds) { _ = try drain(deep) })
+            deepRate = max(deepRate, try callRate(minSeconds: sizes.minSeconds) {
+                _ = try cumulus.db.query(continuing: deepCursor, resultsLimit: pageSize, as: EngineSuite.actor)
+            })
+        }
+        report.compare(
+            "pages/s, two keys, first page", Figure(checked(firstRate, mismatch, report), "pages/s"),
+            baseline: "SQLite ORDER BY dueDate, priority DESC", Figure(sqliteFirstRate, "pages/s"))
+        report.compare(
+            "pages/s, two keys, page \(deepPage) by cursor", Figure(mismatch == nil ? deepRate : 0, "pages/s"),
+            baseline: "SQLite … OFFSET \((deepPage - 1) * pageSize)", Figure(sqliteDeepRate, "pages/s"))
     }
 
     private static func sortedVariant(
