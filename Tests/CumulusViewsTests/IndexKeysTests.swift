@@ -40,7 +40,8 @@ struct IndexKeysTests {
     }
 
     /// Field keys as they were first built: each index value a separate array, joined
-    /// to prefix and name afterwards, from the fully decoded fields.
+    /// to prefix and name afterwards, from the fully decoded fields (the exact form
+    /// spelled out here, not taken from the code under test).
     static func referenceFieldEntries(of record: Record, zoneKey: [UInt8], schema: EffectiveSchema) -> [[UInt8]] {
         let type = record.recordType
         let name = Array(record.recordID.recordName.utf8)
@@ -49,9 +50,13 @@ struct IndexKeysTests {
             guard !options.isDisjoint(with: [.queryable, .sortable]) else { return }
             let prefix = IndexKeys.fieldPrefix(zoneKey, type: type, field: field)
             for element in value.scalars {
-                for encoded in OrderedEncoding.indexValues(element)
-                where options.contains(.queryable) || encoded.first != OrderedEncoding.Kind.exactString.rawValue {
-                    entries.append(prefix + encoded + name)
+                guard let ordered = OrderedEncoding.encoded(element) else { continue }
+                entries.append(prefix + ordered + name)
+                // A QUERYABLE string also has its exact bytes, for BEGINSWITH.
+                if options.contains(.queryable), case .string(let text) = element {
+                    var exact: [UInt8] = [OrderedEncoding.Kind.exactString.rawValue]
+                    OrderedEncoding.appendEscaped(text.utf8, to: &exact)
+                    entries.append(prefix + exact + name)
                 }
             }
         }

@@ -27,14 +27,7 @@ struct NameSet: Sendable {
             self.names = names
             return
         }
-        var sorted = names.sorted { UTF8Order.compare($0, $1) < 0 }
-        var kept = 0
-        for index in sorted.indices where kept == 0 || UTF8Order.compare(sorted[kept - 1], sorted[index]) != 0 {
-            sorted.swapAt(kept, index)
-            kept += 1
-        }
-        sorted.removeLast(sorted.count - kept)
-        self.names = sorted
+        self.names = UTF8Order.sorted(names, uniqueBy: UTF8Order.compare)
     }
 
     private init(ordered names: [String]) {

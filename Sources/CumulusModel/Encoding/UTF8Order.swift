@@ -39,6 +39,20 @@ public enum UTF8Order {
         return Set(strings).sorted(by: precedes)
     }
 
+    /// `items` sorted by the three-way `compare`, with items it calls equal kept once:
+    /// the one sort-and-compact loop for byte-ordered names and keys (index keys,
+    /// query candidates), where `compare` is byte order, not Swift's `==`.
+    public static func sorted<Item>(_ items: [Item], uniqueBy compare: (Item, Item) -> Int) -> [Item] {
+        var sorted = items.sorted { compare($0, $1) < 0 }
+        var kept = 0
+        for index in sorted.indices where kept == 0 || compare(sorted[kept - 1], sorted[index]) != 0 {
+            sorted.swapAt(kept, index)
+            kept += 1
+        }
+        sorted.removeLast(sorted.count - kept)
+        return sorted
+    }
+
     /// Whether every UTF-8 byte of `string` is below 0x80.
     @inlinable public static func isASCII(_ string: String) -> Bool {
         string.utf8.withContiguousStorageIfAvailable { bytes in

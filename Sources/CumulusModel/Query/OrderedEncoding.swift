@@ -92,16 +92,6 @@ public enum OrderedEncoding {
         return taken < value.count
     }
 
-    /// The index values (kind ‖ value) of one scalar: none for assets; two for a
-    /// string (folded for equality and ranges, exact for `BEGINSWITH`).
-    public static func indexValues(_ value: FieldValue) -> [[UInt8]] {
-        guard let ordered = encoded(value) else { return [] }
-        guard case .string(let text) = value else { return [ordered] }
-        var exact: [UInt8] = []
-        appendExact(text, to: &exact)
-        return [ordered, exact]
-    }
-
     /// The ordering form (kind ‖ value) of a scalar: strings case-folded; `nil` for
     /// assets and lists, which have no order.
     public static func encoded(_ value: FieldValue) -> [UInt8]? {

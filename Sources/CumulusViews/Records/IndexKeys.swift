@@ -138,14 +138,7 @@ public enum IndexKeys {
 
     /// `keys` in byte order without repeats.
     static func sortedUnique(_ keys: [[UInt8]]) -> [[UInt8]] {
-        var sorted = keys.sorted(by: precedes)
-        var kept = 0
-        for index in sorted.indices where kept == 0 || compare(sorted[index], sorted[kept - 1]) != 0 {
-            sorted.swapAt(kept, index)
-            kept += 1
-        }
-        sorted.removeLast(sorted.count - kept)
-        return sorted
+        UTF8Order.sorted(keys, uniqueBy: compare)
     }
 
     /// Three-way byte order of two keys, as LMDB orders them. Keys share their first
@@ -154,9 +147,6 @@ public enum IndexKeys {
     static func compare(_ lhs: [UInt8], _ rhs: [UInt8]) -> Int {
         lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in UTF8Order.compare(left, right) } }
     }
-
-    /// Whether `lhs` sorts before `rhs` in byte order.
-    static func precedes(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool { compare(lhs, rhs) < 0 }
 
     /// The key of one token's entries (prefix ‖ escaped token ‖ terminator).
     public static func tokenKey(_ prefix: [UInt8], _ token: String) -> [UInt8] {
