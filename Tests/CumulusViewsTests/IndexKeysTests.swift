@@ -7,10 +7,12 @@ import Testing
 struct IndexKeysTests {
     /// Token keys as they were first built: one per unique token `String`, then sorted.
     /// Keys written by older builds must be the keys built now, or a rebuild would
-    /// leave entries nothing deletes.
+    /// leave entries nothing deletes. After the token comes the creation time (views
+    /// format 3): milliseconds, sign bit flipped, big-endian.
     static func referenceTokenEntries(of record: Record, zoneKey: [UInt8]) -> [[UInt8]] {
         let prefix = IndexKeys.tokenPrefix(zoneKey, type: record.recordType)
-        let name = Array(record.recordID.recordName.utf8)
+        let created = UInt64(bitPattern: record.creationDate?.millisecondsSince1970 ?? 0) ^ (1 << 63)
+        let name = (0..<8).map { UInt8(truncatingIfNeeded: created >> (56 - 8 * $0)) } + Array(record.recordID.recordName.utf8)
         return IndexKeys.sortedUnique(
             Tokenizer.tokens(of: record).map { token in
                 var key = prefix

@@ -5,8 +5,9 @@ import CumulusViews
 
 /// Narrows a query to candidate record names using the indexes alone, one zone at
 /// a time: each filter an index can answer yields the names that satisfy it (a
-/// ``NameSet``, in name order as the index gives them), and those are intersected by
-/// merging before any record is read.
+/// ``NameSet``, in name order as the field index gives them), and those are
+/// intersected by merging before any record is read. A token search's words are
+/// merged in the token index's own order (``TokenPostings``), then sorted by name.
 ///
 /// Indexable: equality, `IN`, list membership, ranges, `BEGINSWITH` (on the field
 /// index); token search (token index); `NEAR` (latitude range of the location
@@ -70,9 +71,10 @@ struct CandidateFinder {
             let tokens = Tokenizer.tokens(text)
             guard !tokens.isEmpty else { return nil }
             let prefix = IndexKeys.tokenPrefix(zoneKey, type: recordType)
-            var result: NameSet?
+            var result: TokenPostings?
             for token in tokens.sorted() {
-                let postings = try scanNames(views.tables.tokenIndex, prefix: IndexKeys.tokenKey(prefix, token))
+                let postings = try TokenPostings.scan(
+                    views.tables.tokenIndex, wordKey: IndexKeys.tokenKey(prefix, token), in: txn)
                 if filter.comparator == .containsAllTokens {
                     result = result.map { $0.intersection(postings) } ?? postings
                     if result?.isEmpty == true { break }
@@ -80,7 +82,7 @@ struct CandidateFinder {
                     result = (result ?? .empty).union(postings)
                 }
             }
-            return result
+            return result?.names
         default:
             break
         }
@@ -255,21 +257,12 @@ struct CandidateFinder {
         return NameSet(names)
     }
 
-    /// Names of the entries under `prefix` in a field or token index: in name order
-    /// when `prefix` holds one whole value (equality, a token), sorted otherwise
-    /// (`BEGINSWITH` spans values).
-    private func scanNames(_ table: LMDBTable, prefix: [UInt8], valuePrefix: Int? = nil) throws -> NameSet {
+    /// Names of the field-index entries under `prefix`: in name order when `prefix`
+    /// holds one whole value (equality), sorted otherwise (`BEGINSWITH` spans values).
+    private func scanNames(_ table: LMDBTable, prefix: [UInt8], valuePrefix: Int) throws -> NameSet {
         var names: [String] = []
-        if let valuePrefix {
-            try table.scanNames(txn, from: prefix, to: OrderedEncoding.prefixUpperBound(prefix), valueStart: valuePrefix) {
-                names.append($0)
-            }
-        } else {
-            // Token keys: the name follows the prefix directly.
-            try txn.scan(table, prefix: prefix) { key, _ in
-                names.append(String(decoding: UnsafeRawBufferPointer(rebasing: key[prefix.count...]), as: UTF8.self))
-                return true
-            }
+        try table.scanNames(txn, from: prefix, to: OrderedEncoding.prefixUpperBound(prefix), valueStart: valuePrefix) {
+            names.append($0)
         }
         return NameSet(names)
     }

@@ -52,48 +52,11 @@ struct NameSet: Sendable {
 
     /// The names in both, by one merge walk.
     func intersection(_ other: NameSet) -> NameSet {
-        var result: [String] = []
-        var i = 0
-        var j = 0
-        while i < names.count && j < other.names.count {
-            let order = UTF8Order.compare(names[i], other.names[j])
-            if order == 0 {
-                result.append(names[i])
-                i += 1
-                j += 1
-            } else if order < 0 {
-                i += 1
-            } else {
-                j += 1
-            }
-        }
-        return NameSet(ordered: result)
+        NameSet(ordered: SortedMerge.intersection(names, other.names, by: UTF8Order.compare))
     }
 
     /// The names in either, by one merge walk.
     func union(_ other: NameSet) -> NameSet {
-        if names.isEmpty { return other }
-        if other.names.isEmpty { return self }
-        var result: [String] = []
-        result.reserveCapacity(max(names.count, other.names.count))
-        var i = 0
-        var j = 0
-        while i < names.count || j < other.names.count {
-            if j == other.names.count {
-                result.append(names[i])
-                i += 1
-                continue
-            }
-            if i == names.count {
-                result.append(other.names[j])
-                j += 1
-                continue
-            }
-            let order = UTF8Order.compare(names[i], other.names[j])
-            result.append(order <= 0 ? names[i] : other.names[j])
-            if order <= 0 { i += 1 }
-            if order >= 0 { j += 1 }
-        }
-        return NameSet(ordered: result)
+        NameSet(ordered: SortedMerge.union(names, other.names, by: UTF8Order.compare))
     }
 }

@@ -11,8 +11,9 @@ public enum ViewRebuilder {
     /// The views' layout version, kept in `meta`: a data directory whose views were
     /// built by an older layout has them rebuilt from the log when it is opened
     /// writable (``upgradeIfNeeded(_:from:progress:)``). 2: schemas, roles and the
-    /// zones of each container environment; only schema-declared indexes.
-    public static let format: UInt8 = 2
+    /// zones of each container environment; only schema-declared indexes. 3: token
+    /// entries ordered by record creation time before name (``IndexKeys``).
+    public static let format: UInt8 = 3
     static let formatKey: [UInt8] = Array("viewsFormat".utf8)
 
     /// The views' layout version stored in `environment` (`nil`: none recorded).

@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// ```
 /// fieldIndex  zoneKey(16) ‖ typeHash(8) ‖ fieldHash(8) ‖ kind ‖ value ‖ record name   → empty
-/// tokenIndex  zoneKey(16) ‖ typeHash(8) ‖ escaped token ‖ 0x00 0x00 ‖ record name    → empty
+/// tokenIndex  zoneKey(16) ‖ typeHash(8) ‖ escaped token ‖ 0x00 0x00 ‖ created(8) ‖ record name → empty
 /// ```
 ///
 /// Values use ``OrderedEncoding``, so a range of values is a range of keys, and
@@ -14,8 +14,9 @@ import Synchronization
 /// (``EffectiveSchema``) have entries: a QUERYABLE or SORTABLE field has its ordered
 /// values (a QUERYABLE string also its exact bytes, for `BEGINSWITH`); every element
 /// of a list field is indexed; system fields use their `___` names, which no user
-/// field can take. The token index holds the words of SEARCHABLE fields. Hashes are
-/// the first 8 bytes of SHA-256, keeping keys short whatever the type and field names.
+/// field can take. The token index holds the words of SEARCHABLE fields, each word's
+/// records in creation order (``appendCreated(_:to:)``). Hashes are the first 8 bytes
+/// of SHA-256, keeping keys short whatever the type and field names.
 public enum IndexKeys {
     /// The index name of a query key; `nil` for keys with no field index
     /// (`recordName` is the records table's own order, tokens have their own index).
@@ -125,15 +126,31 @@ public enum IndexKeys {
     ) {
         let type = record.recordType
         let prefix = tokenPrefix(zoneKey, type: type)
-        let name = Array(record.recordID.recordName.utf8)
+        var posting: [UInt8] = []
+        appendCreated(record, to: &posting)
+        posting.append(contentsOf: record.recordID.recordName.utf8)
         var key = prefix
-        key.reserveCapacity(prefix.count + 32 + name.count)
+        key.reserveCapacity(prefix.count + 32 + posting.count)
         Tokenizer.forEachTokenUTF8(of: record, where: { schema.indexes(ofField: $0, in: type, isText: true).contains(.searchable) }) {
             key.removeLast(key.count - prefix.count)
             OrderedEncoding.appendEscaped($0, to: &key)
-            key.append(contentsOf: name)
+            key.append(contentsOf: posting)
             body(key)
         }
+    }
+
+    /// Bytes a token entry holds between its token and the record name: the record's
+    /// creation time (milliseconds, ``OrderedEncoding/appendInt(_:to:)``; 0 if it has
+    /// none), which an edit never changes.
+    public static let createdBytes = 8
+
+    /// Appends the creation time that orders a token's records. Keyed by name alone, a
+    /// batch's entries for one common word landed on as many distinct leaf pages as it
+    /// had records, each written whole at commit (51.7 KB written per record at 100,000
+    /// records); keyed by creation first, a batch of new records appends at the end of
+    /// each word's range and dirties about one page per word, as FTS5's row numbers do.
+    static func appendCreated(_ record: Record, to key: inout [UInt8]) {
+        OrderedEncoding.appendInt(record.creationDate?.millisecondsSince1970 ?? 0, to: &key)
     }
 
     /// `keys` in byte order without repeats.
@@ -148,7 +165,8 @@ public enum IndexKeys {
         lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in UTF8Order.compare(left, right) } }
     }
 
-    /// The key of one token's entries (prefix ‖ escaped token ‖ terminator).
+    /// The key of one token's entries (prefix ‖ escaped token ‖ terminator); each
+    /// entry goes on with its record's creation time (``createdBytes``) and name.
     public static func tokenKey(_ prefix: [UInt8], _ token: String) -> [UInt8] {
         var key = prefix
         OrderedEncoding.appendEscaped(token.utf8, to: &key)

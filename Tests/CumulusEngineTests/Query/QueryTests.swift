@@ -1,5 +1,6 @@
 import CumulusEngine
 import CumulusModel
+import CumulusTestSupport
 import Testing
 
 @Suite("Queries")
@@ -76,6 +77,57 @@ struct QueryTests {
         }
         let any = Query(recordType: "Note", filters: [QueryFilter(key: .allTokens, comparator: .containsAnyTokens, value: .string("lait tea"))])
         #expect(names(try world.db.query(any, in: zone, as: EngineWorld.user)) == ["a", "c"])
+    }
+
+    @Test("token search over records created across many commits, names out of creation order, after edits and deletes: equal to checking every record")
+    func tokenSearchAcrossCommits() async throws {
+        let world = try EngineWorld()
+        let zone = try await world.makeZone()
+        var random = SeededRandom(seed: 0x70_4E5E)
+        let vocabulary = ["apple", "pear", "plum", "fig", "kiwi", "lime"]
+        func text() -> [String] { (0..<(1 + Int(random.next() % 4))).map { _ in vocabulary[Int(random.next() % 6)] } }
+        // Names run against creation order, so the index's (creation, name) order and
+        // the result's name order differ; each commit is a later creation time.
+        var bodies: [String: [String]] = [:]
+        for commit in 0..<8 {
+            var records: [Record] = []
+            for slot in 0..<15 {
+                let name = String(format: "n%03d", 999 - commit * 15 - slot * 7 % 15)
+                let words = text()
+                bodies[name] = words
+                records.append(Record.make("Note", name, in: zone, ["body": .string(words.joined(separator: " "))]))
+            }
+            try await world.save(records)
+        }
+        // Edits keep the creation time and change the words; deletes drop entries.
+        let names = bodies.keys.sorted()
+        var edits: [Record] = []
+        for name in names where random.next() % 4 == 0 {
+            let words = text()
+            bodies[name] = words
+            edits.append(Record.make("Note", name, in: zone, ["body": .string(words.joined(separator: " "))]))
+        }
+        try await world.save(edits)
+        let gone = names.filter { _ in random.next() % 6 == 0 }
+        try await world.delete(ids(gone, in: zone))
+        for name in gone { bodies[name] = nil }
+        func search(_ words: [String], all: Bool) throws -> [String] {
+            let comparator: QueryComparator = all ? .containsAllTokens : .containsAnyTokens
+            let query = Query(
+                recordType: "Note",
+                filters: [QueryFilter(key: .allTokens, comparator: comparator, value: .string(words.joined(separator: " ")))])
+            return self.names(try world.db.query(query, in: zone, resultsLimit: 400, as: EngineWorld.user))
+        }
+        try world.checkLiveAndRebuilt { () throws in
+            for round in 0..<40 {
+                let words = text()
+                let all = round % 2 == 0
+                let expected = bodies.filter { _, body in
+                    all ? words.allSatisfy(body.contains) : words.contains(where: body.contains)
+                }.keys.sorted()
+                #expect(try search(words, all: all) == expected, "\(all ? "all" : "any") of \(words)")
+            }
+        }
     }
 
     @Test("BEGINSWITH is case-sensitive; string equality is not")
