@@ -61,7 +61,8 @@ public struct Database: Sendable {
                     recordID: record.recordID)
             }
             do {
-                try RecordValidator.validate(record, in: id.scope)
+                // The size is measured once, by the planner, on the record as stored.
+                try RecordValidator.checkRules(record, in: id.scope)
             } catch let error as CumulusError {
                 saveErrors[index] = error
             }

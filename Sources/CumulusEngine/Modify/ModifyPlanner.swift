@@ -221,7 +221,7 @@ struct ModifyPlanner {
         record.recordChangeTag = tag
         record.share = existing?.share
         record.clearChangedKeys()
-        try RecordValidator.validate(record, in: database.scope)
+        try RecordValidator.validateForStorage(&record, in: database.scope)
         try rules.schema.check(record)
 
         func exists(_ target: RecordID) throws -> Bool {

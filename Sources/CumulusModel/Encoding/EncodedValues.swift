@@ -44,6 +44,19 @@ final class EncodedValues: Sendable {
         self.encryptedOffset = encryptedOffset
     }
 
+    /// Values just encoded from `fields` and `encrypted` (``RecordCodec/encodeKeepingValues(_:)``):
+    /// the bytes are the encoder's own, so they are not checked again, and the values
+    /// are already at hand, so reads never decode.
+    init(
+        encoded bytes: [UInt8], home: ZoneID, encryptedOffset: Int, fields: [String: FieldValue],
+        encrypted: [String: FieldValue]
+    ) {
+        self.bytes = bytes
+        self.home = home
+        self.encryptedOffset = encryptedOffset
+        self.decoded.withLock { $0 = (fields, encrypted) }
+    }
+
     /// The user fields, decoded.
     var fields: [String: FieldValue] { all().fields }
     /// The encrypted values, decoded.

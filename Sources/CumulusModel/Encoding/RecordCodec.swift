@@ -30,8 +30,44 @@ public enum RecordCodec {
         return writer.bytes
     }
 
+    /// Encodes `record` and keeps the bytes of its values in it, so that encoding it
+    /// again copies them instead of walking every value: on a leader a record is
+    /// measured by ``RecordValidator``, then written into the log's frame and into
+    /// the view, and only the first of the three builds its values' bytes.
+    public static func encodeKeepingValues(_ record: inout Record) throws -> [UInt8] {
+        let zone = record.recordID.zoneID
+        if let encoded = record.encoded, encoded.home == zone { return try encode(record) }
+        var writer = BinaryWriter(capacity: 128 + record.fields.count * 24)
+        writeHeader(record, into: &writer)
+        let valuesStart = writer.count
+        let fields = record.fields
+        let encrypted = record.encryptedValues
+        try writeFields(fields, home: zone, into: &writer)
+        let encryptedOffset = writer.count - valuesStart
+        try writeFields(encrypted, home: zone, into: &writer)
+        let bytes = writer.bytes
+        record.setStored(encoded: EncodedValues(
+            encoded: Array(bytes[valuesStart...]), home: zone, encryptedOffset: encryptedOffset,
+            fields: fields, encrypted: encrypted))
+        return bytes
+    }
+
     /// Appends the encoding of `record` to `writer`.
     public static func encode(_ record: Record, into writer: inout BinaryWriter) throws {
+        writeHeader(record, into: &writer)
+        if let encoded = record.encoded, encoded.home == record.recordID.zoneID {
+            // Values never decoded since they were read, or already encoded once
+            // (``encodeKeepingValues(_:)``), are written as they are held.
+            writer.raw(encoded.bytes)
+            return
+        }
+        let zone = record.recordID.zoneID
+        try writeFields(record.fields, home: zone, into: &writer)
+        try writeFields(record.encryptedValues, home: zone, into: &writer)
+    }
+
+    /// The identity and system fields: everything before the two value sections.
+    private static func writeHeader(_ record: Record, into writer: inout BinaryWriter) {
         writer.u8(formatVersion)
         writer.string(record.recordType)
         writer.string(record.recordID.recordName)
@@ -55,14 +91,6 @@ public enum RecordCodec {
         let zone = record.recordID.zoneID
         if let parent = record.parent { writeReference(parent, home: zone, into: &writer) }
         if let share = record.share { writeReference(share, home: zone, into: &writer) }
-
-        if let encoded = record.encoded, encoded.home == zone {
-            // Values never decoded since they were read are written as they were read.
-            writer.raw(encoded.bytes)
-            return
-        }
-        try writeFields(record.fields, home: zone, into: &writer)
-        try writeFields(record.encryptedValues, home: zone, into: &writer)
     }
 
     /// Decodes a record from untrusted bytes: returns it or throws

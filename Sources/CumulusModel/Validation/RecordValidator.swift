@@ -6,6 +6,22 @@ public enum RecordValidator {
     /// Throws the first rule `record` breaks in a database of `scope`, as a
     /// `CumulusError` naming the record and, where it applies, the field.
     public static func validate(_ record: Record, in scope: DatabaseScope) throws {
+        try checkRules(record, in: scope)
+        try checkSize(of: record.recordID) { try RecordCodec.encode(record) }
+    }
+
+    /// ``validate(_:in:)`` for the record about to be stored, keeping the bytes its
+    /// size was measured by (``RecordCodec/encodeKeepingValues(_:)``): the log's frame
+    /// and the view then copy them instead of encoding every value again.
+    public static func validateForStorage(_ record: inout Record, in scope: DatabaseScope) throws {
+        try checkRules(record, in: scope)
+        try checkSize(of: record.recordID) { try RecordCodec.encodeKeepingValues(&record) }
+    }
+
+    /// Every rule but the size: what a request's records are checked against before
+    /// any work is done. The size is measured on the record as it will be stored
+    /// (``validateForStorage(_:in:)``), once the server has set its system fields.
+    public static func checkRules(_ record: Record, in scope: DatabaseScope) throws {
         let id = record.recordID
         do {
             try NameRules.checkRecordID(
@@ -40,7 +56,16 @@ public enum RecordValidator {
                 try checkSameZone(parent, of: record, field: "parent")
             }
             if let share = record.share { try checkSameZone(share, of: record, field: "share") }
-            let size = try RecordCodec.encode(record).count
+        } catch let error as CumulusError {
+            throw error.at(id)
+        }
+    }
+
+    /// Encodes the record (which refuses values with no canonical form) and checks
+    /// the size of what it wrote.
+    private static func checkSize(of id: RecordID, _ encode: () throws -> [UInt8]) throws {
+        do {
+            let size = try encode().count
             guard size <= Limits.maxRecordSize else {
                 throw CumulusError(
                     .limitExceeded,

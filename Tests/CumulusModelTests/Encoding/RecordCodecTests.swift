@@ -19,6 +19,35 @@ struct RecordCodecTests {
         }
     }
 
+    @Test("a record encoded keeping its values: same bytes, same record, and encoding it again copies them; a later edit is encoded afresh")
+    func encodeKeepingValues() throws {
+        var random = RandomRecords(seed: 0xE1C0DE)
+        for index in 0..<3_000 {
+            let original = random.record()
+            var kept = original
+            let bytes = try RecordCodec.encodeKeepingValues(&kept)
+            #expect(bytes == (try RecordCodec.encode(original)), "record \(index): first encode")
+            #expect(kept.encoded != nil, "record \(index) keeps its values' bytes")
+            #expect(kept == original && kept.fields == original.fields && kept.encryptedValues == original.encryptedValues)
+            #expect(kept.changedKeys == original.changedKeys)
+            #expect(try RecordCodec.encode(kept) == bytes, "record \(index): encoded again from the kept bytes")
+            #expect(try RecordCodec.decode(bytes) == kept)
+            // System fields are not in the kept bytes: a new tag is written as set.
+            var retagged = kept
+            retagged.recordChangeTag = "t\(index)"
+            var expected = original
+            expected.recordChangeTag = "t\(index)"
+            #expect(try RecordCodec.encode(retagged) == RecordCodec.encode(expected))
+            // Setting a value drops the kept bytes.
+            var edited = kept
+            edited["added"] = .int64(Int64(index))
+            var editedOriginal = original
+            editedOriginal["added"] = .int64(Int64(index))
+            #expect(edited.encoded == nil)
+            #expect(try RecordCodec.encode(edited) == RecordCodec.encode(editedOriginal), "record \(index): after an edit")
+        }
+    }
+
     @Test("field order does not change the bytes")
     func encodingIsIndependentOfInsertionOrder() throws {
         var a = Record(recordType: "Note", recordID: RecordID(recordName: "n1"))
