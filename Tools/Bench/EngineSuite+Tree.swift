@@ -72,6 +72,7 @@ extension EngineSuite {
                 baseline: "SQLite, per row", Figure(sqliteWritten, "B"))
         }
         try await developmentBulk(tree, beside: cumulus, production, sqlite, sqliteBulk, report)
+        try await randomNamesBulk(tree, report)
 
         try fetchByID(tree, cumulus, sqlite, sizes, report)
         try await deleteTree(tree, cumulus, sqlite, sizes, report)
@@ -137,6 +138,48 @@ extension EngineSuite {
         report.note(
             "the query suite's queries in production (list ==, sort by dueDate, priority >= 2, self CONTAINS): "
                 + (problem.map { "FAILED: \($0)" } ?? "accepted, same first page as development"))
+    }
+
+    /// The same bulk save with the grandchildren renamed as CloudKit clients name
+    /// records (random UUIDs), into a new production store and a new SQLite table:
+    /// every table keyed by name then takes a batch's entries at scattered places,
+    /// in Cumulus and SQLite alike.
+    private static func randomNamesBulk(_ tree: Tree, _ report: Report) async throws {
+        var rng = SeededRandom(seed: 0x00D1_D5EE)
+        let renamed = try tree.grandchildren.map { row in
+            var record = row.record
+            record.recordID = RecordID(recordName: uuidName(&rng), zoneID: SampleData.zone)
+            return try EngineRow(record, owner: row.owner)
+        }
+        let cumulus = try await CumulusStore("tree-uuid", productionSchema: productionSchema)
+        defer { cumulus.close() }
+        let sqlite = try SQLiteRecords("tree-uuid")
+        defer { sqlite.close() }
+        try sqlite.insert([tree.root][...] + tree.children, perTransaction: operationSize)
+        let sqliteBefore = processWriteBytes()
+        let sqliteSeconds = try measure { try sqlite.insert(renamed[...], perTransaction: operationSize) }
+        let sqliteWritten = bytesWritten(since: sqliteBefore, per: renamed.count)
+        let timed = try await bulk(Tree(root: tree.root, children: tree.children, grandchildren: renamed), into: cumulus)
+        let rows = Double(renamed.count)
+        report.compare(
+            "  random (UUID) record names, records/s", Figure(rows / timed.seconds, "records/s"),
+            baseline: "SQLite, same names", Figure(rows / sqliteSeconds, "records/s"))
+        if let cumulusWritten = timed.bytesPerRecord, let sqliteWritten {
+            report.compare(
+                "  bytes written to disk per record", Figure(cumulusWritten, "B"),
+                baseline: "SQLite, per row", Figure(sqliteWritten, "B"))
+        }
+    }
+
+    /// A random UUID in CloudKit's default record-name form (upper-case, hyphenated).
+    static func uuidName(_ rng: inout SeededRandom) -> String {
+        let high = rng.next()
+        let low = rng.next()
+        let hex = String(format: "%016llX%016llX", high, low)
+        let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
+            String(hex.dropFirst(range.lowerBound).prefix(range.count))
+        }
+        return parts.joined(separator: "-")
     }
 
     // MARK: - Fetch
