@@ -66,7 +66,7 @@ final class FeedKeyCache: Sendable {
     }
 
     private static func same(_ a: ZoneID, _ b: ZoneID) -> Bool {
-        same(a.zoneName, b.zoneName) && same(a.ownerName, b.ownerName)
+        a.hasSameBytes(as: b)
     }
 
     private static func same(_ a: String, _ b: String) -> Bool {

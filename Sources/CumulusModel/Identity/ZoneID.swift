@@ -29,4 +29,11 @@ public struct ZoneID: Sendable, Hashable, Comparable, Codable, CustomStringConve
 
     /// `zoneName:ownerName`.
     public var description: String { "\(zoneName):\(ownerName)" }
+
+    /// Whether `other` names this zone byte for byte, as the views' keys do: `==`
+    /// compares names as Swift strings (canonical equivalence), under which two zones
+    /// whose names differ in bytes would pass for one.
+    public func hasSameBytes(as other: ZoneID) -> Bool {
+        UTF8Order.compare(zoneName, other.zoneName) == 0 && UTF8Order.compare(ownerName, other.ownerName) == 0
+    }
 }

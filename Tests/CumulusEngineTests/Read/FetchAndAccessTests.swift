@@ -19,6 +19,25 @@ struct FetchAndAccessTests {
         #expect(none.fields.isEmpty)
     }
 
+    @Test("one fetch of IDs alternating between zones (one of them missing) finds each in its own zone")
+    func fetchAcrossZones() async throws {
+        let world = try EngineWorld()
+        let first = try await world.makeZone("First")
+        let second = try await world.makeZone("Second")
+        try await world.save([Record.make("T", "a", in: first, ["n": .int64(1)])])
+        try await world.save([Record.make("T", "a", in: second, ["n": .int64(2)]), Record.make("T", "b", in: second)])
+        let absent = ZoneID(zoneName: "Absent", ownerName: EngineWorld.user)
+        let asked = [id("a", in: first), id("a", in: second), id("b", in: first), id("b", in: second), id("a", in: absent), id("a", in: first)]
+        let results = try world.db.fetch(asked, as: EngineWorld.user)
+        #expect(results.map(\.recordID) == asked)
+        #expect(try results[0].result.get()["n"] == .int64(1))
+        #expect(try results[1].result.get()["n"] == .int64(2))
+        #expect(failure(results[2].result)?.code == .unknownItem)
+        #expect(try results[3].result.get().recordID.zoneID == second)
+        #expect(failure(results[4].result) != nil)
+        #expect(try results[5].result.get()["n"] == .int64(1))
+    }
+
     @Test("desiredKeys keeps exactly the named fields and encrypted values, in fetch and in zone changes alike")
     func desiredKeysWithEncryptedValues() async throws {
         let world = try EngineWorld()
