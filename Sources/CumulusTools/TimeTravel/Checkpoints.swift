@@ -12,8 +12,9 @@ import Foundation
 /// under `checkpoints/` beside a data directory's `data.mdb`. They are **derived**
 /// (made by replaying the log), **optional** (replay works without them) and
 /// **rebuildable** (delete the directory and build again); a checkpoint whose
-/// log ID or chain hash at S differs from the source's is ignored, so a stale or
-/// foreign one can never leak into a replay.
+/// log ID or chain hash at S differs from the source's, or whose views an older
+/// layout made (``ViewRebuilder/format``), is ignored — and replaced by the next
+/// build — so a stale or foreign one can never leak into a replay.
 public enum Checkpoints {
     /// One checkpoint.
     public struct Checkpoint: Sendable, Hashable {
@@ -43,7 +44,9 @@ public enum Checkpoints {
     }
 
     /// The newest checkpoint at or before `sequence` that holds a prefix of `source`'s
-    /// log (same log ID, same chain hash at its head), or `nil`.
+    /// log (same log ID, same chain hash at its head) with views of the current
+    /// layout, or `nil`. A replay continues the copied views with this build's code,
+    /// so views of another layout would be mixed with it, entries nothing deletes.
     static func latest(in directory: String, atOrBefore sequence: UInt64, matching source: LogStore) throws -> Checkpoint? {
         for checkpoint in list(in: directory).reversed() where checkpoint.sequence <= sequence && checkpoint.sequence > 0 {
             if try matches(checkpoint, source) { return checkpoint }
@@ -59,7 +62,9 @@ public enum Checkpoints {
             let store = try? LogStore(environment: environment)
         else { return false }
         let head = store.head
-        guard store.logID == source.logID, head.sequence == checkpoint.sequence else { return false }
+        guard store.logID == source.logID, head.sequence == checkpoint.sequence,
+            (try? ViewRebuilder.storedFormat(in: environment)) == ViewRebuilder.format
+        else { return false }
         return try source.chainHash(at: checkpoint.sequence) == head.hash
     }
 
@@ -97,8 +102,9 @@ public enum Checkpoints {
         try Replayer.appendAndApply(source, through: target, into: store, views, stops: every, progress: progress) {
             sequence in
             let path = directory + "/" + name(sequence)
-            guard !manager.fileExists(atPath: path + "/data.mdb") else { return }
+            guard try !matches(Checkpoint(sequence: sequence, path: path), source) else { return }
             try Replayer.markReplayed(environment, through: sequence)
+            try ViewRebuilder.markCurrent(environment)
             // A partial copy must never look like a checkpoint: copy, then rename.
             let partial = directory + "/.partial-\(name(sequence))"
             try? manager.removeItem(atPath: partial)

@@ -38,6 +38,28 @@ struct CheckpointTests {
         }
     }
 
+    @Test("a checkpoint whose views an older layout made is ignored by a replay and replaced by the next build")
+    func olderFormatCheckpointsAreReplaced() async throws {
+        let world = try ToolWorld()
+        let zone = try await world.makeZone()
+        for index in 0..<4 {
+            try await world.save([Record.make("Note", "n\(index)", in: zone, ["body": .string("word \(index)")])])
+        }
+        let directory = world.scratch("checkpoints")
+        #expect(try Checkpoints.build(world.store, in: directory, every: 2).map(\.sequence) == [2, 4])
+        // Make the checkpoints look as a build before views format 3 left them.
+        for checkpoint in Checkpoints.list(in: directory) {
+            let environment = try LMDBEnvironment(path: checkpoint.path)
+            let meta = try DataLayout.open(.meta, in: environment)
+            try environment.write { txn in _ = try txn.delete(meta, key: Array("viewsFormat".utf8)) }
+        }
+        let result = try Replayer.replay(world.store, through: 3, to: world.scratch("out"), checkpoints: directory)
+        #expect(result.checkpoint == nil, "an older checkpoint is not continued")
+        #expect(try Checkpoints.build(world.store, in: directory, every: 2).map(\.sequence) == [2, 4], "rebuilt")
+        let again = try Replayer.replay(world.store, through: 4, to: world.scratch("again"), checkpoints: directory)
+        #expect(again.checkpoint == 4)
+    }
+
     @Test("a checkpoint of another log is ignored")
     func foreignCheckpointsAreIgnored() async throws {
         let world = try ToolWorld()
