@@ -54,23 +54,13 @@ extension EngineSuite {
         defer { sqlite.close() }
 
         // Bulk: one round (the tree is built once), SQLite first.
-        try sqlite.insert([tree.root][...] + tree.children, perTransaction: operationSize)
-        let sqliteWrittenBefore = processWriteBytes()
-        let sqliteBulk = try measure { try sqlite.insert(tree.grandchildren[...], perTransaction: operationSize) }
-        let sqliteWritten = bytesWritten(since: sqliteWrittenBefore, per: tree.grandchildren.count)
+        let (sqliteBulk, sqliteWritten) = try bulk(tree, into: sqlite)
         let production = try await bulk(tree, into: cumulus)
         let rows = Double(tree.grandchildren.count)
         report.compare(
             "records/s, 400 per operation (production schema)", Figure(rows / production.seconds, "records/s"),
             baseline: "SQLite 400 rows/txn", Figure(rows / sqliteBulk, "records/s"), target: .atLeast(1))
-        // What bounds this figure as the store grows: every dirtied B-tree page is
-        // written whole at commit, and index entries of 400 records land on thousands
-        // of distinct pages.
-        if let cumulusWritten = production.bytesPerRecord, let sqliteWritten {
-            report.compare(
-                "  bytes written to disk per record", Figure(cumulusWritten, "B"),
-                baseline: "SQLite, per row", Figure(sqliteWritten, "B"))
-        }
+        reportBytesWritten(production.bytesPerRecord, beside: sqliteWritten, report)
         try await developmentBulk(tree, beside: cumulus, production, sqlite, sqliteBulk, report)
         try await randomNamesBulk(tree, report)
 
@@ -155,20 +145,33 @@ extension EngineSuite {
         defer { cumulus.close() }
         let sqlite = try SQLiteRecords("tree-uuid")
         defer { sqlite.close() }
-        try sqlite.insert([tree.root][...] + tree.children, perTransaction: operationSize)
-        let sqliteBefore = processWriteBytes()
-        let sqliteSeconds = try measure { try sqlite.insert(renamed[...], perTransaction: operationSize) }
-        let sqliteWritten = bytesWritten(since: sqliteBefore, per: renamed.count)
-        let timed = try await bulk(Tree(root: tree.root, children: tree.children, grandchildren: renamed), into: cumulus)
+        let renamedTree = Tree(root: tree.root, children: tree.children, grandchildren: renamed)
+        let (sqliteSeconds, sqliteWritten) = try bulk(renamedTree, into: sqlite)
+        let timed = try await bulk(renamedTree, into: cumulus)
         let rows = Double(renamed.count)
         report.compare(
             "  random (UUID) record names, records/s", Figure(rows / timed.seconds, "records/s"),
             baseline: "SQLite, same names", Figure(rows / sqliteSeconds, "records/s"))
-        if let cumulusWritten = timed.bytesPerRecord, let sqliteWritten {
-            report.compare(
-                "  bytes written to disk per record", Figure(cumulusWritten, "B"),
-                baseline: "SQLite, per row", Figure(sqliteWritten, "B"))
-        }
+        reportBytesWritten(timed.bytesPerRecord, beside: sqliteWritten, report)
+    }
+
+    /// SQLite's side of a bulk figure: root and children untimed, then the
+    /// grandchildren timed, 400 rows per transaction; the time and the bytes written
+    /// per grandchild.
+    private static func bulk(_ tree: Tree, into sqlite: SQLiteRecords) throws -> (seconds: Double, bytesPerRow: Double?) {
+        try sqlite.insert([tree.root][...] + tree.children, perTransaction: operationSize)
+        let before = processWriteBytes()
+        let seconds = try measure { try sqlite.insert(tree.grandchildren[...], perTransaction: operationSize) }
+        return (seconds, bytesWritten(since: before, per: tree.grandchildren.count))
+    }
+
+    /// The bytes-written line under a bulk figure, where both counts are available.
+    /// `write_bytes` counts what the kernel sends to storage, which for LMDB's scattered
+    /// page writes is several times what it writes (`Docs/PERFORMANCE.md`, sixth session).
+    private static func reportBytesWritten(_ cumulus: Double?, beside sqlite: Double?, _ report: Report) {
+        guard let cumulus, let sqlite else { return }
+        report.compare(
+            "  bytes written to disk per record", Figure(cumulus, "B"), baseline: "SQLite, per row", Figure(sqlite, "B"))
     }
 
     /// A random UUID in CloudKit's default record-name form (upper-case, hyphenated).

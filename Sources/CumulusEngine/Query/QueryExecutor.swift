@@ -85,6 +85,17 @@ struct QueryExecutor {
         return rest
     }
 
+    /// What a plan walking the index of `field` needs: the candidates of the selective
+    /// filters (ranges are checked on the records read, not built into a set), the
+    /// filters left to check, and the prefix of the field's entries.
+    private func sortIndexInputs(_ query: Query, zone: ZoneID, zoneKey: [UInt8], field: String) throws
+        -> (candidates: NameSet?, rest: Query, prefix: [UInt8])
+    {
+        let candidates = try finder(zone, zoneKey, query.recordType).candidates(for: query.filters, selectiveOnly: true)
+        let rest = residual(query, candidatesFromIndex: candidates != nil, selectiveOnly: true)
+        return (candidates, rest, IndexKeys.fieldPrefix(zoneKey, type: query.recordType, field: field))
+    }
+
     // MARK: Plans
 
     private func nameOrder(_ query: Query, zone: ZoneID, zoneKey: [UInt8], after position: [UInt8]?, limit: Int) throws
@@ -116,9 +127,7 @@ struct QueryExecutor {
         _ query: Query, zone: ZoneID, zoneKey: [UInt8], field: String, after position: [UInt8]?, limit: Int
     ) throws -> Page {
         let sort = query.sort[0]
-        let candidates = try finder(zone, zoneKey, query.recordType).candidates(for: query.filters, selectiveOnly: true)
-        let rest = residual(query, candidatesFromIndex: candidates != nil, selectiveOnly: true)
-        let prefix = IndexKeys.fieldPrefix(zoneKey, type: query.recordType, field: field)
+        let (candidates, rest, prefix) = try sortIndexInputs(query, zone: zone, zoneKey: zoneKey, field: field)
         var page = Page(records: [], more: false)
         let inMissingPhase = position?.first == 0xFF
         var hints = RecordDecodeHints()
@@ -167,9 +176,7 @@ struct QueryExecutor {
         _ query: Query, zone: ZoneID, zoneKey: [UInt8], field: String, after position: [UInt8]?, limit: Int
     ) throws -> Page {
         let first = query.sort[0]
-        let candidates = try finder(zone, zoneKey, query.recordType).candidates(for: query.filters, selectiveOnly: true)
-        let rest = residual(query, candidatesFromIndex: candidates != nil, selectiveOnly: true)
-        let prefix = IndexKeys.fieldPrefix(zoneKey, type: query.recordType, field: field)
+        let (candidates, rest, prefix) = try sortIndexInputs(query, zone: zone, zoneKey: zoneKey, field: field)
         var page = Page(records: [], more: false)
         var hints = RecordDecodeHints()
 

@@ -144,11 +144,12 @@ public enum IndexKeys {
     /// none), which an edit never changes.
     public static let createdBytes = 8
 
-    /// Appends the creation time that orders a token's records. Keyed by name alone, a
-    /// batch's entries for one common word landed on as many distinct leaf pages as it
-    /// had records, each written whole at commit (51.7 KB written per record at 100,000
-    /// records); keyed by creation first, a batch of new records appends at the end of
-    /// each word's range and dirties about one page per word, as FTS5's row numbers do.
+    /// Appends the creation time that orders a token's records. Keyed by name alone,
+    /// with the random names clients give records (UUIDs), a batch's entries for one
+    /// common word landed on as many distinct leaf pages as it had records, each
+    /// written whole at commit; keyed by creation first, a batch of new records appends
+    /// at the end of each word's range and dirties about one page per word, as FTS5's
+    /// row numbers do (400-record operations with UUID names: 1.8× the rate).
     static func appendCreated(_ record: Record, to key: inout [UInt8]) {
         OrderedEncoding.appendInt(record.creationDate?.millisecondsSince1970 ?? 0, to: &key)
     }
