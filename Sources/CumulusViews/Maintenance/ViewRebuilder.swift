@@ -30,12 +30,24 @@ public enum ViewRebuilder {
 
     /// Rebuilds the views of a writable data directory whose views an older layout
     /// made (the log is the truth, so nothing is lost); marks a new one current.
-    /// Returns whether it rebuilt.
+    /// Returns whether it rebuilt. A read-only directory cannot be rebuilt, and its
+    /// views would answer wrongly (an older token order, say), so it is refused with
+    /// `StorageError.invalidArgument` saying how to upgrade it.
     @discardableResult
     public static func upgradeIfNeeded(_ views: Views, from store: LogStore, progress: ((UInt64) -> Void)? = nil) throws
         -> Bool
     {
-        guard !store.environment.options.readOnly, try storedFormat(in: store.environment) != format else { return false }
+        let stored = try storedFormat(in: store.environment)
+        guard stored != format else { return false }
+        if store.environment.options.readOnly {
+            guard try store.lastSequence() == 0 else {
+                throw StorageError.invalidArgument(
+                    "the views in \(store.environment.path) were built by layout \(stored.map(String.init) ?? "1"); this "
+                        + "build reads layout \(format). Open it writable once (`cumulus verify --data \(store.environment.path)` "
+                        + "or `cumulus serve`) to rebuild them from the log, then open it read-only again")
+            }
+            return false
+        }
         guard try store.lastSequence() > 0 else {
             try markCurrent(store.environment)
             return false

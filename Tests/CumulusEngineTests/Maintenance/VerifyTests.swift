@@ -67,6 +67,35 @@ struct VerifyTests {
         #expect(try world.db.query(search, in: zone, as: EngineWorld.user).records.map(\.recordID.recordName) == ["a", "b"])
     }
 
+    @Test("a read-only open of views an older format built is refused, saying how to upgrade; writable, it upgrades")
+    func olderViewsFormatRefusedReadOnly() async throws {
+        let world = try EngineWorld()
+        let zone = try await world.makeZone()
+        try await world.save([Record.make("Note", "a", in: zone, ["body": .string("pear fig")])])
+        let environment = world.container.store.environment
+        try environment.write { txn in
+            try txn.put(try DataLayout.open(.meta, in: environment), key: Array("viewsFormat".utf8), value: [2])
+        }
+        world.container.close()
+        var options = LMDBEnvironment.Options()
+        options.readOnly = true
+        do {
+            _ = try Container(path: world.path, environmentOptions: options, role: .readOnly)
+            Issue.record("a read-only open of format-2 views must be refused")
+        } catch let error as StorageError {
+            #expect(error.description.contains("layout 2"))
+            #expect(error.description.contains("cumulus verify --data \(world.path)"))
+        }
+        // Writable, the same directory is rebuilt; read-only then opens and answers.
+        try Container(path: world.path).close()
+        let reader = try Container(path: world.path, environmentOptions: options, role: .readOnly)
+        defer { reader.close() }
+        #expect(try ViewRebuilder.storedFormat(in: reader.store.environment) == ViewRebuilder.format)
+        let search = Query(recordType: "Note", filters: [QueryFilter(key: .allTokens, comparator: .containsAllTokens, value: .string("fig"))])
+        let db = reader.privateDatabase(container: EngineWorld.containerID, user: EngineWorld.user)
+        #expect(try db.query(search, in: zone, as: EngineWorld.user).records.map(\.recordID.recordName) == ["a"])
+    }
+
     @Test("verify reports a damaged log frame")
     func verifyFindsLogDamage() async throws {
         let world = try EngineWorld()
