@@ -322,6 +322,7 @@ struct ModifyPlanner {
                 }
             }
         }
+        overlay.reserveDeletions(victims.count)
         for victim in victims { try overlay.delete(victim.record, cause: victim.cause) }
     }
 }
