@@ -47,8 +47,9 @@ struct DeferredWritesTests {
         return keys
     }
 
-    /// Keys like index keys: a long shared prefix, then tails of 0 to 12 bytes, mostly
-    /// zeros, so the eight-byte heads the sort compares first tie, pad and end early.
+    /// Keys like index keys: a long shared prefix, then tails of 0 to 24 bytes, mostly
+    /// zeros, so the two eight-byte heads the sort compares first tie, pad and end
+    /// early, and the compare past them decides some orders.
     @Test func sharedPrefixesAndZeroBytesSortAsLMDBDoes() throws {
         try withTemporaryDirectory { path in
             let env = try LMDBEnvironment(path: path)
@@ -56,7 +57,7 @@ struct DeferredWritesTests {
             let deferred = try env.table("deferred")
             let prefix = [UInt8](repeating: 0xAB, count: 24)
             for round in 0..<10 {
-                let operations = Self.operations(seed: 500 + UInt64(round), count: 400, prefix: prefix, tail: 0...12)
+                let operations = Self.operations(seed: 500 + UInt64(round), count: 400, prefix: prefix, tail: 0...24)
                 try env.write { txn throws in
                     try Self.apply(operations, immediately: immediate, deferred: deferred, txn)
                 }
