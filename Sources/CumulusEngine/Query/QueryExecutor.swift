@@ -271,6 +271,7 @@ struct QueryExecutor {
         _ zone: ZoneID, _ zoneKey: [UInt8], _ rest: Query, _ hints: inout RecordDecodeHints,
         _ body: (Record, [UInt8]) throws -> Bool
     ) throws {
+        // Records already taken at one element of a list (the only records found twice).
         var seen = Set<String>()
         try txn.scan(views.tables.fieldIndex, from: lower, to: upper, reverse: !sort.ascending) { key, _ in
             let suffix = UnsafeRawBufferPointer(rebasing: key[prefix.count...])
@@ -278,12 +279,25 @@ struct QueryExecutor {
                 let split = IndexKeys.splitValue(suffix)
             else { return true }
             if let candidates, !candidates.contains(split.name) { return true }
-            guard !seen.contains(split.name), let record = try load(split.name, zone, zoneKey, rest, &hints),
-                SortPosition.sortValue(record, sort) == split.value
+            guard seen.isEmpty || !seen.contains(split.name),
+                let record = try load(split.name, zone, zoneKey, rest, &hints)
             else { return true }
-            seen.insert(split.name)
+            // A scalar has one entry in the index, and this is it: its value is the
+            // record's sort value by construction, so it is not computed again (that
+            // and the set of names seen were a sixth of a sorted page). A list has an
+            // entry per element and sorts by its first in the sort's direction.
+            if Self.isList(sort.key, in: record) {
+                guard SortPosition.sortValue(record, sort) == split.value else { return true }
+                seen.insert(split.name)
+            }
             return try body(record, split.value)
         }
+    }
+
+    /// Whether `record` holds a list under `key`; system fields never do.
+    static func isList(_ key: QueryKey, in record: Record) -> Bool {
+        guard case .field(let name) = key, case .list = record[name] else { return false }
+        return true
     }
 
     /// The first sort key's encoded value in a position that has one (`0x01` ‖ value,

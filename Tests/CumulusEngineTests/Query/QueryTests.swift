@@ -320,6 +320,47 @@ struct QueryTests {
         }
     }
 
+    @Test("one sort key through its index: scalars and lists mixed, missing values, ties, both directions, pages of 1 to all")
+    func oneSortKeyOverScalarsAndLists() async throws {
+        let world = try EngineWorld()
+        let zone = try await world.makeZone()
+        var random = SeededRandom(seed: 0x5_0127)
+        func next(_ bound: Int) -> Int { Int.random(in: 0..<bound, using: &random) }
+        var rows: [(name: String, a: [Int64]?, b: [Int64]?)] = []
+        var records: [Record] = []
+        for index in 0..<200 {
+            let name = String(format: "s%03d", (index * 13) % 200)
+            // A scalar's one index entry is taken as its position without reading the
+            // value again; a list's record is found once per element and must be
+            // taken only at its least (ascending) or greatest (descending).
+            let a: [Int64]?
+            switch next(5) {
+            case 0: a = nil
+            case 1: a = [Int64(next(20)), Int64(next(20)), Int64(next(20))]
+            default: a = [Int64(next(20))]
+            }
+            var fields: [String: FieldValue] = [:]
+            if let a { fields["a"] = a.count == 1 ? .int64(a[0]) : .list(a.map(FieldValue.int64)) }
+            rows.append((name, a, nil))
+            records.append(Record.make("T", name, in: zone, fields))
+        }
+        try await world.save(Array(records[..<100]))
+        try await world.save(Array(records[100...]))
+        for ascending in [true, false] {
+            let expected = Self.expectedOrder(rows, ascending, true)
+            let query = Query(recordType: "T", sort: [QuerySort(key: .field("a"), ascending: ascending)])
+            for limit in [1, 7, 50, rows.count] {
+                var result = try world.db.query(query, in: zone, resultsLimit: limit, as: EngineWorld.user)
+                var all = names(result)
+                while let cursor = result.cursor, all.count <= rows.count {
+                    result = try world.db.query(continuing: cursor, resultsLimit: limit, as: EngineWorld.user)
+                    all += names(result)
+                }
+                #expect(all == expected, "\(ascending ? "ascending" : "descending"), pages of \(limit)")
+            }
+        }
+    }
+
     @Test("paging 1,000 matches 37 at a time while other records change: no duplicates, no skips")
     func pagingUnderChange() async throws {
         let world = try EngineWorld()
