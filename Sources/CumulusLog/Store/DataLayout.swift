@@ -61,6 +61,10 @@ public enum DataLayout {
         try environment.table(table.rawValue, options: table.options)
     }
 
+    /// The `meta` key a replayed copy (`cumulus replay`, a checkpoint) records the
+    /// last sequence it replayed under; a data directory without it is a live one.
+    public static let replayedThroughKey: [UInt8] = Array("replayedThrough".utf8)
+
     // MARK: - The server secret
 
     /// The key of the server secret in ``Table/secrets``.

@@ -28,7 +28,7 @@ public enum Replayer {
     }
 
     /// The `meta` key recording the sequence a replayed directory stops at.
-    public static let replayedThroughKey: [UInt8] = Array("replayedThrough".utf8)
+    public static let replayedThroughKey: [UInt8] = DataLayout.replayedThroughKey
     /// Commits per write transaction.
     public static let batchSize: UInt64 = 2_000
 

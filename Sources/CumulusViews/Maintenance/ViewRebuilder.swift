@@ -41,10 +41,17 @@ public enum ViewRebuilder {
         guard stored != format else { return false }
         if store.environment.options.readOnly {
             guard try store.lastSequence() == 0 else {
+                let path = store.environment.path
+                // A replayed copy (`cumulus replay`, a checkpoint) is read-only on disk
+                // and must stay as it was replayed: it is made again, not upgraded.
+                let remedy =
+                    try isReplayedCopy(store)
+                    ? "It is a replayed copy: replay it again with this build (`cumulus replay`)"
+                    : "Open it writable once (`cumulus verify --data \(path)` or `cumulus serve`) to rebuild them from "
+                        + "the log, then open it read-only again"
                 throw StorageError.invalidArgument(
-                    "the views in \(store.environment.path) were built by layout \(stored.map(String.init) ?? "1"); this "
-                        + "build reads layout \(format). Open it writable once (`cumulus verify --data \(store.environment.path)` "
-                        + "or `cumulus serve`) to rebuild them from the log, then open it read-only again")
+                    "the views in \(path) were built by layout \(stored.map(String.init) ?? "1"); this build reads "
+                        + "layout \(format). \(remedy)")
             }
             return false
         }
@@ -54,6 +61,12 @@ public enum ViewRebuilder {
         }
         try rebuild(views, from: store, progress: progress)
         return true
+    }
+
+    /// Whether `store` is a replayed copy: its `meta` records `replayedThrough`.
+    private static func isReplayedCopy(_ store: LogStore) throws -> Bool {
+        let meta = try DataLayout.open(.meta, in: store.environment)
+        return try store.environment.read { try $0.get(meta, key: DataLayout.replayedThroughKey) != nil }
     }
 
     /// Clears `views` (which must live in `store`'s environment) and replays every

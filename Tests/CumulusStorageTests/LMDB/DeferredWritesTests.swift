@@ -59,6 +59,11 @@ struct DeferredWritesTests {
             for round in 0..<10 {
                 let operations = Self.operations(seed: 500 + UInt64(round), count: 400, prefix: prefix, tail: 0...24)
                 try env.write { txn throws in
+                    // Empty tables every round: the deferred writes then take the
+                    // `MDB_APPEND` path, where LMDB refuses a key out of order, so a
+                    // wrong sort fails here and not only when it changes the contents.
+                    try txn.clear(immediate)
+                    try txn.clear(deferred)
                     try Self.apply(operations, immediately: immediate, deferred: deferred, txn)
                 }
                 let (expected, found) = try env.read { txn throws in

@@ -60,6 +60,29 @@ struct ReplayTests {
         }
     }
 
+    @Test("a replayed copy whose views an older build laid out is refused read-only, with replay as the remedy")
+    func olderReplayedCopyRefused() async throws {
+        let (world, _) = try await Self.populated()
+        let out = world.scratch("replay-old")
+        _ = try Replayer.replay(world.store, through: world.head, to: out)
+        // Make the copy look as an older build left it (its file is 0444: opened
+        // writable here only to set the layout byte back).
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: out + "/data.mdb")
+        do {
+            let environment = try LMDBEnvironment(path: out, options: LMDBEnvironment.Options(mapSize: 1 << 30))
+            let meta = try DataLayout.open(.meta, in: environment)
+            try environment.write { txn in try txn.put(meta, key: Array("viewsFormat".utf8), value: [2]) }
+        }
+        do {
+            let container = try Container(path: out, environmentOptions: LMDBEnvironment.Options(mapSize: 1 << 30, readOnly: true))
+            container.close()
+            Issue.record("a read-only open of a replayed copy with format-2 views must be refused")
+        } catch let error as StorageError {
+            #expect(error.description.contains("layout 2"))
+            #expect(error.description.contains("replay it again"))
+        }
+    }
+
     @Test("a time names the last commit at or before it; a time before the log is 0")
     func timesResolveToSequences() async throws {
         let (world, _) = try await Self.populated()
