@@ -10,68 +10,148 @@
 /// ``fields`` or ``encryptedValues`` decode both sections once, for every copy.
 /// Setting a value decodes them for good. Which form a record is in never shows in
 /// what it answers, or in equality.
+///
+/// Every property lives in one copy-on-write box, so a copy of a record — into an
+/// event, a result page, a plan's overlay — is one retain instead of one per string
+/// and collection it holds (retain and release were a fifth of a query page's
+/// profile), and a record is a pointer wide wherever it is stored.
 public struct Record: Sendable, Hashable {
+    /// The properties. Mutated only through ``writable``, which copies the box first
+    /// unless this record holds the only reference: the value semantics of the
+    /// standard library's collections, and what makes sharing it across threads safe.
+    private final class Storage: @unchecked Sendable {
+        var recordType: String
+        var recordID: RecordID
+        /// The values, once decoded or set; empty while `encoded` holds them.
+        var decodedFields: [String: FieldValue]
+        var decodedEncrypted: [String: FieldValue] = [:]
+        /// The values still in their stored bytes, or `nil` once decoded or set.
+        var encoded: EncodedValues?
+        var creationDate: Timestamp?
+        var modificationDate: Timestamp?
+        var creatorUserRecordID: RecordID?
+        var lastModifiedUserRecordID: RecordID?
+        var recordChangeTag: String?
+        var parent: Reference?
+        var share: Reference?
+        var changedKeys: Set<String>
+
+        init(recordType: String, recordID: RecordID, fields: [String: FieldValue], changedKeys: Set<String>) {
+            self.recordType = recordType
+            self.recordID = recordID
+            self.decodedFields = fields
+            self.changedKeys = changedKeys
+        }
+
+        func copy() -> Storage {
+            let copy = Storage(recordType: recordType, recordID: recordID, fields: decodedFields, changedKeys: changedKeys)
+            copy.decodedEncrypted = decodedEncrypted
+            copy.encoded = encoded
+            copy.creationDate = creationDate
+            copy.modificationDate = modificationDate
+            copy.creatorUserRecordID = creatorUserRecordID
+            copy.lastModifiedUserRecordID = lastModifiedUserRecordID
+            copy.recordChangeTag = recordChangeTag
+            copy.parent = parent
+            copy.share = share
+            return copy
+        }
+    }
+
+    private var storage: Storage
+
+    /// The box, made this record's own first if another record shares it.
+    private var writable: Storage {
+        mutating get {
+            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+            return storage
+        }
+    }
+
     /// The record's type, e.g. `TodoItem`.
-    public var recordType: String
+    public var recordType: String {
+        get { storage.recordType }
+        set { writable.recordType = newValue }
+    }
     /// The record's identity.
-    public var recordID: RecordID
+    public var recordID: RecordID {
+        get { storage.recordID }
+        set { writable.recordID = newValue }
+    }
     /// User fields by key. Prefer the subscript, which tracks ``changedKeys``.
-    public var fields: [String: FieldValue] { encoded?.fields ?? decodedFields }
+    public var fields: [String: FieldValue] { storage.encoded?.fields ?? storage.decodedFields }
     /// The encrypted key space: opaque values the server stores and returns but
     /// never interprets (the client library encrypts before sending).
-    public var encryptedValues: [String: FieldValue] { encoded?.encrypted ?? decodedEncrypted }
-    /// The values, once decoded or set; empty while `encoded` holds them.
-    private var decodedFields: [String: FieldValue]
-    private var decodedEncrypted: [String: FieldValue]
+    public var encryptedValues: [String: FieldValue] { storage.encoded?.encrypted ?? storage.decodedEncrypted }
     /// The values still in their stored bytes, or `nil` once decoded or set.
-    private(set) var encoded: EncodedValues?
+    var encoded: EncodedValues? { storage.encoded }
     /// When the record was first saved (server-set).
-    public var creationDate: Timestamp?
+    public var creationDate: Timestamp? {
+        get { storage.creationDate }
+        set { writable.creationDate = newValue }
+    }
     /// When the record was last saved (server-set).
-    public var modificationDate: Timestamp?
+    public var modificationDate: Timestamp? {
+        get { storage.modificationDate }
+        set { writable.modificationDate = newValue }
+    }
     /// Who first saved it (server-set).
-    public var creatorUserRecordID: RecordID?
+    public var creatorUserRecordID: RecordID? {
+        get { storage.creatorUserRecordID }
+        set { writable.creatorUserRecordID = newValue }
+    }
     /// Who last saved it (server-set).
-    public var lastModifiedUserRecordID: RecordID?
+    public var lastModifiedUserRecordID: RecordID? {
+        get { storage.lastModifiedUserRecordID }
+        set { writable.lastModifiedUserRecordID = newValue }
+    }
     /// Opaque version tag, new on every save (server-set); `nil` before the first save.
-    public var recordChangeTag: String?
+    public var recordChangeTag: String? {
+        get { storage.recordChangeTag }
+        set { writable.recordChangeTag = newValue }
+    }
     /// The parent in a share hierarchy; a reference with action `none`. Setting it
     /// marks `parent` changed, so partial save policies know to write it.
     public var parent: Reference? {
-        didSet { changedKeys.insert("parent") }
+        get { storage.parent }
+        set {
+            let box = writable
+            box.parent = newValue
+            box.changedKeys.insert("parent")
+        }
     }
     /// The share this record belongs to (server-set, SPEC §9).
-    public var share: Reference?
+    public var share: Reference? {
+        get { storage.share }
+        set { writable.share = newValue }
+    }
     /// Keys set or removed since the record was created, fetched or last cleared.
-    public private(set) var changedKeys: Set<String>
+    public var changedKeys: Set<String> { storage.changedKeys }
 
     /// A new record; every field passed here counts as changed, as in CloudKit.
     public init(recordType: String, recordID: RecordID = RecordID(), fields: [String: FieldValue] = [:]) {
-        self.recordType = recordType
-        self.recordID = recordID
-        self.decodedFields = fields
-        self.decodedEncrypted = [:]
-        self.encoded = nil
-        self.changedKeys = Set(fields.keys)
+        storage = Storage(recordType: recordType, recordID: recordID, fields: fields, changedKeys: Set(fields.keys))
     }
 
     /// A field's value; assigning (or assigning `nil`) marks the key changed.
     public subscript(key: String) -> FieldValue? {
-        get { encoded.map { $0.value(key, encrypted: false) } ?? decodedFields[key] }
+        get { storage.encoded.map { $0.value(key, encrypted: false) } ?? storage.decodedFields[key] }
         set {
             decodeForWriting()
-            decodedFields[key] = newValue
-            changedKeys.insert(key)
+            let box = writable
+            box.decodedFields[key] = newValue
+            box.changedKeys.insert(key)
         }
     }
 
     /// A value in the encrypted key space; assigning marks the key changed.
     public subscript(encrypted key: String) -> FieldValue? {
-        get { encoded.map { $0.value(key, encrypted: true) } ?? decodedEncrypted[key] }
+        get { storage.encoded.map { $0.value(key, encrypted: true) } ?? storage.decodedEncrypted[key] }
         set {
             decodeForWriting()
-            decodedEncrypted[key] = newValue
-            changedKeys.insert(key)
+            let box = writable
+            box.decodedEncrypted[key] = newValue
+            box.changedKeys.insert(key)
         }
     }
 
@@ -80,33 +160,36 @@ public struct Record: Sendable, Hashable {
         if let encoded {
             return Array(Set(encoded.keys(encrypted: false)).union(encoded.keys(encrypted: true))).sorted()
         }
-        return Array(Set(decodedFields.keys).union(decodedEncrypted.keys)).sorted()
+        return Array(Set(storage.decodedFields.keys).union(storage.decodedEncrypted.keys)).sorted()
     }
 
     /// Marks `key` changed without touching its value (what a client library does
     /// when it rebuilds a record it is about to send).
     public mutating func markChanged(_ key: String) {
-        changedKeys.insert(key)
+        writable.changedKeys.insert(key)
     }
 
     /// Forgets which keys changed: the state of a record just fetched or saved.
     public mutating func clearChangedKeys() {
-        changedKeys.removeAll()
+        guard !storage.changedKeys.isEmpty else { return }
+        writable.changedKeys.removeAll()
     }
 
     /// Replaces fields wholesale without marking them changed: how decoders and
     /// the server build a record that is already stored.
     public mutating func setStored(fields: [String: FieldValue], encryptedValues: [String: FieldValue]) {
-        self.decodedFields = fields
-        self.decodedEncrypted = encryptedValues
-        self.encoded = nil
+        let box = writable
+        box.decodedFields = fields
+        box.decodedEncrypted = encryptedValues
+        box.encoded = nil
     }
 
     /// Keeps the values in their stored bytes (``RecordCodec/decodeLazily(_:)``).
     mutating func setStored(encoded: EncodedValues) {
-        decodedFields = [:]
-        decodedEncrypted = [:]
-        self.encoded = encoded
+        let box = writable
+        box.decodedFields = [:]
+        box.decodedEncrypted = [:]
+        box.encoded = encoded
     }
 
     /// Keeps only the user fields and encrypted values whose key `keep` accepts,
@@ -117,8 +200,9 @@ public struct Record: Sendable, Hashable {
             let kept = encoded.values(keeping: keep)
             setStored(fields: kept.fields, encryptedValues: kept.encrypted)
         } else {
-            decodedFields = decodedFields.filter { keep($0.key) }
-            decodedEncrypted = decodedEncrypted.filter { keep($0.key) }
+            let box = writable
+            box.decodedFields = box.decodedFields.filter { keep($0.key) }
+            box.decodedEncrypted = box.decodedEncrypted.filter { keep($0.key) }
         }
     }
 
@@ -129,7 +213,7 @@ public struct Record: Sendable, Hashable {
         if let encoded {
             try encoded.forEachField(where: accept, body)
         } else {
-            for (key, value) in decodedFields where accept(key) { try body(key, value) }
+            for (key, value) in storage.decodedFields where accept(key) { try body(key, value) }
         }
     }
 
@@ -140,7 +224,7 @@ public struct Record: Sendable, Hashable {
         if let encoded {
             try encoded.forEachReference(body)
         } else {
-            for value in decodedFields.values { for reference in value.references { try body(reference) } }
+            for value in storage.decodedFields.values { for reference in value.references { try body(reference) } }
         }
     }
 
@@ -176,6 +260,7 @@ public struct Record: Sendable, Hashable {
     /// a record whose values are still in their stored bytes equals the same record
     /// decoded.
     public static func == (lhs: Record, rhs: Record) -> Bool {
+        if lhs.storage === rhs.storage { return true }
         guard lhs.recordType == rhs.recordType, lhs.recordID == rhs.recordID, lhs.creationDate == rhs.creationDate,
             lhs.modificationDate == rhs.modificationDate, lhs.creatorUserRecordID == rhs.creatorUserRecordID,
             lhs.lastModifiedUserRecordID == rhs.lastModifiedUserRecordID, lhs.recordChangeTag == rhs.recordChangeTag,

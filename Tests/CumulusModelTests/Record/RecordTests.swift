@@ -17,6 +17,50 @@ struct RecordTests {
         #expect(record.allKeys == ["done", "secret"])
     }
 
+    @Test("a copy is a value: changing any property of one leaves the other as it was, in either form")
+    func copiesAreIndependent() throws {
+        let zone = ZoneID(zoneName: "Z", ownerName: "_alice")
+        var original = Record(recordType: "Todo", recordID: RecordID(recordName: "t1", zoneID: zone), fields: [
+            "title": .string("a"), "rank": .int64(1),
+        ])
+        original[encrypted: "secret"] = .bytes([1])
+        original.creationDate = Timestamp(millisecondsSince1970: 1_000)
+        original.recordChangeTag = "t"
+        original.clearChangedKeys()
+        // The same record with its values still in their stored bytes.
+        let stored = try RecordCodec.encode(original)
+        let lazy = try stored.withUnsafeBytes { try RecordCodec.decodeLazily($0) }
+        #expect(lazy == original)
+
+        for base in [original, lazy] {
+            let before = base
+            let mutations: [(String, (inout Record) -> Void)] = [
+                ("type", { $0.recordType = "Other" }),
+                ("id", { $0.recordID = RecordID(recordName: "t2", zoneID: zone) }),
+                ("field", { $0["title"] = .string("b") }),
+                ("removed field", { $0["rank"] = nil }),
+                ("encrypted", { $0[encrypted: "secret"] = .bytes([2]) }),
+                ("creation", { $0.creationDate = nil }),
+                ("modification", { $0.modificationDate = Timestamp(millisecondsSince1970: 5) }),
+                ("creator", { $0.creatorUserRecordID = RecordID(recordName: "_bob") }),
+                ("modifier", { $0.lastModifiedUserRecordID = RecordID(recordName: "_bob") }),
+                ("tag", { $0.recordChangeTag = "u" }),
+                ("parent", { $0.parent = Reference(recordID: RecordID(recordName: "p", zoneID: zone)) }),
+                ("share", { $0.share = Reference(recordID: RecordID(recordName: "s", zoneID: zone)) }),
+                ("marked", { $0.markChanged("rank") }),
+                ("stored", { $0.setStored(fields: [:], encryptedValues: [:]) }),
+                ("retained", { $0.retainValues { $0 == "rank" } }),
+            ]
+            for (label, mutate) in mutations {
+                var copy = base
+                mutate(&copy)
+                #expect(copy != base, "\(label): the copy changed")
+                #expect(base == before, "\(label): the original did not")
+                #expect(base["title"] == .string("a") && base[encrypted: "secret"] == .bytes([1]), "\(label)")
+            }
+        }
+    }
+
     @Test("allTokens splits every string field, lists included, at white space and lower-cases")
     func allTokensCoversStringsAndLists() {
         let record = Record(
