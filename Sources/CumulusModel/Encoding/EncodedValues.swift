@@ -207,12 +207,17 @@ final class EncodedValues: Sendable {
         var previous: UnsafeRawBufferPointer?
         var allASCII = true
         for _ in 0..<count {
-            let key = try RecordReader.skipString(&reader, checking: true)
+            // The key's UTF-8 is checked here rather than by `skipString(checking:)`,
+            // which would scan an ASCII key a second time.
+            let key = try RecordReader.skipString(&reader, checking: false)
+            if !BinaryReader.isASCII(key) {
+                guard String(validating: key, as: UTF8.self) != nil else { throw reader.failure("invalid UTF-8 in string") }
+                allASCII = false
+            }
             if let previous, UTF8Order.compare(previous, key) >= 0 {
                 throw reader.failure("field keys not in strictly ascending order")
             }
             previous = key
-            if allASCII, !BinaryReader.isASCII(key) { allASCII = false }
             try RecordReader.skipValue(&reader, checking: home)
         }
         // Distinct bytes can still be equal Swift strings (canonical equivalence, and
