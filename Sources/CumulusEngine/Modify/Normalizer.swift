@@ -19,9 +19,17 @@ struct Normalizer {
         RecordID(recordName: id.recordName, zoneID: zone(id.zoneID))
     }
 
+    /// Whether `zone` names the placeholder owner that ``zone(_:)`` replaces.
+    private func isPlaceholder(_ zone: ZoneID) -> Bool {
+        database.scope != .public && zone.ownerName == ZoneID.defaultOwnerName && !database.owner.isEmpty
+    }
+
     /// The record with its ID and every reference (fields, lists, parent, share)
-    /// normalized; changed keys are kept.
+    /// normalized; changed keys are kept. A record with no placeholder anywhere is
+    /// returned as it came: rebuilding its values and changed keys for nothing was 4 %
+    /// of a 400-record operation.
     func record(_ record: Record) -> Record {
+        guard needsNormalizing(record) else { return record }
         var result = record
         result.recordID = recordID(record.recordID)
         var fields = record.fields
@@ -36,6 +44,19 @@ struct Normalizer {
         result.clearChangedKeys()
         for key in changed { result.markChanged(key) }
         return result
+    }
+
+    private func needsNormalizing(_ record: Record) -> Bool {
+        if database.scope == .public || database.owner.isEmpty { return false }
+        if isPlaceholder(record.recordID.zoneID) { return true }
+        if let parent = record.parent, isPlaceholder(parent.recordID.zoneID) { return true }
+        if let share = record.share, isPlaceholder(share.recordID.zoneID) { return true }
+        var found = false
+        record.forEachFieldReference { if isPlaceholder($0.recordID.zoneID) { found = true } }
+        if found { return true }
+        return record.encryptedValues.values.contains { value in
+            value.references.contains { isPlaceholder($0.recordID.zoneID) }
+        }
     }
 
     private func value(_ value: FieldValue) -> FieldValue {
