@@ -85,13 +85,21 @@ enum RecordMerger {
     /// The keys whose values differ between `old` and `new` (user and encrypted),
     /// sorted: what the log records as the save's changed keys.
     static func changedKeys(from old: Record?, to new: Record) -> [String] {
-        var keys = Set<String>()
-        let oldFields = old?.fields ?? [:]
-        let oldEncrypted = old?.encryptedValues ?? [:]
-        for key in Set(oldFields.keys).union(new.fields.keys) where oldFields[key] != new.fields[key] { keys.insert(key) }
-        for key in Set(oldEncrypted.keys).union(new.encryptedValues.keys) where oldEncrypted[key] != new.encryptedValues[key] {
-            keys.insert(key)
+        // One pass over each side, no union sets, each dictionary read once: building
+        // sets of both sides' keys and sorting through `UTF8View` was most of this in
+        // the profile of a 400-record operation, where every record is new.
+        var keys: [String] = []
+        func differences(_ before: [String: FieldValue], _ after: [String: FieldValue]) {
+            if before.isEmpty {
+                keys.append(contentsOf: after.keys)
+                return
+            }
+            for (key, value) in after where before[key] != value { keys.append(key) }
+            for key in before.keys where after[key] == nil { keys.append(key) }
         }
-        return keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        differences(old?.fields ?? [:], new.fields)
+        differences(old?.encryptedValues ?? [:], new.encryptedValues)
+        // A key can differ in both spaces; it is listed once.
+        return UTF8Order.sorted(keys) { UTF8Order.compare($0, $1) }
     }
 }
