@@ -99,7 +99,9 @@ enum RecordMerger {
         }
         differences(old?.fields ?? [:], new.fields)
         differences(old?.encryptedValues ?? [:], new.encryptedValues)
-        // A key can differ in both spaces; it is listed once.
+        // A key can differ in both spaces; it is listed once. Valid keys are ASCII,
+        // where byte equality is Swift's; any other key is deduplicated Swift's way.
+        guard keys.allSatisfy(UTF8Order.isASCII) else { return Set(keys).sorted(by: UTF8Order.precedes) }
         return UTF8Order.sorted(keys) { UTF8Order.compare($0, $1) }
     }
 }

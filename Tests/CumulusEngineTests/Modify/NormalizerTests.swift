@@ -36,6 +36,12 @@ struct NormalizerTests {
         let resolved = normalizer.record(mixed)
         #expect(resolved["late"] == .list([.int64(2), .reference(Reference(recordID: RecordID(recordName: "d", zoneID: real)))]))
         #expect(resolved.changedKeys == mixed.changedKeys)
+        var inParent = expected
+        inParent.parent = Reference(recordID: RecordID(recordName: "p", zoneID: placeholder))
+        #expect(normalizer.record(inParent).parent == expected.parent)
+        var inShare = expected
+        inShare.share = Reference(recordID: RecordID(recordName: "s", zoneID: placeholder))
+        #expect(normalizer.record(inShare).share == expected.share)
         var secret = expected
         secret[encrypted: "late"] = .reference(Reference(recordID: RecordID(recordName: "e", zoneID: placeholder)))
         #expect(normalizer.record(secret)[encrypted: "late"]
