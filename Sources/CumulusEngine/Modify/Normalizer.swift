@@ -6,22 +6,23 @@ import CumulusModel
 struct Normalizer {
     let database: DatabaseID
 
+    /// Whether this database replaces the placeholder at all (the public one keeps it).
+    private var resolvesPlaceholders: Bool { database.scope != .public && !database.owner.isEmpty }
+
+    /// Whether `zone` names the placeholder owner that ``zone(_:)`` replaces.
+    private func isPlaceholder(_ zone: ZoneID) -> Bool {
+        resolvesPlaceholders && zone.ownerName == ZoneID.defaultOwnerName
+    }
+
     /// The zone ID as stored.
     func zone(_ zone: ZoneID) -> ZoneID {
-        guard database.scope != .public, zone.ownerName == ZoneID.defaultOwnerName, !database.owner.isEmpty else {
-            return zone
-        }
+        guard isPlaceholder(zone) else { return zone }
         return ZoneID(zoneName: zone.zoneName, ownerName: database.owner)
     }
 
     /// The record ID as stored.
     func recordID(_ id: RecordID) -> RecordID {
         RecordID(recordName: id.recordName, zoneID: zone(id.zoneID))
-    }
-
-    /// Whether `zone` names the placeholder owner that ``zone(_:)`` replaces.
-    private func isPlaceholder(_ zone: ZoneID) -> Bool {
-        database.scope != .public && zone.ownerName == ZoneID.defaultOwnerName && !database.owner.isEmpty
     }
 
     /// The record with its ID and every reference (fields, lists, parent, share)
@@ -47,7 +48,7 @@ struct Normalizer {
     }
 
     private func needsNormalizing(_ record: Record) -> Bool {
-        if database.scope == .public || database.owner.isEmpty { return false }
+        guard resolvesPlaceholders else { return false }
         if isPlaceholder(record.recordID.zoneID) { return true }
         if let parent = record.parent, isPlaceholder(parent.recordID.zoneID) { return true }
         if let share = record.share, isPlaceholder(share.recordID.zoneID) { return true }

@@ -27,8 +27,6 @@ public enum Replayer {
         public var checkpoint: UInt64?
     }
 
-    /// The `meta` key recording the sequence a replayed directory stops at.
-    public static let replayedThroughKey: [UInt8] = DataLayout.replayedThroughKey
     /// Commits per write transaction.
     public static let batchSize: UInt64 = 2_000
 
@@ -104,7 +102,7 @@ public enum Replayer {
     static func markReplayed(_ environment: LMDBEnvironment, through sequence: UInt64) throws {
         let meta = try DataLayout.open(.meta, in: environment)
         try environment.write { txn in
-            try txn.put(meta, key: replayedThroughKey, value: BigEndian.bytes(sequence))
+            try txn.put(meta, key: DataLayout.replayedThroughKey, value: BigEndian.bytes(sequence))
         }
     }
 
@@ -112,7 +110,7 @@ public enum Replayer {
     public static func replayedThrough(_ store: LogStore) throws -> UInt64? {
         guard let meta = try? DataLayout.open(.meta, in: store.environment) else { return nil }
         return try store.environment.read { txn in
-            try txn.get(meta, key: replayedThroughKey).flatMap { BigEndian.decode(UInt64.self, from: $0) }
+            try txn.get(meta, key: DataLayout.replayedThroughKey).flatMap { BigEndian.decode(UInt64.self, from: $0) }
         }
     }
 
