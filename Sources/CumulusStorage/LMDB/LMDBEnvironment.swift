@@ -37,7 +37,8 @@ public final class LMDBEnvironment: @unchecked Sendable {
     // threads at once (with MDB_NOTLS, read transactions are not bound to threads either).
     // The one env call that is not thread-safe, mdb_env_set_mapsize, runs only with
     // `mapLock` held exclusively. mdb_dbi_open runs only with `writerLock` held. The table
-    // cache is inside a Mutex. Every other stored property is immutable after init.
+    // cache is inside a Mutex. `spareDeferred` is used only with `writerLock` held. Every
+    // other stored property is immutable after init.
 
     /// The directory passed to `init`.
     public let path: String
@@ -54,6 +55,9 @@ public final class LMDBEnvironment: @unchecked Sendable {
     private let writerLock: WriterLock
     private let threadState: ThreadTransactionState
     private let tables: Mutex<[String: LMDBTable]>
+    /// The last write transaction's emptied deferred-write buffers, handed to the next
+    /// (``DeferredWrites``). Read and written only with `writerLock` held.
+    private var spareDeferred: DeferredWrites?
 
     private static let nextID = Atomic<UInt64>(1)
 
@@ -280,6 +284,10 @@ public final class LMDBEnvironment: @unchecked Sendable {
                 throw error
             }
             let transaction = LMDBWriteTransaction(environment: self, handle: txn)
+            transaction.deferred = spareDeferred
+            spareDeferred = nil
+            // Whatever happens to the transaction, its buffers go to the next one.
+            defer { spareDeferred = transaction.deferred?.reusable() }
             let result: T
             do {
                 result = try body(transaction)

@@ -47,7 +47,7 @@ public class LMDBReadTransaction {
         // Every use of a table passes here: writing what is held back for it first
         // keeps deferred writes invisible to everything, this transaction included.
         if let deferred, !deferred.isEmpty, let work = deferred.take(table) {
-            try writeDeferred(work)
+            try writeDeferred(work, from: deferred)
         }
         return dbi
     }
@@ -62,15 +62,18 @@ public class LMDBReadTransaction {
         return table.dbi
     }
 
-    /// Writes one table's held-back operations (see ``DeferredWrites``).
-    func writeDeferred(_ work: DeferredWrites.Pending) throws(StorageError) {
+    /// Writes one table's held-back operations, taken from `deferred`, and gives their
+    /// buffers back to it for reuse (see ``DeferredWrites``).
+    func writeDeferred(_ work: consuming DeferredWrites.Pending, from deferred: DeferredWrites) throws(StorageError) {
+        var work = work
         let txn = try txnHandle()
         var stat = MDB_stat()
         let rc = mdb_stat(txn, work.table.dbi, &stat)
         guard rc == 0 else { throw failure(rc, "mdb_stat(\(work.table.name))") }
-        if let (code, operation) = DeferredWrites.write(work, txn: txn, empty: stat.ms_entries == 0) {
+        if let (code, operation) = DeferredWrites.write(&work, txn: txn, empty: stat.ms_entries == 0) {
             throw failure(code, operation)
         }
+        deferred.recycle(work)
     }
 
     /// Converts a failed LMDB return code into an error, noting MDB_MAP_FULL.

@@ -215,4 +215,88 @@ struct DeferredWritesTests {
             try env.read { txn throws in #expect(try txn.count(table) == 20_000) }
         }
     }
+
+    /// Deletes of neighbouring keys take the entry the cursor rests on after a delete;
+    /// runs of neighbours, gaps, absent keys, puts between deletes, a page's last entry
+    /// and the table's last must all end as immediate deletes do.
+    @Test func runsOfNeighbouringDeletesEndAsImmediateDeletes() throws {
+        try withTemporaryDirectory { path in
+            let env = try LMDBEnvironment(path: path)
+            let immediate = try env.table("immediate")
+            let deferred = try env.table("deferred")
+            func key(_ index: Int, _ tail: UInt8 = 0) -> [UInt8] {
+                [UInt8](repeating: 0x42, count: 24) + BigEndian.bytes(UInt64(index)) + [tail]
+            }
+            // Enough entries for hundreds of pages, so runs cross page boundaries.
+            try env.write { txn throws in
+                for index in 0..<6_000 {
+                    try txn.put(immediate, key: key(index), value: [UInt8]())
+                    try txn.put(deferred, key: key(index), value: [UInt8]())
+                }
+            }
+            var operations: [(key: [UInt8], isPut: Bool)] = []
+            for index in 100..<2_500 { operations.append((key(index), false)) }  // one long run
+            for index in stride(from: 2_500, to: 3_500, by: 3) { operations.append((key(index), false)) }  // gaps
+            for index in 3_500..<3_600 {
+                operations.append((key(index, 1), false))  // absent, between present keys
+                operations.append((key(index), false))
+                if index % 10 == 0 { operations.append((key(index, 2), true)) }  // a put inside the run
+            }
+            for index in 5_990..<6_010 { operations.append((key(index), false)) }  // the table's end, then absent
+            operations.append((key(0), false))  // the table's first
+            // Written in one unordered batch: the sort puts the runs back together.
+            var generator = SeededGenerator(seed: 77)
+            operations.shuffle(using: &generator)
+            try env.write { txn throws in try Self.apply(operations, immediately: immediate, deferred: deferred, txn) }
+            try env.read { txn throws in
+                let expected = try Self.contents(immediate, txn)
+                #expect(try Self.contents(deferred, txn) == expected)
+                #expect(expected.count == 6_000 - 2_400 - 334 - 100 + 10 - 10 - 1)
+            }
+        }
+    }
+
+    /// The environment hands a transaction's emptied buffers to the next one: what an
+    /// aborted transaction held back is gone, later transactions write only their own
+    /// operations, and buffers past the retained size are let go.
+    @Test func buffersPassToTheNextTransactionWithNothingLeftPending() throws {
+        struct Stop: Error {}
+        try withTemporaryDirectory { path in
+            let env = try LMDBEnvironment(path: path)
+            let immediate = try env.table("immediate")
+            let deferred = try env.table("deferred")
+            for round in 0..<12 {
+                let operations = Self.operations(seed: 900 + UInt64(round), count: 300)
+                if round % 3 == 1 {
+                    // Held back, then aborted: none of it may reach a later transaction.
+                    #expect(throws: Stop.self) {
+                        try env.write { txn throws in
+                            try Self.apply(operations, immediately: immediate, deferred: deferred, txn)
+                            throw Stop()
+                        }
+                    }
+                    continue
+                }
+                try env.write { txn throws in
+                    if round > 0 {
+                        // Reused, and empty before this transaction defers anything.
+                        #expect(txn.deferred != nil, "round \(round)")
+                        #expect(txn.deferred?.isEmpty == true, "round \(round)")
+                    }
+                    try Self.apply(operations, immediately: immediate, deferred: deferred, txn)
+                }
+                try env.read { txn throws in
+                    #expect(try Self.contents(deferred, txn) == (try Self.contents(immediate, txn)), "round \(round)")
+                }
+            }
+            // One table's buffer past the retained size is not kept.
+            try env.write { txn throws in
+                let tail = [UInt8](repeating: 9, count: 400)
+                for index in 0..<(DeferredWrites.retainedCapacity / 400 + 100) {
+                    try txn.deferPut(deferred, key: BigEndian.bytes(UInt64(index)) + tail)
+                }
+            }
+            try env.write { txn throws in #expect(txn.deferred == nil) }
+        }
+    }
 }
