@@ -25,6 +25,9 @@ public final class Views: Sendable {
     let subscriptionCache = SubscriptionCache()
     /// Parsed schemas, keyed by their stored bytes.
     let schemaCatalog = SchemaCatalog()
+    /// Zone keys of the zones written most recently: a record's view keys start with
+    /// its zone's, derived by a SHA-256 per record otherwise.
+    let zoneKeys = FeedKeyCache()
 
     /// Told of index builds a schema change causes (schema, record type, records
     /// done so far), every 10,000 records and at the end of each type; called on the

@@ -42,8 +42,9 @@ public enum FeedKeys {
 /// that one of the last few commits touched. A handful of entries searched by
 /// equality is cheaper than hashing the identities into a dictionary; a miss only
 /// costs the derivation. The keys depend on the identity alone, so a cached key is
-/// never stale.
-final class FeedKeyCache: Sendable {
+/// never stale. The views keep one too: every saved or deleted record's view keys
+/// start with its zone's key, and a cascade of 100,000 derived it 100,000 times.
+public final class FeedKeyCache: Sendable {
     /// Entries kept of each kind; old ones are overwritten round-robin.
     static let capacity = 8
 
@@ -73,8 +74,11 @@ final class FeedKeyCache: Sendable {
         !UTF8Order.precedes(a, b) && !UTF8Order.precedes(b, a)
     }
 
+    /// An empty cache.
+    public init() {}
+
     /// `FeedKeys.zone(database, zone)`, from the cache when it was derived recently.
-    func zone(_ database: DatabaseID, _ zone: ZoneID) -> [UInt8] {
+    public func zone(_ database: DatabaseID, _ zone: ZoneID) -> [UInt8] {
         let cached = state.withLock { state in
             state.zones.first { Self.same($0.zone, zone) && Self.same($0.database, database) }?.key
         }
@@ -92,7 +96,7 @@ final class FeedKeyCache: Sendable {
     }
 
     /// `FeedKeys.database(database)`, from the cache when it was derived recently.
-    func database(_ database: DatabaseID) -> [UInt8] {
+    public func database(_ database: DatabaseID) -> [UInt8] {
         let cached = state.withLock { state in state.databases.first { Self.same($0.database, database) }?.key }
         if let cached { return cached }
         let key = FeedKeys.database(database)

@@ -8,7 +8,7 @@ extension Views {
     /// Stores `record`, replacing its references, by-type entry and index entries.
     func saveRecord(_ record: Record, in database: DatabaseID, _ txn: LMDBWriteTransaction) throws {
         let schema = try schema(SchemaID(database), in: txn)
-        let zoneKey = FeedKeys.zone(database, record.recordID.zoneID)
+        let zoneKey = zoneKeys.zone(database, record.recordID.zoneID)
         let name = record.recordID.recordName
         let key = ViewKeys.record(zoneKey, name)
         let old = try indexedPart(at: key, schema, txn)
@@ -107,7 +107,7 @@ extension Views {
     func deleteRecord(_ id: RecordID, recordType: String, in database: DatabaseID, _ txn: LMDBWriteTransaction)
         throws
     {
-        let zoneKey = FeedKeys.zone(database, id.zoneID)
+        let zoneKey = zoneKeys.zone(database, id.zoneID)
         let name = id.recordName
         let schema = try schema(SchemaID(database), in: txn)
         if let old = try indexedPart(at: ViewKeys.record(zoneKey, name), schema, txn) {
@@ -121,7 +121,7 @@ extension Views {
     /// Stores `changeTag` in the record by patching its stored bytes: a target's tag
     /// bump needs no decode and re-encode of the record.
     func bumpChangeTag(_ id: RecordID, to changeTag: String, in database: DatabaseID, _ txn: LMDBWriteTransaction) throws {
-        let key = ViewKeys.record(FeedKeys.zone(database, id.zoneID), id.recordName)
+        let key = ViewKeys.record(zoneKeys.zone(database, id.zoneID), id.recordName)
         guard let bumped = try txn.withValue(tables.records, key: key, {
             try RecordReader($0).replacingChangeTag(with: changeTag)
         }) else { return }
@@ -130,12 +130,12 @@ extension Views {
 
     /// The record with `id` in `database`, or `nil`.
     public func record(_ id: RecordID, in database: DatabaseID, _ txn: LMDBReadTransaction) throws -> Record? {
-        try record(zoneKey: FeedKeys.zone(database, id.zoneID), name: id.recordName, txn)
+        try record(zoneKey: zoneKeys.zone(database, id.zoneID), name: id.recordName, txn)
     }
 
     /// Whether a record with `id` exists in `database`.
     public func recordExists(_ id: RecordID, in database: DatabaseID, _ txn: LMDBReadTransaction) throws -> Bool {
-        try txn.contains(tables.records, key: ViewKeys.record(FeedKeys.zone(database, id.zoneID), id.recordName))
+        try txn.contains(tables.records, key: ViewKeys.record(zoneKeys.zone(database, id.zoneID), id.recordName))
     }
 
     /// Names of the records of `recordType` in a zone, in byte order.
