@@ -32,7 +32,7 @@ import Darwin
 /// that defers a write, and the environment hands the whole object from one write
 /// transaction to the next (``reusable()``). Grown afresh each time, the buffers of a
 /// 100,000-record cascade were moved at every doubling and their new pages zeroed by
-/// the kernel: page faults, `memmove` and `clear_page` were a fifth of its profile;
+/// the kernel: page faults (with `clear_page`) and `memmove` were a sixth of its profile;
 /// a group of saves paid the same at its own scale on every commit.
 ///
 /// Not thread-safe: owned by one write transaction at a time, on its thread (the

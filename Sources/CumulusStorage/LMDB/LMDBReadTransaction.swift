@@ -47,7 +47,7 @@ public class LMDBReadTransaction {
         // Every use of a table passes here: writing what is held back for it first
         // keeps deferred writes invisible to everything, this transaction included.
         if let deferred, !deferred.isEmpty, let work = deferred.take(table) {
-            try writeDeferred(work, from: deferred)
+            try writeDeferred(work)
         }
         return dbi
     }
@@ -64,7 +64,7 @@ public class LMDBReadTransaction {
 
     /// Writes one table's held-back operations, taken from `deferred`, and gives their
     /// buffers back to it for reuse (see ``DeferredWrites``).
-    func writeDeferred(_ work: consuming DeferredWrites.Pending, from deferred: DeferredWrites) throws(StorageError) {
+    func writeDeferred(_ work: consuming DeferredWrites.Pending) throws(StorageError) {
         var work = work
         let txn = try txnHandle()
         var stat = MDB_stat()
@@ -73,7 +73,7 @@ public class LMDBReadTransaction {
         if let (code, operation) = DeferredWrites.write(&work, txn: txn, empty: stat.ms_entries == 0) {
             throw failure(code, operation)
         }
-        deferred.recycle(work)
+        deferred?.recycle(work)
     }
 
     /// Converts a failed LMDB return code into an error, noting MDB_MAP_FULL.

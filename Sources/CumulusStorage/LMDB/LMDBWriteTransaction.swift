@@ -194,13 +194,13 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
             if let error = environment.keyError(keyBytes.count) { return .failure(error) }
             return .success(deferred.add(table, key: keyBytes, isPut: isPut, threshold: deferredFlushThreshold))
         }
-        if try full.get(), let work = deferred.take(table) { try writeDeferred(work, from: deferred) }
+        if try full.get(), let work = deferred.take(table) { try writeDeferred(work) }
     }
 
     /// Writes everything held back; `LMDBEnvironment.write` calls it before committing.
     func writeAllDeferred() throws(StorageError) {
         guard let deferred, !deferred.isEmpty else { return }
-        for work in deferred.takeAll() { try writeDeferred(work, from: deferred) }
+        for work in deferred.takeAll() { try writeDeferred(work) }
     }
 
     /// Deletes every entry of `table`, keeping the table itself (`mdb_drop(…, 0)`).
