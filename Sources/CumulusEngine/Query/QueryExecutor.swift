@@ -67,10 +67,12 @@ struct QueryExecutor {
         _ name: String, _ zone: ZoneID, _ zoneKey: [UInt8], _ residual: Query, _ hints: inout RecordDecodeHints
     ) throws -> Record? {
         hints.recordID = RecordID(recordName: name, zoneID: zone)
-        guard let record = try views.record(zoneKey: zoneKey, name: name, hints: &hints, txn),
-            QueryEvaluator.matches(record, residual)
-        else { return nil }
-        return record
+        guard let record = try views.record(zoneKey: zoneKey, name: name, hints: &hints, txn) else { return nil }
+        let matches = QueryEvaluator.matches(record, residual)
+        // The filter read values unchecked until then: damage it met is an error, not
+        // a record that failed to match.
+        if let damage = record.storedValuesFailure { throw damage }
+        return matches ? record : nil
     }
 
     /// The query without the filters an index answered exactly for `candidates`.

@@ -12,10 +12,18 @@ import Synchronization
 /// length  encrypted count, then (string key, value) likewise
 /// ```
 ///
-/// **Checked once.** ``init(checking:home:)`` walks every value with the checks a full
+/// **Checked once, up front or as read.** Values are checked with every check a full
 /// decode makes (bounds, tags, key order, reference modes and actions, finite
-/// doubles, no typed empty list), so the decoders below cannot meet bytes they
-/// reject. They stay non-throwing because a record's accessors do.
+/// doubles, no typed empty list) in one of two ways:
+/// - ``init(checking:home:)`` walks every value first, so the decoders below cannot
+///   meet bytes they reject (a commit's events, whose records the views then index);
+/// - ``init(reading:home:)`` checks nothing up front: each read checks what it walks
+///   and decodes, as SQLite checks a column when it is read (fetches, queries and
+///   change feeds, whose values are mostly never read, or read once to be written
+///   out). A read that meets malformed bytes answers as if the section were empty
+///   and keeps the error in ``failure``, which ``checkAll()`` reports; encoding such
+///   values throws it, so they are never written anywhere.
+/// The accessors stay non-throwing because a record's accessors do.
 ///
 /// **Shared cache.** The first read of every value decodes the section once and
 /// keeps it, so a caller that touches `fields` repeatedly does not decode repeatedly;
@@ -25,10 +33,21 @@ final class EncodedValues: Sendable {
     let bytes: [UInt8]
     /// The record's zone: references in it are stored without their zone.
     let home: ZoneID
-    /// Where the encrypted section's count starts in `bytes`.
-    let encryptedOffset: Int
-    /// Both sections decoded, once asked for.
-    private let decoded = Mutex<(fields: [String: FieldValue], encrypted: [String: FieldValue])?>(nil)
+    /// Whether every value was checked when the bytes were taken; if not, each read
+    /// checks what it walks.
+    let checked: Bool
+    /// What reads have learnt about the bytes.
+    private let state: Mutex<State>
+
+    /// The decoded values, where the encrypted section starts, and what was wrong.
+    private struct State: Sendable {
+        /// Both sections decoded, once asked for (both empty after a failure).
+        var decoded: (fields: [String: FieldValue], encrypted: [String: FieldValue])?
+        /// Where the encrypted section's count starts in `bytes`, once known.
+        var encryptedOffset: Int?
+        /// The first malformation a read met.
+        var failure: CumulusError?
+    }
 
     /// Checks the two sections at `reader`'s offset and copies them, leaving `reader`
     /// just past them.
@@ -41,7 +60,17 @@ final class EncodedValues: Sendable {
         try Self.checkSection(&reader, home: home)
         self.bytes = Array(UnsafeRawBufferPointer(rebasing: reader.buffer[start..<reader.offset]))
         self.home = home
-        self.encryptedOffset = encryptedOffset
+        self.checked = true
+        self.state = Mutex(State(encryptedOffset: encryptedOffset))
+    }
+
+    /// Copies `sections`, the two sections that end a stored record, checking nothing
+    /// yet: each read checks what it walks and decodes (see the type's notes).
+    init(reading sections: UnsafeRawBufferPointer, home: ZoneID) {
+        self.bytes = Array(sections)
+        self.home = home
+        self.checked = false
+        self.state = Mutex(State())
     }
 
     /// Values just encoded from `fields` and `encrypted` (``RecordCodec/encodeKeepingValues(_:)``):
@@ -53,8 +82,25 @@ final class EncodedValues: Sendable {
     ) {
         self.bytes = bytes
         self.home = home
-        self.encryptedOffset = encryptedOffset
-        self.decoded.withLock { $0 = (fields, encrypted) }
+        self.checked = true
+        self.state = Mutex(State(decoded: (fields, encrypted), encryptedOffset: encryptedOffset))
+    }
+
+    /// The first malformation a read of these bytes met, or `nil` (always `nil` for
+    /// checked bytes).
+    var failure: CumulusError? { checked ? nil : state.withLock { $0.failure } }
+
+    /// Decodes every value (kept for later reads) and throws the first malformation,
+    /// if any: for a caller about to hand the values on.
+    func checkAll() throws {
+        guard !checked else { return }
+        _ = all()
+        if let failure { throw failure }
+    }
+
+    /// The decoded sections, if a read already decoded them.
+    private var cached: (fields: [String: FieldValue], encrypted: [String: FieldValue])? {
+        state.withLock { $0.decoded }
     }
 
     /// The user fields, decoded.
@@ -65,11 +111,7 @@ final class EncodedValues: Sendable {
     /// The value stored under `key` in one section, decoding only it (or taking it
     /// from the cache when the section was already decoded).
     func value(_ key: String, encrypted: Bool) -> FieldValue? {
-        let cached = decoded.withLock { values -> FieldValue?? in
-            guard let values else { return nil }
-            return .some(encrypted ? values.encrypted[key] : values.fields[key])
-        }
-        if let cached { return cached }
+        if let cached { return encrypted ? cached.encrypted[key] : cached.fields[key] }
         // A dictionary matches keys by Swift string equality (canonical equivalence),
         // the walk below by bytes: they agree for ASCII keys, as valid keys are; any
         // other key is answered the dictionary's way.
@@ -78,7 +120,7 @@ final class EncodedValues: Sendable {
         }
         var found: FieldValue?
         var key = key
-        key.withUTF8 { wanted in
+        let walked = key.withUTF8 { wanted in
             walk(encrypted: encrypted) { name, reader in
                 let order = UTF8Order.compare(name, UnsafeRawBufferPointer(wanted))
                 if order == 0 { found = try RecordCodec.readValue(home: home, from: &reader) }
@@ -88,114 +130,193 @@ final class EncodedValues: Sendable {
                 return true
             }
         }
-        return found
+        switch walked {
+        case .done: return found
+        case .failed: return nil
+        case .needsFullDecode: return encrypted ? all().encrypted[key] : all().fields[key]
+        }
     }
 
     /// Calls `body` with each user field whose key `accept` takes, decoding only those
     /// (in stored order), or reading them from the cache (in dictionary order).
     func forEachField(where accept: (String) -> Bool, _ body: (String, FieldValue) throws -> Void) rethrows {
-        if let cached = decoded.withLock({ $0 }) {
-            for (key, value) in cached.fields where accept(key) { try body(key, value) }
-            return
-        }
         var accepted: [(String, FieldValue)] = []
-        walk(encrypted: false) { name, reader in
-            let key = String(decoding: name, as: UTF8.self)
-            if accept(key) {
-                accepted.append((key, try RecordCodec.readValue(home: home, from: &reader)))
-            } else {
-                try RecordReader.skipValue(&reader)
-            }
-            return true
-        }
-        for (key, value) in accepted { try body(key, value) }
-    }
-
-    /// Calls `body` with every reference in the user fields (list elements
-    /// included), decoding only reference values: the rest are skipped by their tag.
-    func forEachReference(_ body: (Reference) throws -> Void) rethrows {
-        if let cached = decoded.withLock({ $0 }) {
-            for value in cached.fields.values { for reference in value.references { try body(reference) } }
-            return
-        }
-        let referenceTag = FieldValue.ValueType.reference.rawValue
-        var found: [Reference] = []
-        walk(encrypted: false) { _, reader in
-            let start = reader.offset
-            let tag = try reader.u8()
-            try reader.seek(to: start)
-            if tag == referenceTag || tag == RecordCodec.listFlag | referenceTag {
-                found += try RecordCodec.readValue(home: home, from: &reader).references
-            } else {
-                try RecordReader.skipValue(&reader)
-            }
-            return true
-        }
-        for reference in found { try body(reference) }
-    }
-
-    /// The stored keys of one section, in their stored (UTF-8) order.
-    func keys(encrypted: Bool) -> [String] {
-        var keys: [String] = []
-        walk(encrypted: encrypted) { name, reader in
-            keys.append(String(decoding: name, as: UTF8.self))
-            try RecordReader.skipValue(&reader)
-            return true
-        }
-        return keys
-    }
-
-    /// The values whose key `keep` accepts, in one pass per section that decodes only those.
-    func values(keeping keep: (String) -> Bool) -> (fields: [String: FieldValue], encrypted: [String: FieldValue]) {
-        if let cached = decoded.withLock({ $0 }) {
-            return (cached.fields.filter { keep($0.key) }, cached.encrypted.filter { keep($0.key) })
-        }
-        var sections: [[String: FieldValue]] = [[:], [:]]
-        for (index, encrypted) in [false, true].enumerated() {
-            walk(encrypted: encrypted) { name, reader in
+        var walked = Walk.needsFullDecode
+        if cached == nil {
+            walked = walk(encrypted: false) { name, reader in
                 let key = String(decoding: name, as: UTF8.self)
-                if keep(key) {
-                    sections[index][key] = try RecordCodec.readValue(home: home, from: &reader)
+                if accept(key) {
+                    accepted.append((key, try RecordCodec.readValue(home: home, from: &reader)))
                 } else {
                     try RecordReader.skipValue(&reader)
                 }
                 return true
             }
         }
-        return (sections[0], sections[1])
+        switch walked {
+        case .done: for (key, value) in accepted { try body(key, value) }
+        case .failed: return
+        case .needsFullDecode: for (key, value) in all().fields where accept(key) { try body(key, value) }
+        }
+    }
+
+    /// Calls `body` with every reference in the user fields (list elements
+    /// included), decoding only reference values: the rest are skipped by their tag.
+    func forEachReference(_ body: (Reference) throws -> Void) rethrows {
+        let referenceTag = FieldValue.ValueType.reference.rawValue
+        var found: [Reference] = []
+        var walked = Walk.needsFullDecode
+        if cached == nil {
+            walked = walk(encrypted: false) { _, reader in
+                let start = reader.offset
+                let tag = try reader.u8()
+                try reader.seek(to: start)
+                if tag == referenceTag || tag == RecordCodec.listFlag | referenceTag {
+                    found += try RecordCodec.readValue(home: home, from: &reader).references
+                } else {
+                    try RecordReader.skipValue(&reader)
+                }
+                return true
+            }
+        }
+        switch walked {
+        case .done: for reference in found { try body(reference) }
+        case .failed: return
+        case .needsFullDecode:
+            for value in all().fields.values { for reference in value.references { try body(reference) } }
+        }
+    }
+
+    /// The stored keys of one section, in their stored (UTF-8) order.
+    func keys(encrypted: Bool) -> [String] {
+        if let cached {
+            return (encrypted ? cached.encrypted : cached.fields).keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        }
+        var keys: [String] = []
+        let walked = walk(encrypted: encrypted) { name, reader in
+            keys.append(String(decoding: name, as: UTF8.self))
+            try RecordReader.skipValue(&reader)
+            return true
+        }
+        switch walked {
+        case .done: return keys
+        case .failed: return []
+        case .needsFullDecode:
+            let values = all()
+            return (encrypted ? values.encrypted : values.fields).keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        }
+    }
+
+    /// The values whose key `keep` accepts, in one pass per section that decodes only those.
+    func values(keeping keep: (String) -> Bool) -> (fields: [String: FieldValue], encrypted: [String: FieldValue]) {
+        if cached == nil {
+            var sections: [[String: FieldValue]] = [[:], [:]]
+            var walked = Walk.done
+            for (index, encrypted) in [false, true].enumerated() where walked == .done {
+                walked = walk(encrypted: encrypted) { name, reader in
+                    let key = String(decoding: name, as: UTF8.self)
+                    if keep(key) {
+                        sections[index][key] = try RecordCodec.readValue(home: home, from: &reader)
+                    } else {
+                        try RecordReader.skipValue(&reader)
+                    }
+                    return true
+                }
+            }
+            switch walked {
+            case .done: return (sections[0], sections[1])
+            case .failed: return ([:], [:])
+            case .needsFullDecode: break
+            }
+        }
+        let values = all()
+        return (values.fields.filter { keep($0.key) }, values.encrypted.filter { keep($0.key) })
+    }
+
+    /// How a walk ended.
+    private enum Walk {
+        /// Every entry visited, or the visitor stopped.
+        case done
+        /// The bytes are malformed; ``failure`` says how.
+        case failed
+        /// Unchecked bytes hold a non-ASCII key: only the full decode checks such a
+        /// key against the others (two distinct byte strings can be equal Swift
+        /// strings), so the caller answers from ``all()`` instead.
+        case needsFullDecode
     }
 
     /// The one walk over a section's entries: `visit` gets each key's bytes with the
     /// reader at its value, must read or skip that value, and returns whether to go on.
-    /// The bytes were checked by init (keys are valid UTF-8, values decode), so no read
-    /// here can fail; if one somehow did, the walk stops rather than trap.
-    private func walk(encrypted: Bool, _ visit: (UnsafeRawBufferPointer, inout BinaryReader) throws -> Bool) {
-        bytes.withUnsafeBytes { buffer in
-            var reader = BinaryReader(buffer, context: "record values")
-            do {
-                if encrypted { try reader.seek(to: encryptedOffset) }
+    /// On checked bytes no read here can fail. On unchecked bytes the walk checks each
+    /// key it passes (ASCII, strictly ascending) and `visit` checks what it decodes;
+    /// the skipped values are checked only for their structure, as a `desiredKeys`
+    /// read's are.
+    private func walk(encrypted: Bool, _ visit: (UnsafeRawBufferPointer, inout BinaryReader) throws -> Bool) -> Walk {
+        do {
+            let offset = encrypted ? try encryptedOffset() : 0
+            return try bytes.withUnsafeBytes { buffer in
+                var reader = BinaryReader(buffer, context: "record values")
+                try reader.seek(to: offset)
+                var previous: UnsafeRawBufferPointer?
                 for _ in 0..<(try reader.length(minimumItemSize: 3)) {
-                    guard try visit(try reader.rawSlice(reader.length()), &reader) else { return }
+                    let key = try reader.rawSlice(reader.length())
+                    if !checked {
+                        guard BinaryReader.isASCII(key) else { return .needsFullDecode }
+                        if let previous, UTF8Order.compare(previous, key) >= 0 {
+                            throw reader.failure("field keys not in strictly ascending order")
+                        }
+                        previous = key
+                    }
+                    guard try visit(key, &reader) else { return .done }
                 }
-            } catch {
-                return
+                return .done
             }
+        } catch {
+            remember(error)
+            return .failed
         }
     }
 
-    private func all() -> (fields: [String: FieldValue], encrypted: [String: FieldValue]) {
-        if let cached = decoded.withLock({ $0 }) { return cached }
-        let values = bytes.withUnsafeBytes { buffer -> (fields: [String: FieldValue], encrypted: [String: FieldValue]) in
+    /// Where the encrypted section starts: known for checked bytes, found once by
+    /// skipping the user fields' structure for unchecked ones.
+    private func encryptedOffset() throws -> Int {
+        if let known = state.withLock({ $0.encryptedOffset }) { return known }
+        let offset = try bytes.withUnsafeBytes { buffer in
             var reader = BinaryReader(buffer, context: "record values")
-            // init checked what readFields checks, so these cannot fail; if they
-            // somehow did, an empty section is the answer rather than a trap.
-            let fields = (try? RecordCodec.readFields(home: home, from: &reader)) ?? [:]
-            var rest = BinaryReader(buffer, context: "record values")
-            try? rest.seek(to: encryptedOffset)
-            let encrypted = (try? RecordCodec.readFields(home: home, from: &rest)) ?? [:]
-            return (fields, encrypted)
+            for _ in 0..<(try reader.length(minimumItemSize: 3)) {
+                _ = try reader.rawSlice(reader.length())
+                try RecordReader.skipValue(&reader)
+            }
+            return reader.offset
         }
-        decoded.withLock { $0 = values }
+        state.withLock { $0.encryptedOffset = offset }
+        return offset
+    }
+
+    /// Keeps the first malformation met, for ``failure``.
+    private func remember(_ error: any Error) {
+        let failure = error as? CumulusError ?? CumulusError(.internalError, "record values: \(error)")
+        state.withLock { if $0.failure == nil { $0.failure = failure } }
+    }
+
+    /// Both sections decoded (and cached): with every check of a full decode, so on
+    /// unchecked bytes this is the complete check. Malformed bytes give two empty
+    /// sections and a ``failure``.
+    private func all() -> (fields: [String: FieldValue], encrypted: [String: FieldValue]) {
+        if let cached { return cached }
+        var values: (fields: [String: FieldValue], encrypted: [String: FieldValue]) = ([:], [:])
+        do {
+            values = try bytes.withUnsafeBytes { buffer in
+                var reader = BinaryReader(buffer, context: "record values")
+                let fields = try RecordCodec.readFields(home: home, from: &reader)
+                let encrypted = try RecordCodec.readFields(home: home, from: &reader)
+                try reader.expectEnd()
+                return (fields, encrypted)
+            }
+        } catch {
+            remember(error)
+        }
+        state.withLock { $0.decoded = values }
         return values
     }
 

@@ -57,10 +57,14 @@ public enum RecordCodec {
         writeHeader(record, into: &writer)
         if let encoded = record.encoded, encoded.home == record.recordID.zoneID {
             // Values never decoded since they were read, or already encoded once
-            // (``encodeKeepingValues(_:)``), are written as they are held.
+            // (``encodeKeepingValues(_:)``), are written as they are held — once
+            // known to be well formed: bytes read unchecked are checked here, so
+            // malformed stored values are never copied into the log or a view.
+            try encoded.checkAll()
             writer.raw(encoded.bytes)
             return
         }
+        if let failure = record.storedValuesFailure { throw failure }
         let zone = record.recordID.zoneID
         try writeFields(record.fields, home: zone, into: &writer)
         try writeFields(record.encryptedValues, home: zone, into: &writer)
@@ -123,6 +127,25 @@ public enum RecordCodec {
         var reader = BinaryReader(buffer, context: "record")
         let record = try decodeLazily(from: &reader, hints: &hints)
         try reader.expectEnd()
+        return record
+    }
+
+    /// Decodes a stored record's identity and system fields now and keeps its values
+    /// in (a copy of) their bytes **unchecked**: each read checks the values it
+    /// decodes, and a value nobody reads is never checked (``EncodedValues``). For
+    /// records a read hands back (fetch, query, change feeds), whose values are mostly
+    /// never read or read once to be written out; a caller that hands the values on
+    /// asks ``Record/storedValuesError()`` first. The header is checked as
+    /// ``decode(_:)`` checks it.
+    public static func decodeForReading(_ buffer: UnsafeRawBufferPointer, hints: inout RecordDecodeHints) throws
+        -> Record
+    {
+        var reader = BinaryReader(buffer, context: "record")
+        var record = try decodeHeader(from: &reader, hints: &hints)
+        // The two value sections are the rest of the stored bytes.
+        let sections = try reader.rawSlice(reader.remaining)
+        record.setStored(encoded: EncodedValues(reading: sections, home: record.recordID.zoneID))
+        record.clearChangedKeys()
         return record
     }
 

@@ -35,6 +35,10 @@ public struct Record: Sendable, Hashable {
         var parent: Reference?
         var share: Reference?
         var changedKeys: Set<String>
+        /// What was wrong with the stored values this record held when a setter
+        /// decoded them (they then read as empty): kept so that encoding it throws
+        /// instead of writing the loss.
+        var valuesFailure: CumulusError?
 
         init(recordType: String, recordID: RecordID, fields: [String: FieldValue], changedKeys: Set<String>) {
             self.recordType = recordType
@@ -54,6 +58,7 @@ public struct Record: Sendable, Hashable {
             copy.recordChangeTag = recordChangeTag
             copy.parent = parent
             copy.share = share
+            copy.valuesFailure = valuesFailure
             return copy
         }
     }
@@ -199,6 +204,7 @@ public struct Record: Sendable, Hashable {
         if let encoded {
             let kept = encoded.values(keeping: keep)
             setStored(fields: kept.fields, encryptedValues: kept.encrypted)
+            if let failure = encoded.failure { writable.valuesFailure = failure }
         } else {
             let box = writable
             box.decodedFields = box.decodedFields.filter { keep($0.key) }
@@ -232,6 +238,40 @@ public struct Record: Sendable, Hashable {
     private mutating func decodeForWriting() {
         guard let encoded else { return }
         setStored(fields: encoded.fields, encryptedValues: encoded.encrypted)
+        if let failure = encoded.failure { writable.valuesFailure = failure }
+    }
+
+    /// Checks every value this record still holds in its stored bytes, decoding them
+    /// (as the next read would): the malformation found, or `nil`.
+    ///
+    /// Records that reads return (fetch, query, change feeds) keep their values
+    /// unchecked until read (``RecordCodec/decodeForReading(_:hints:)``), as SQLite
+    /// checks a column only when it is read. A read that meets malformed bytes — a
+    /// damaged data file — answers as if the record had no values; a caller that
+    /// hands a record on (the server writing it as JSON) asks here first and reports
+    /// the error instead. Always `nil` for records built in memory or decoded whole.
+    public func storedValuesError() -> CumulusError? {
+        if let failure = storedValuesFailure { return failure }
+        guard let encoded else { return nil }
+        do {
+            try encoded.checkAll()
+            return nil
+        } catch {
+            return storedValuesFailure
+        }
+    }
+
+    /// The malformation a read of this record's stored values already met, without
+    /// reading more (``storedValuesError()`` reads them all): for a caller that read a
+    /// few values (a query's filter) and must not mistake damage for absence.
+    ///
+    /// The error is `internalError`: the bytes are the server's, not the client's.
+    public var storedValuesFailure: CumulusError? {
+        guard let failure = storage.valuesFailure ?? storage.encoded?.failure else { return nil }
+        return CumulusError(
+            .internalError,
+            "the stored values of record \(recordID.recordName) are damaged (\(failure.message))",
+            recordID: recordID)
     }
 
     /// Every reference the record holds in user fields (list elements included),

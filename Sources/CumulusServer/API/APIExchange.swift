@@ -67,6 +67,8 @@ func itemError(_ error: CumulusError, name: String? = nil, creating: Bool = fals
         "uuid": .string(UUID().uuidString),
     ]
     if let name = name ?? error.recordID?.recordName { dict["recordName"] = .string(name) }
-    if let server = error.serverRecord { dict["serverRecord"] = RecordJSON.encode(server) }
+    // The server record comes from the planner's checked read; were it damaged, the
+    // error goes out without it rather than failing the whole answer.
+    if let server = error.serverRecord, let json = try? RecordJSON.encode(server) { dict["serverRecord"] = json }
     return .object(dict)
 }

@@ -85,7 +85,7 @@ extension CloudKitAPI {
                 let item = result.saveResults[index]
                 switch item.result {
                 case .success(let record):
-                    records.append(RecordJSON.encode(record, desiredKeys: keys, numbersAsStrings: context.numbersAsStrings))
+                    records.append(try RecordJSON.encode(record, desiredKeys: keys, numbersAsStrings: context.numbersAsStrings))
                 case .failure(let error):
                     records.append(itemError(error, name: item.recordID.recordName, creating: creating))
                 }
@@ -122,8 +122,14 @@ extension CloudKitAPI {
         let results = try context.database.fetch(ids, as: context.caller.user)
         let records: [JSONValue] = zip(results, keys).map { item, keys in
             switch item.result {
-            case .success(let record): RecordJSON.encode(record, desiredKeys: keys, numbersAsStrings: context.numbersAsStrings)
-            case .failure(let error): itemError(error, name: item.recordID.recordName)
+            case .success(let record):
+                // A record whose stored values turn out damaged is that item's error.
+                do {
+                    return try RecordJSON.encode(record, desiredKeys: keys, numbersAsStrings: context.numbersAsStrings)
+                } catch {
+                    return itemError(error as? CumulusError ?? CumulusError(.internalError, "\(error)"), name: item.recordID.recordName)
+                }
+            case .failure(let error): return itemError(error, name: item.recordID.recordName)
             }
         }
         return APIResponse(json: ["records": .array(records)])
@@ -155,7 +161,7 @@ extension CloudKitAPI {
                 query, in: everyZone ? nil : zone, resultsLimit: limit, desiredKeys: keys, as: context.caller.user)
         }
         var answer: [String: JSONValue] = [
-            "records": .array(result.records.map { RecordJSON.encode($0, numbersAsStrings: context.numbersAsStrings) }),
+            "records": .array(try result.records.map { try RecordJSON.encode($0, numbersAsStrings: context.numbersAsStrings) }),
         ]
         if let cursor = result.cursor { answer["continuationMarker"] = .string(cursor.base64) }
         return APIResponse(json: .object(answer))
@@ -187,7 +193,7 @@ extension CloudKitAPI {
         let changes = try await context.database.fetchZoneChanges(
             zone, since: token, resultsLimit: limit, desiredKeys: keys, catchUpTimeout: context.catchUpWait,
             as: context.caller.user)
-        let records = changes.changed.map { RecordJSON.encode($0, numbersAsStrings: context.numbersAsStrings) }
+        let records = try changes.changed.map { try RecordJSON.encode($0, numbersAsStrings: context.numbersAsStrings) }
             + changes.deleted.map(RecordJSON.deletion)
         var page: [String: JSONValue] = [
             "zoneID": (changes.changed.first?.recordID.zoneID ?? changes.deleted.first?.recordID.zoneID ?? zone).wireJSON,

@@ -5,7 +5,12 @@ import Foundation
 /// A record as CloudKit Web Services writes and reads it (CLOUDKIT.md §1.8).
 enum RecordJSON {
     /// The record dictionary of a response. `desiredKeys` limits the fields (nil: all).
-    static func encode(_ record: Record, desiredKeys: Set<String>? = nil, numbersAsStrings: Bool = false) -> JSONValue {
+    /// Throws `internalError` when the record's stored values turn out damaged (reads
+    /// check values as they decode them; this is where a whole record is written out).
+    static func encode(_ record: Record, desiredKeys: Set<String>? = nil, numbersAsStrings: Bool = false) throws
+        -> JSONValue
+    {
+        if let damage = record.storedValuesError() { throw damage }
         var fields: [String: JSONValue] = [:]
         for (key, value) in record.fields where desiredKeys?.contains(key) ?? true {
             var field = value.wireField

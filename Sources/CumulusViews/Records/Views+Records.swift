@@ -156,13 +156,17 @@ extension Views {
         try storedRecord(at: ViewKeys.record(zoneKey, name), txn)
     }
 
-    /// ``record(zoneKey:name:_:)`` for one of a run of reads: `hints` (expecting this
+    /// The record as a read returns it to a caller, one of a run of reads: its values
+    /// unchecked until read (``RecordCodec/decodeForReading(_:hints:)``; a caller that
+    /// hands them on asks ``Record/storedValuesError()``), and `hints` (expecting this
     /// record's ID, remembering the run's types and users) saves rebuilding strings
     /// the caller already holds.
     public func record(
         zoneKey: [UInt8], name: String, hints: inout RecordDecodeHints, _ txn: LMDBReadTransaction
     ) throws -> Record? {
-        try storedRecord(at: ViewKeys.record(zoneKey, name), hints: &hints, txn)
+        try txn.withValue(tables.records, key: ViewKeys.record(zoneKey, name)) {
+            try RecordCodec.decodeForReading($0, hints: &hints)
+        }
     }
 
     /// The record named `name` in the zone `zoneKey` with its system fields and only
