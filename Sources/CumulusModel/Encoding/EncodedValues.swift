@@ -172,7 +172,7 @@ final class EncodedValues: Sendable {
                 let tag = try reader.u8()
                 try reader.seek(to: start)
                 if tag == referenceTag || tag == RecordCodec.listFlag | referenceTag {
-                    found += try RecordCodec.readValue(home: home, from: &reader).references
+                    try RecordCodec.readValue(home: home, from: &reader).forEachReference { found.append($0) }
                 } else {
                     try RecordReader.skipValue(&reader)
                 }
@@ -183,7 +183,7 @@ final class EncodedValues: Sendable {
         case .done: for reference in found { try body(reference) }
         case .failed: return
         case .needsFullDecode:
-            for value in all().fields.values { for reference in value.references { try body(reference) } }
+            for value in all().fields.values { try value.forEachReference(body) }
         }
     }
 

@@ -230,7 +230,7 @@ public struct Record: Sendable, Hashable {
         if let encoded {
             try encoded.forEachReference(body)
         } else {
-            for value in storage.decodedFields.values { for reference in value.references { try body(reference) } }
+            for value in storage.decodedFields.values { try value.forEachReference(body) }
         }
     }
 
@@ -277,9 +277,18 @@ public struct Record: Sendable, Hashable {
     /// Every reference the record holds in user fields (list elements included),
     /// with the field it sits in; `parent` and `share` are not included.
     public var fieldReferences: [(field: String, reference: Reference)] {
-        fields.keys.sorted().flatMap { key in
-            (fields[key]?.references ?? []).map { (key, $0) }
+        // Only fields that hold references are sorted (usually one or none), not
+        // every key of the record: the planner asks this of every record it saves.
+        var holding: [(field: String, value: FieldValue)] = []
+        forEachField(where: { _ in true }) { key, value in
+            var holds = false
+            value.forEachReference { _ in holds = true }
+            if holds { holding.append((key, value)) }
         }
+        if holding.count > 1 { holding.sort { $0.field < $1.field } }
+        var found: [(field: String, reference: Reference)] = []
+        for (field, value) in holding { value.forEachReference { found.append((field, $0)) } }
+        return found
     }
 
     /// The full-text tokens of the record (SPEC §1): every string field, list

@@ -87,6 +87,22 @@ public enum FieldValue: Sendable, Hashable {
 
     /// Every reference this value holds, list elements included.
     public var references: [Reference] {
-        scalars.compactMap { if case .reference(let r) = $0 { r } else { nil } }
+        var found: [Reference] = []
+        forEachReference { found.append($0) }
+        return found
+    }
+
+    /// Calls `body` with each reference this value holds (itself, or its list's
+    /// elements), in order: ``references`` without building arrays, for the walks
+    /// every saved record's fields get (the reference graph, the planner's checks).
+    @inlinable public func forEachReference(_ body: (Reference) throws -> Void) rethrows {
+        switch self {
+        case .reference(let reference):
+            try body(reference)
+        case .list(let items):
+            for case .reference(let reference) in items { try body(reference) }
+        default:
+            break
+        }
     }
 }
