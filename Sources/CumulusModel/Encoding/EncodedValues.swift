@@ -140,10 +140,9 @@ final class EncodedValues: Sendable {
     /// Calls `body` with each user field whose key `accept` takes, decoding only those
     /// (in stored order), or reading them from the cache (in dictionary order).
     func forEachField(where accept: (String) -> Bool, _ body: (String, FieldValue) throws -> Void) rethrows {
-        var accepted: [(String, FieldValue)] = []
-        var walked = Walk.needsFullDecode
         if cached == nil {
-            walked = walk(encrypted: false) { name, reader in
+            var accepted: [(String, FieldValue)] = []
+            let walked = walk(encrypted: false) { name, reader in
                 let key = String(decoding: name, as: UTF8.self)
                 if accept(key) {
                     accepted.append((key, try RecordCodec.readValue(home: home, from: &reader)))
@@ -152,22 +151,24 @@ final class EncodedValues: Sendable {
                 }
                 return true
             }
+            switch walked {
+            case .done:
+                for (key, value) in accepted { try body(key, value) }
+                return
+            case .failed: return
+            case .needsFullDecode: break
+            }
         }
-        switch walked {
-        case .done: for (key, value) in accepted { try body(key, value) }
-        case .failed: return
-        case .needsFullDecode: for (key, value) in all().fields where accept(key) { try body(key, value) }
-        }
+        for (key, value) in all().fields where accept(key) { try body(key, value) }
     }
 
     /// Calls `body` with every reference in the user fields (list elements
     /// included), decoding only reference values: the rest are skipped by their tag.
     func forEachReference(_ body: (Reference) throws -> Void) rethrows {
-        let referenceTag = FieldValue.ValueType.reference.rawValue
-        var found: [Reference] = []
-        var walked = Walk.needsFullDecode
         if cached == nil {
-            walked = walk(encrypted: false) { _, reader in
+            let referenceTag = FieldValue.ValueType.reference.rawValue
+            var found: [Reference] = []
+            let walked = walk(encrypted: false) { _, reader in
                 let start = reader.offset
                 let tag = try reader.u8()
                 try reader.seek(to: start)
@@ -178,33 +179,34 @@ final class EncodedValues: Sendable {
                 }
                 return true
             }
+            switch walked {
+            case .done:
+                for reference in found { try body(reference) }
+                return
+            case .failed: return
+            case .needsFullDecode: break
+            }
         }
-        switch walked {
-        case .done: for reference in found { try body(reference) }
-        case .failed: return
-        case .needsFullDecode:
-            for value in all().fields.values { try value.forEachReference(body) }
-        }
+        for value in all().fields.values { try value.forEachReference(body) }
     }
 
     /// The stored keys of one section, in their stored (UTF-8) order.
     func keys(encrypted: Bool) -> [String] {
-        if let cached {
-            return (encrypted ? cached.encrypted : cached.fields).keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        if cached == nil {
+            var keys: [String] = []
+            let walked = walk(encrypted: encrypted) { name, reader in
+                keys.append(String(decoding: name, as: UTF8.self))
+                try RecordReader.skipValue(&reader)
+                return true
+            }
+            switch walked {
+            case .done: return keys
+            case .failed: return []
+            case .needsFullDecode: break
+            }
         }
-        var keys: [String] = []
-        let walked = walk(encrypted: encrypted) { name, reader in
-            keys.append(String(decoding: name, as: UTF8.self))
-            try RecordReader.skipValue(&reader)
-            return true
-        }
-        switch walked {
-        case .done: return keys
-        case .failed: return []
-        case .needsFullDecode:
-            let values = all()
-            return (encrypted ? values.encrypted : values.fields).keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        }
+        let values = all()
+        return (encrypted ? values.encrypted : values.fields).keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
     /// The values whose key `keep` accepts, in one pass per section that decodes only those.

@@ -37,6 +37,7 @@ public enum RecordCodec {
     public static func encodeKeepingValues(_ record: inout Record) throws -> [UInt8] {
         let zone = record.recordID.zoneID
         if let encoded = record.encoded, encoded.home == zone { return try encode(record) }
+        if let damage = record.storedValuesError() { throw damage }
         var writer = BinaryWriter(capacity: 128 + record.fields.count * 24)
         writeHeader(record, into: &writer)
         let valuesStart = writer.count
@@ -54,17 +55,17 @@ public enum RecordCodec {
 
     /// Appends the encoding of `record` to `writer`.
     public static func encode(_ record: Record, into writer: inout BinaryWriter) throws {
+        // Values read unchecked are checked before anything is written, whichever way
+        // they are written below: damaged stored values are never copied into the log
+        // or a view, nor written as the empty sections a damaged read answers.
+        if let damage = record.storedValuesError() { throw damage }
         writeHeader(record, into: &writer)
         if let encoded = record.encoded, encoded.home == record.recordID.zoneID {
             // Values never decoded since they were read, or already encoded once
-            // (``encodeKeepingValues(_:)``), are written as they are held — once
-            // known to be well formed: bytes read unchecked are checked here, so
-            // malformed stored values are never copied into the log or a view.
-            try encoded.checkAll()
+            // (``encodeKeepingValues(_:)``), are written as they are held.
             writer.raw(encoded.bytes)
             return
         }
-        if let failure = record.storedValuesFailure { throw failure }
         let zone = record.recordID.zoneID
         try writeFields(record.fields, home: zone, into: &writer)
         try writeFields(record.encryptedValues, home: zone, into: &writer)

@@ -202,9 +202,7 @@ public struct Record: Sendable, Hashable {
     /// their stored bytes are decoded only if kept.
     public mutating func retainValues(where keep: (String) -> Bool) {
         if let encoded {
-            let kept = encoded.values(keeping: keep)
-            setStored(fields: kept.fields, encryptedValues: kept.encrypted)
-            if let failure = encoded.failure { writable.valuesFailure = failure }
+            takeValues(from: encoded, keeping: keep)
         } else {
             let box = writable
             box.decodedFields = box.decodedFields.filter { keep($0.key) }
@@ -237,7 +235,15 @@ public struct Record: Sendable, Hashable {
     /// Moves values out of their stored bytes before one is set.
     private mutating func decodeForWriting() {
         guard let encoded else { return }
-        setStored(fields: encoded.fields, encryptedValues: encoded.encrypted)
+        takeValues(from: encoded)
+    }
+
+    /// Moves the values `keep` accepts out of their stored bytes for good, carrying
+    /// any damage a read met (the values then read as empty), so that encoding the
+    /// record still refuses it.
+    private mutating func takeValues(from encoded: EncodedValues, keeping keep: (String) -> Bool = { _ in true }) {
+        let kept = encoded.values(keeping: keep)
+        setStored(fields: kept.fields, encryptedValues: kept.encrypted)
         if let failure = encoded.failure { writable.valuesFailure = failure }
     }
 
@@ -251,14 +257,9 @@ public struct Record: Sendable, Hashable {
     /// hands a record on (the server writing it as JSON) asks here first and reports
     /// the error instead. Always `nil` for records built in memory or decoded whole.
     public func storedValuesError() -> CumulusError? {
-        if let failure = storedValuesFailure { return failure }
-        guard let encoded else { return nil }
-        do {
-            try encoded.checkAll()
-            return nil
-        } catch {
-            return storedValuesFailure
-        }
+        // The check keeps what it finds, which the failure below then reports.
+        try? storage.encoded?.checkAll()
+        return storedValuesFailure
     }
 
     /// The malformation a read of this record's stored values already met, without

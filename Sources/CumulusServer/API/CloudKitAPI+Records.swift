@@ -124,10 +124,10 @@ extension CloudKitAPI {
             switch item.result {
             case .success(let record):
                 // A record whose stored values turn out damaged is that item's error.
-                do {
+                do throws(CumulusError) {
                     return try RecordJSON.encode(record, desiredKeys: keys, numbersAsStrings: context.numbersAsStrings)
                 } catch {
-                    return itemError(error as? CumulusError ?? CumulusError(.internalError, "\(error)"), name: item.recordID.recordName)
+                    return itemError(error, name: item.recordID.recordName)
                 }
             case .failure(let error): return itemError(error, name: item.recordID.recordName)
             }

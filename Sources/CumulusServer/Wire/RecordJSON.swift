@@ -7,8 +7,8 @@ enum RecordJSON {
     /// The record dictionary of a response. `desiredKeys` limits the fields (nil: all).
     /// Throws `internalError` when the record's stored values turn out damaged (reads
     /// check values as they decode them; this is where a whole record is written out).
-    static func encode(_ record: Record, desiredKeys: Set<String>? = nil, numbersAsStrings: Bool = false) throws
-        -> JSONValue
+    static func encode(_ record: Record, desiredKeys: Set<String>? = nil, numbersAsStrings: Bool = false)
+        throws(CumulusError) -> JSONValue
     {
         if let damage = record.storedValuesError() { throw damage }
         var fields: [String: JSONValue] = [:]

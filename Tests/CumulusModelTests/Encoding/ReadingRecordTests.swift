@@ -110,4 +110,22 @@ struct ReadingRecordTests {
         }
         #expect(damagedValues > 1_000, "the damage should often land in the values")
     }
+
+    @Test("a damaged record moved to another zone is refused too, not written with empty values")
+    func movedDamagedRecordIsRefused() throws {
+        let home = ZoneID(zoneName: "Home")
+        var record = Record(recordType: "Note", recordID: RecordID(recordName: "n", zoneID: home))
+        record["title"] = .string("hello")
+        var bytes = try RecordCodec.encode(record)
+        let at = try #require((0...(bytes.count - 5)).first { Array(bytes[$0..<$0 + 5]) == Array("hello".utf8) })
+        bytes[at] = 0xFF
+        for encoder in [{ (record: Record) throws -> [UInt8] in try RecordCodec.encode(record) }, { record in
+            var copy = record
+            return try RecordCodec.encodeKeepingValues(&copy)
+        }] {
+            var moved = try read(bytes)
+            moved.recordID = RecordID(recordName: "n", zoneID: ZoneID(zoneName: "Away"))
+            #expect(throws: CumulusError.self) { try encoder(moved) }
+        }
+    }
 }
