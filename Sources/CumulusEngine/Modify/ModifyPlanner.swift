@@ -71,6 +71,7 @@ struct ModifyPlanner {
             let checkpoint = overlay
             var failed: [Item: CumulusError] = [:]
             let orderedSaves = saveOrder(items.compactMap { if case .save(let i) = $0 { i } else { nil } })
+            if orderedSaves.count > 1 { overlay.reserveSaves(orderedSaves.count) }
             var pending = Set(orderedSaves.filter { saveErrors[$0] == nil }.map { saves[$0].record.recordID })
             let ordered = orderedSaves.map(Item.save) + items.filter { if case .delete = $0 { true } else { false } }
 
@@ -179,11 +180,14 @@ struct ModifyPlanner {
         // its references here was an eighth of planning a single save.
         guard indices.count > 1 else { return indices }
         var indexByID: [RecordID: Int] = [:]
+        indexByID.reserveCapacity(indices.count)
         for index in indices { indexByID[saves[index].record.recordID] = index }
-        var visited = Set<Int>()
+        var visited = [Bool](repeating: false, count: saves.count)
         var order: [Int] = []
+        order.reserveCapacity(indices.count)
         func visit(_ index: Int) {
-            guard visited.insert(index).inserted else { return }
+            guard !visited[index] else { return }
+            visited[index] = true
             let record = saves[index].record
             for edge in OutgoingReference.of(record) {
                 let target = RecordID(recordName: edge.targetName, zoneID: record.recordID.zoneID)

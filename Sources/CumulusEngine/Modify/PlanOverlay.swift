@@ -154,6 +154,15 @@ struct PlanOverlay {
         touched.reserveCapacity(touched.count + count)
     }
 
+    /// Makes room for `count` more saves at once, for the same reason: a
+    /// 400-record operation grew these tables by doublings, rehashing every ID each
+    /// time.
+    mutating func reserveSaves(_ count: Int) {
+        records.reserveCapacity(records.count + count)
+        touched.reserveCapacity(touched.count + count)
+        if events.capacity - events.count < count { events.reserveCapacity(events.count + count) }
+    }
+
     /// Records `record` as deleted for `cause`, removing the references it held.
     mutating func delete(_ record: Deletable, cause: DeleteCause) throws {
         let id = record.recordID

@@ -67,24 +67,54 @@ public struct EffectiveSchema: Sendable, Hashable {
     /// whether the value at hand is a string (or list of strings), which decides the
     /// just-in-time default of an undeclared field.
     public func indexes(ofField field: String, in type: String, isText: Bool) -> IndexOptions {
-        if let declared = self.field(field, of: type) { return declared.indexes }
-        guard growsJustInTime else { return [] }
-        return isText ? .all : [.queryable, .sortable]
+        typeIndexes(type).indexes(ofField: field, isText: isText)
     }
 
     /// Whether user field `field` of `type` has any index entry, whatever its value:
     /// lets a reader skip decoding the fields no index holds.
     public func hasIndexes(onField field: String, in type: String) -> Bool {
-        if let declared = self.field(field, of: type) { return !declared.indexes.isEmpty }
-        return growsJustInTime
+        typeIndexes(type).hasIndexes(onField: field)
     }
 
     /// The indexes kept for a system field of `type`: as declared when the type is
     /// declared; all of them for an undeclared type in development (a log written
     /// before schemas existed, or a type the planner is about to add).
     public func indexes(of field: SystemField, in type: String) -> IndexOptions {
-        if types[type] != nil { return self.field(field.rawValue, of: type)?.indexes ?? [] }
-        return growsJustInTime ? Self.justInTimeIndexes(for: field) : []
+        typeIndexes(type).indexes(of: field)
+    }
+
+    /// The index rules of record type `type`, looked up once: a record's index keys
+    /// ask about each of its fields, and looking the type up again for every field
+    /// was most of the string hashing of a save.
+    public func typeIndexes(_ type: String) -> TypeIndexes {
+        TypeIndexes(declared: types[type]?.fields, growsJustInTime: growsJustInTime)
+    }
+
+    /// The index rules of one record type (``EffectiveSchema/typeIndexes(_:)``).
+    public struct TypeIndexes: Sendable {
+        /// The type's declared fields, or `nil` if the type is not declared.
+        let declared: [String: FieldSchema]?
+        let growsJustInTime: Bool
+
+        /// The indexes kept for user field `field` (see
+        /// ``EffectiveSchema/indexes(ofField:in:isText:)``).
+        public func indexes(ofField field: String, isText: Bool) -> IndexOptions {
+            if let declared = declared?[field] { return declared.indexes }
+            guard growsJustInTime else { return [] }
+            return isText ? .all : [.queryable, .sortable]
+        }
+
+        /// Whether user field `field` has any index entry, whatever its value.
+        public func hasIndexes(onField field: String) -> Bool {
+            if let declared = declared?[field] { return !declared.indexes.isEmpty }
+            return growsJustInTime
+        }
+
+        /// The indexes kept for system field `field`.
+        public func indexes(of field: SystemField) -> IndexOptions {
+            if let declared { return declared[field.rawValue]?.indexes ?? [] }
+            return growsJustInTime ? EffectiveSchema.justInTimeIndexes(for: field) : []
+        }
     }
 
     /// The fields of `type` whose index options differ between `self` and `other`
@@ -140,8 +170,12 @@ public struct EffectiveSchema: Sendable, Hashable {
         var copy = record
         var changed = false
         var fields = record.fields
-        for (name, value) in record.fields {
-            guard let declared = type.fields[name]?.type, !declared.isEncrypted else { continue }
+        for (name, value) in fields {
+            // Only integers are ever converted: other values are skipped before the
+            // field is looked up (this runs on every save).
+            guard Self.holdsInteger(value), let declared = type.fields[name]?.type, !declared.isEncrypted else {
+                continue
+            }
             let converted = Self.coerce(value, to: declared.primitive)
             if converted != value {
                 fields[name] = converted
@@ -150,6 +184,16 @@ public struct EffectiveSchema: Sendable, Hashable {
         }
         if changed { copy.setStored(fields: fields, encryptedValues: record.encryptedValues) }
         return copy
+    }
+
+    /// Whether `value` is an integer or a list holding one: the values ``coerce(_:to:)``
+    /// may change.
+    private static func holdsInteger(_ value: FieldValue) -> Bool {
+        switch value {
+        case .int64: true
+        case .list(let items): items.contains { if case .int64 = $0 { true } else { false } }
+        default: false
+        }
     }
 
     private static func coerce(_ value: FieldValue, to primitive: SchemaFieldType.Primitive) -> FieldValue {

@@ -94,12 +94,13 @@ public enum IndexKeys {
                 }
             }
         }
-        record.forEachField(where: { schema.hasIndexes(onField: $0, in: type) }) { field, value in
-            add(field, value, schema.indexes(ofField: field, in: type, isText: value.isText))
+        let rules = schema.typeIndexes(type)
+        record.forEachField(where: { rules.hasIndexes(onField: $0) }) { field, value in
+            add(field, value, rules.indexes(ofField: field, isText: value.isText))
         }
         func system(_ field: SystemField, _ value: FieldValue?) {
             guard let value else { return }
-            add(field.rawValue, value, schema.indexes(of: field, in: type))
+            add(field.rawValue, value, rules.indexes(of: field))
         }
         system(.createTime, record.creationDate.map(FieldValue.timestamp))
         system(.modTime, record.modificationDate.map(FieldValue.timestamp))
@@ -131,7 +132,8 @@ public enum IndexKeys {
         posting.append(contentsOf: record.recordID.recordName.utf8)
         var key = prefix
         key.reserveCapacity(prefix.count + 32 + posting.count)
-        Tokenizer.forEachTokenUTF8(of: record, where: { schema.indexes(ofField: $0, in: type, isText: true).contains(.searchable) }) {
+        let rules = schema.typeIndexes(type)
+        Tokenizer.forEachTokenUTF8(of: record, where: { rules.indexes(ofField: $0, isText: true).contains(.searchable) }) {
             key.removeLast(key.count - prefix.count)
             OrderedEncoding.appendEscaped($0, to: &key)
             key.append(contentsOf: posting)

@@ -40,8 +40,8 @@ extension Views {
     func indexedPart(at key: [UInt8], _ schema: EffectiveSchema, _ txn: LMDBReadTransaction) throws -> Record? {
         try txn.withValue(tables.records, key: key) { buffer in
             let reader = try RecordReader(buffer)
-            let type = reader.recordType
-            return try reader.record(keepingFields: { schema.hasIndexes(onField: $0, in: type) })
+            let rules = schema.typeIndexes(reader.recordType)
+            return try reader.record(keepingFields: { rules.hasIndexes(onField: $0) })
         }
     }
 

@@ -79,7 +79,8 @@ extension Views {
         let old = try record(recordID, in: database, txn)
         // `self CONTAINS` in a subscription reads the words the text index would.
         let schema = try self.schema(SchemaID(database), in: txn)
-        let searchable = { (field: String) in schema.indexes(ofField: field, in: recordType, isText: true).contains(.searchable) }
+        let rules = schema.typeIndexes(recordType)
+        let searchable = { (field: String) in rules.indexes(ofField: field, isText: true).contains(.searchable) }
         if anyByValue, let version = matching ?? old {
             for (field, value) in version.fields {
                 let fieldPrefix = valuePrefix + IndexKeys.hash8(field)
