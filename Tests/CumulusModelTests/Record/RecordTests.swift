@@ -134,4 +134,19 @@ struct RecordTests {
         #expect(Timestamp(Date(timeIntervalSince1970: 1.0015)).millisecondsSince1970 == 1001)
         #expect(Timestamp(Date(timeIntervalSince1970: -1.0015)).millisecondsSince1970 == -1002)
     }
+
+    @Test("record IDs that differ only by zone or owner are different keys (the hash covers the name alone)")
+    func recordIDsDifferingByZone() {
+        let ids = [
+            RecordID(recordName: "item", zoneID: ZoneID(zoneName: "A")),
+            RecordID(recordName: "item", zoneID: ZoneID(zoneName: "B")),
+            RecordID(recordName: "item", zoneID: ZoneID(zoneName: "A", ownerName: "_bob")),
+            RecordID(recordName: "item2", zoneID: ZoneID(zoneName: "A")),
+        ]
+        var byID: [RecordID: Int] = [:]
+        for (index, id) in ids.enumerated() { byID[id] = index }
+        #expect(byID.count == 4)
+        for (index, id) in ids.enumerated() { #expect(byID[id] == index) }
+        #expect(Set(ids + ids).count == 4)
+    }
 }

@@ -65,6 +65,17 @@ struct RecordValidatorTests {
         expectRejected(record(["modificationDate": .int64(1)]), .invalidArguments, field: "modificationDate")
     }
 
+    @Test("of several bad fields, the first by name is reported, whatever the dictionary's order")
+    func firstBadFieldByName() {
+        // Fields are checked in hash order and again in name order only after a
+        // failure; with many bad fields, some seed will put a later name first.
+        var fields: [String: FieldValue] = ["ok": .int64(1)]
+        for index in 0..<40 { fields["f\(index + 10) bad"] = .int64(Int64(index)) }
+        for _ in 0..<5 { expectRejected(record(fields), .invalidArguments, field: "f10 bad") }
+        fields["a_mixed"] = .list([.int64(1), .string("2")])
+        expectRejected(record(fields), .invalidArguments, field: "a_mixed")
+    }
+
     @Test("lists are homogeneous and flat")
     func listsHomogeneous() throws {
         try RecordValidator.validate(record(["l": .list([.int64(1), .int64(2)])]), in: .private)
