@@ -306,7 +306,7 @@ struct ModifyPlanner {
         while head < victims.count {
             let owner = victims[head].record.recordID
             head += 1
-            for edge in try overlay.incoming(owner).sorted(by: { $0.source.utf8.lexicographicallyPrecedes($1.source.utf8) })
+            for edge in try overlay.incoming(owner).sorted(by: { UTF8Order.precedes($0.source, $1.source) })
             where edge.action == .deleteSelf {
                 let source = RecordID(recordName: edge.source, zoneID: owner.zoneID)
                 guard !taken.contains(source), let victim = try overlay.deletable(source) else { continue }

@@ -206,7 +206,7 @@ final class EncodedValues: Sendable {
             }
         }
         let values = all()
-        return (encrypted ? values.encrypted : values.fields).keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return (encrypted ? values.encrypted : values.fields).keys.sorted(by: UTF8Order.precedes)
     }
 
     /// The values whose key `keep` accepts, in one pass per section that decodes only those.

@@ -24,7 +24,7 @@ public struct RecordID: Sendable, Hashable, Comparable, Codable, CustomStringCon
     /// Orders by zone, then record name (UTF-8 bytes): the order pages are broken by.
     public static func < (lhs: RecordID, rhs: RecordID) -> Bool {
         if lhs.zoneID != rhs.zoneID { return lhs.zoneID < rhs.zoneID }
-        return lhs.recordName.utf8.lexicographicallyPrecedes(rhs.recordName.utf8)
+        return UTF8Order.precedes(lhs.recordName, rhs.recordName)
     }
 
     /// `recordName@zoneName:ownerName`.

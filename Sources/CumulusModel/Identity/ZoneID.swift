@@ -23,8 +23,8 @@ public struct ZoneID: Sendable, Hashable, Comparable, Codable, CustomStringConve
 
     /// Orders by zone name, then owner, comparing UTF-8 bytes.
     public static func < (lhs: ZoneID, rhs: ZoneID) -> Bool {
-        if lhs.zoneName != rhs.zoneName { return lhs.zoneName.utf8.lexicographicallyPrecedes(rhs.zoneName.utf8) }
-        return lhs.ownerName.utf8.lexicographicallyPrecedes(rhs.ownerName.utf8)
+        if lhs.zoneName != rhs.zoneName { return UTF8Order.precedes(lhs.zoneName, rhs.zoneName) }
+        return UTF8Order.precedes(lhs.ownerName, rhs.ownerName)
     }
 
     /// `zoneName:ownerName`.

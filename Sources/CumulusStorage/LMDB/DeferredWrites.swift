@@ -116,10 +116,31 @@ final class DeferredWrites {
             index = pending.count - 1
         }
         last = index
+        if pending[index].bytes.capacity - pending[index].bytes.count < key.count {
+            Self.grow(&pending[index], toAdd: key.count, threshold: threshold)
+        }
         let start = UInt32(pending[index].bytes.count)
         pending[index].bytes.append(contentsOf: key)
         pending[index].operations.append(Operation(start: start, length: UInt16(key.count), isPut: isPut))
         return pending[index].bytes.count >= threshold
+    }
+
+    /// Pending bytes past which a table's buffers grow straight to their flush size.
+    static let growthJumpBytes = 1 << 20
+
+    /// Makes room for `count` more key bytes. Small buffers double as arrays do; past
+    /// ``growthJumpBytes`` they are sized at once for everything the table can hold
+    /// before it is written (`threshold`, and the operations in proportion): growing a
+    /// cascade's buffers by doublings to 32 MB copied each one four more times and had
+    /// the kernel zero every new page, a sixth of the cascade. Pages of the reserved
+    /// size that are never filled are never touched, so cost nothing.
+    private static func grow(_ work: inout Pending, toAdd count: Int, threshold: Int) {
+        let needed = work.bytes.count + count
+        guard needed > growthJumpBytes, threshold > needed else { return }
+        let target = threshold + Int(UInt16.max)
+        work.bytes.reserveCapacity(target)
+        let perOperation = max(1, work.bytes.count / max(1, work.operations.count))
+        work.operations.reserveCapacity(target / perOperation + work.operations.count / 8)
     }
 
     /// Removes and returns the pending operations of `table`.

@@ -18,7 +18,7 @@ public struct OutgoingReference: Sendable, Hashable, Comparable {
 
     /// Target name bytes, then action.
     public static func < (lhs: OutgoingReference, rhs: OutgoingReference) -> Bool {
-        if lhs.targetName != rhs.targetName { return lhs.targetName.utf8.lexicographicallyPrecedes(rhs.targetName.utf8) }
+        if lhs.targetName != rhs.targetName { return UTF8Order.precedes(lhs.targetName, rhs.targetName) }
         return lhs.action.rawValue < rhs.action.rawValue
     }
 

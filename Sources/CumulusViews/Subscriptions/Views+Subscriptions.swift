@@ -91,7 +91,7 @@ extension Views {
             }
             // Field order is per process: sort, so notifications come out in the same
             // order on every replay.
-            ids = Set(ids).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            ids = Set(ids).sorted(by: UTF8Order.precedes)
         }
         for id in ids {
             guard let subscription = try storedSubscription(databaseKey, id, txn),
