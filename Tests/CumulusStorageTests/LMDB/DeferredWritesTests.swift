@@ -196,6 +196,43 @@ struct DeferredWritesTests {
         }
     }
 
+    /// Past ``DeferredWrites/growthJumpBytes`` a buffer is sized for its flush
+    /// threshold at once, and filling it, flushing it early and filling it again
+    /// ends as the same operations done at once.
+    @Test func aLargeBufferIsSizedOnceAndWritesTheSameOutcome() throws {
+        try withTemporaryDirectory { path in
+            let env = try LMDBEnvironment(path: path)
+            let immediate = try env.table("immediate")
+            let deferred = try env.table("deferred")
+            let threshold = 3 * DeferredWrites.growthJumpBytes
+            var generator = SeededGenerator(seed: 7)
+            // ~64-byte keys over a space small enough that some repeat and some
+            // deletes find their key: about 4.5 MiB in all, so one early flush.
+            let operations = (0..<70_000).map { _ in
+                (key: [UInt8](repeating: 1, count: 48) + BigEndian.bytes(UInt64.random(in: 0..<40_000, using: &generator))
+                    + [UInt8](repeating: 0, count: 8),
+                 isPut: Int.random(in: 0..<4, using: &generator) != 0)
+            }
+            try env.write { txn throws in
+                txn.deferredFlushThreshold = threshold
+                var capacities = Set<Int>()
+                for operation in operations {
+                    try Self.apply([operation], immediately: immediate, deferred: deferred, txn)
+                    // Past twice the jump size the buffer has grown once after passing it.
+                    if let buffer = txn.deferred?.pending.first?.bytes, buffer.count > 2 * DeferredWrites.growthJumpBytes {
+                        #expect(buffer.capacity >= threshold)
+                        capacities.insert(buffer.capacity)
+                    }
+                }
+                // Sized once, and the same buffer refilled after the early write.
+                #expect(capacities.count == 1, "\(capacities)")
+            }
+            try env.read { txn throws in
+                #expect(try Self.contents(deferred, txn) == (try Self.contents(immediate, txn)))
+            }
+        }
+    }
+
     @Test func growingTheMapReplaysTheBodyWithNothingLeftOver() throws {
         try withTemporaryDirectory { path in
             var options = LMDBEnvironment.Options()
