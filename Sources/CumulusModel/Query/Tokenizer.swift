@@ -112,7 +112,9 @@ public enum Tokenizer {
         of record: Record, where isSearchable: (String) -> Bool, _ body: (ArraySlice<UInt8>) -> Void
     ) {
         record.forEachField(where: isSearchable) { _, value in
-            for case .string(let text) in value.scalars { forEachTokenUTF8(in: text, body) }
+            value.forEachScalar { scalar in
+                if case .string(let text) = scalar { forEachTokenUTF8(in: text, body) }
+            }
         }
     }
 }

@@ -79,6 +79,17 @@ public enum FieldValue: Sendable, Hashable {
         return [self]
     }
 
+    /// Calls `body` with each of ``scalars`` without building an array for a scalar:
+    /// the index keys and tokens of every saved or deleted record walk each field
+    /// this way, and a one-element array per field was an allocation and a free each.
+    @inlinable public func forEachScalar(_ body: (FieldValue) throws -> Void) rethrows {
+        if case .list(let items) = self {
+            for item in items { try body(item) }
+        } else {
+            try body(self)
+        }
+    }
+
     /// Whether the value is a string or a list of strings (text search reads it).
     public var isText: Bool {
         if case .list(let items) = self { return items.first?.scalarType == .string }

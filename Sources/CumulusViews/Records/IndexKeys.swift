@@ -81,9 +81,9 @@ public enum IndexKeys {
                 key.append(contentsOf: typeHash)
                 key.append(contentsOf: fieldHash)
             }
-            for element in value.scalars {
+            value.forEachScalar { element in
                 startKey()
-                guard OrderedEncoding.appendEncoded(element, to: &key) else { continue }
+                guard OrderedEncoding.appendEncoded(element, to: &key) else { return }
                 key.append(contentsOf: name)
                 body(key)
                 if options.contains(.queryable), case .string(let text) = element {
