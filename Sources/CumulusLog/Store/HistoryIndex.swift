@@ -75,26 +75,22 @@ struct HistoryIndex: Sendable {
             entries.append((prefix, index))
         }
         entries.sort { lhs, rhs in
-            let order = Self.compare(lhs.prefix, rhs.prefix)
+            let order = UTF8Order.compare(lhs.prefix, rhs.prefix)
             return order != 0 ? order < 0 : lhs.index < rhs.index
         }
         var start = 0
         var group: [Int] = []
         while start < entries.count {
             group.removeAll(keepingCapacity: true)
-            var end = start
-            while end < entries.count, end == start || entries[end].prefix == entries[start].prefix {
+            group.append(entries[start].index)
+            var end = start + 1
+            while end < entries.count, entries[end].prefix == entries[start].prefix {
                 group.append(entries[end].index)
                 end += 1
             }
             try put(entries[start].prefix, commit.sequence, group, txn)
             start = end
         }
-    }
-
-    /// Three-way byte order of two prefixes.
-    private static func compare(_ lhs: [UInt8], _ rhs: [UInt8]) -> Int {
-        lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in UTF8Order.compare(left, right) } }
     }
 
     private func put(_ prefix: [UInt8], _ sequence: UInt64, _ events: [Int], _ txn: LMDBWriteTransaction) throws {

@@ -61,6 +61,12 @@ public enum UTF8Order {
         } ?? string.utf8.allSatisfy { $0 < 0x80 }
     }
 
+    /// The three-way byte comparison below, of two byte arrays: the order LMDB keeps
+    /// keys in, for index keys and prefixes built in memory.
+    @inlinable public static func compare(_ lhs: [UInt8], _ rhs: [UInt8]) -> Int {
+        lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in compare(left, right) } }
+    }
+
     /// Three-way lexicographic comparison of two byte strings: negative, zero or
     /// positive as `lhs` sorts before, equal to or after `rhs` (a proper prefix first).
     @inlinable public static func compare(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Int {

@@ -158,14 +158,10 @@ public enum IndexKeys {
 
     /// `keys` in byte order without repeats.
     static func sortedUnique(_ keys: [[UInt8]]) -> [[UInt8]] {
-        UTF8Order.sorted(keys, uniqueBy: compare)
-    }
-
-    /// Three-way byte order of two keys, as LMDB orders them. Keys share their first
-    /// 24 bytes (zone and type), which `lexicographicallyPrecedes` walked one element
-    /// at a time: that was most of sorting a record's keys in the profile.
-    static func compare(_ lhs: [UInt8], _ rhs: [UInt8]) -> Int {
-        lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in UTF8Order.compare(left, right) } }
+        // Byte order compared a word at a time (`UTF8Order`): keys share their first 24
+        // bytes (zone and type), which `lexicographicallyPrecedes` walked one element at
+        // a time, most of sorting a record's keys in the profile.
+        UTF8Order.sorted(keys) { UTF8Order.compare($0, $1) }
     }
 
     /// The key of one token's entries (prefix ‖ escaped token ‖ terminator); each

@@ -69,7 +69,7 @@ extension Views {
         var i = 0
         var j = 0
         while i < old.count || j < new.count {
-            let order = i == old.count ? 1 : j == new.count ? -1 : IndexKeys.compare(old[i], new[j])
+            let order = i == old.count ? 1 : j == new.count ? -1 : UTF8Order.compare(old[i], new[j])
             if order < 0 {
                 try txn.deferDelete(table, key: old[i])
                 i += 1

@@ -12,19 +12,7 @@ struct LazyRecordTests {
             let eager = try RecordCodec.decode(bytes)
             let lazy = try bytes.withUnsafeBytes { try RecordCodec.decodeLazily($0) }
             #expect(lazy.encoded != nil, "record \(index) should keep its values encoded")
-            // Single values first, before anything fills the shared cache.
-            for key in eager.fields.keys { #expect(lazy[key] == eager[key], "record \(index): field \(key)") }
-            for key in eager.encryptedValues.keys {
-                #expect(lazy[encrypted: key] == eager[encrypted: key], "record \(index): encrypted \(key)")
-            }
-            #expect(lazy["no such key"] == nil && lazy[encrypted: "no such key"] == nil)
-            #expect(lazy.allKeys == eager.allKeys, "record \(index): keys")
-            #expect(lazy == eager && eager == lazy, "record \(index): equality")
-            #expect(lazy.hashValue == eager.hashValue, "record \(index): hash")
-            #expect(try RecordCodec.encode(lazy) == bytes, "record \(index): re-encode")
-            #expect(lazy.fields == eager.fields && lazy.encryptedValues == eager.encryptedValues)
-            // After the cache is filled, single reads come from it and still agree.
-            for key in eager.fields.keys { #expect(lazy[key] == eager[key], "record \(index): cached \(key)") }
+            try expectAgreement(of: lazy, with: eager, bytes: bytes, "record \(index)")
         }
     }
 
