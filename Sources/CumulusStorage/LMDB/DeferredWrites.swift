@@ -42,9 +42,9 @@ final class DeferredWrites {
     /// a transaction that touches millions of keys (an index build over a large type,
     /// a cascade) keeps a bounded buffer, at the price of more, still sorted, passes.
     /// 4 MiB, not the 32 MiB it was: a 100,000-record cascade's deletes (tens of
-    /// megabytes of keys) then run through one buffer the size of a cache, refilled in
-    /// place, not through fresh pages the kernel must zero; the cascade took 10–13 % less time
-    /// (alternating runs, eleventh session), 2 MiB no better.
+    /// megabytes of keys) then run through one buffer refilled in place, not through
+    /// fresh pages the kernel must zero; the cascade took 9–11 % less time (two
+    /// alternating pairs, eleventh session), and 2 MiB did no better.
     static let defaultFlushThreshold = 4 << 20
 
     struct Operation {
