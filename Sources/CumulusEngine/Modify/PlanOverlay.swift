@@ -149,18 +149,24 @@ struct PlanOverlay {
     /// Makes room for `count` more deletions at once: a cascade knows its size before
     /// it deletes, and growing by doublings moved and zeroed twice the memory.
     mutating func reserveDeletions(_ count: Int) {
-        if events.capacity - events.count < count { events.reserveCapacity(max(events.count + count, 2 * events.capacity)) }
+        reserveEvents(count)
         gone.reserveCapacity(gone.count + count)
-        touched.reserveCapacity(touched.count + count)
     }
 
     /// Makes room for `count` more saves at once, for the same reason: a
     /// 400-record operation grew these tables by doublings, rehashing every ID each
     /// time.
     mutating func reserveSaves(_ count: Int) {
+        reserveEvents(count)
         records.reserveCapacity(records.count + count)
+    }
+
+    /// Room for `count` more events and touched records, the part both reservations
+    /// share. Events grow at least geometrically, so repeated reservations stay
+    /// amortized.
+    private mutating func reserveEvents(_ count: Int) {
+        if events.capacity - events.count < count { events.reserveCapacity(max(events.count + count, 2 * events.capacity)) }
         touched.reserveCapacity(touched.count + count)
-        if events.capacity - events.count < count { events.reserveCapacity(events.count + count) }
     }
 
     /// Records `record` as deleted for `cause`, removing the references it held.
