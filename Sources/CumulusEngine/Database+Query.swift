@@ -76,17 +76,17 @@ extension Database {
             let executor = QueryExecutor(views: views, txn: txn, database: database)
             var page = try executor.run(
                 contents.query, zones: zones, after: contents.position.isEmpty ? nil : contents.position, limit: limit)
-            let last = page.records.last?.position
+            let last = page.lastPosition
             if let onlyOwn {
                 // Only `_creator` may read this type: the caller sees their own records.
                 // Filtered after the page is cut (a page may come back short), so the
                 // cursor still resumes after what was skipped.
-                page.records.removeAll { $0.record.creatorUserRecordID?.recordName != onlyOwn }
+                page.records.removeAll { $0.creatorUserRecordID?.recordName != onlyOwn }
             }
             return (page, last)
         }
         let desired = DesiredKeys(desiredKeys)
-        let records = page.records.map { desired.applied(to: $0.record) }
+        let records = page.records.map { desired.applied(to: $0) }
         var cursor: QueryCursor?
         if page.more, let lastPosition {
             var next = contents

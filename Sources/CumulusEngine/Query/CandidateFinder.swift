@@ -248,9 +248,9 @@ struct CandidateFinder {
                 let longitude = OrderedEncoding.readDouble(suffix, at: 9)
             else { return true }
             if Geo.distance(Location(latitude: latitude, longitude: longitude), center) < radius,
-                let split = IndexKeys.splitValue(suffix)
+                let name = IndexKeys.recordName(afterValue: suffix)
             {
-                names.append(split.name)
+                names.append(name)
             }
             return true
         }
@@ -275,8 +275,8 @@ extension LMDBTable {
         _ txn: LMDBReadTransaction, from: [UInt8], to: [UInt8]?, valueStart: Int, _ body: (String) -> Void
     ) throws {
         try txn.scan(self, from: from, to: to) { key, _ in
-            if let split = IndexKeys.splitValue(UnsafeRawBufferPointer(rebasing: key[valueStart...])) {
-                body(split.name)
+            if let name = IndexKeys.recordName(afterValue: UnsafeRawBufferPointer(rebasing: key[valueStart...])) {
+                body(name)
             }
             return true
         }

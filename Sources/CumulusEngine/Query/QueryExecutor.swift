@@ -30,13 +30,26 @@ struct QueryExecutor {
     let txn: LMDBReadTransaction
     let database: DatabaseID
 
+    /// One page of results.
     struct Page {
-        var records: [(record: Record, position: [UInt8])]
-        var more: Bool
+        /// The page's records, in the query's order.
+        var records: [Record] = []
+        /// Where the last record sits in the plan's order: what a cursor resumes after.
+        /// Kept for the last record only, not built per result (the position was two of
+        /// the nine allocations a result of a name-order page cost).
+        var lastPosition: [UInt8]?
+        /// Whether a record beyond the page matches too.
+        var more = false
+
+        /// Adds `record`, found at `position`.
+        mutating func append(_ record: Record, at position: [UInt8]) {
+            records.append(record)
+            lastPosition = position
+        }
     }
 
     func run(_ query: Query, zones: [ZoneID], after position: [UInt8]?, limit: Int) throws -> Page {
-        guard !query.matchesNothing, limit > 0 else { return Page(records: [], more: false) }
+        guard !query.matchesNothing, limit > 0 else { return Page() }
         if zones.count == 1, let zone = zones.first {
             let zoneKey = FeedKeys.zone(database, zone)
             if query.sort.count == 1, query.sort[0].relativeLocation == nil,
@@ -108,19 +121,25 @@ struct QueryExecutor {
         // type's names as the by-type table keeps them.
         let names = try candidates?.names ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
         let rest = residual(query, candidatesFromIndex: candidates != nil)
-        var page = Page(records: [], more: false)
+        var page = Page()
         var hints = RecordDecodeHints()
+        var candidatePosition: [UInt8] = []
         for name in names {
-            var key: [UInt8] = []
-            OrderedEncoding.appendEscaped(name.utf8, to: &key)
-            key += zoneKey
-            if let position, !position.lexicographicallyPrecedes(key) { continue }
+            if let position {
+                SortPosition.named(name, lacking: [], zoneKey: zoneKey, into: &candidatePosition)
+                if !position.lexicographicallyPrecedes(candidatePosition) { continue }
+            }
             guard let record = try load(name, zone, zoneKey, rest, &hints) else { continue }
             if page.records.count == limit {
                 page.more = true
                 break
             }
-            page.records.append((record, key))
+            page.records.append(record)
+        }
+        if let last = page.records.last {
+            var position: [UInt8] = []
+            SortPosition.named(last.recordID.recordName, lacking: [], zoneKey: zoneKey, into: &position)
+            page.lastPosition = position
         }
         return page
     }
@@ -130,17 +149,27 @@ struct QueryExecutor {
     ) throws -> Page {
         let sort = query.sort[0]
         let (candidates, rest, prefix) = try sortIndexInputs(query, zone: zone, zoneKey: zoneKey, field: field)
-        var page = Page(records: [], more: false)
+        var page = Page()
         let inMissingPhase = position?.first == 0xFF
         var hints = RecordDecodeHints()
+        // The last record's position is built once the page is done, from the index
+        // entry's value it was found under (`nil`: it lacks the field).
+        var lastValue: [UInt8]?
+        var candidatePosition: [UInt8] = []
 
-        func offer(_ record: Record, _ position: [UInt8]) -> Bool {
+        func offer(_ record: Record) -> Bool {
             if page.records.count == limit {
                 page.more = true
                 return false
             }
-            page.records.append((record, position))
+            page.records.append(record)
             return true
+        }
+        func finished() -> Page {
+            if let last = page.records.last {
+                page.lastPosition = SortPosition.of(last, sort: query.sort, zoneKey: zoneKey, firstValue: lastValue)
+            }
+            return page
         }
 
         if !inMissingPhase {
@@ -152,10 +181,11 @@ struct QueryExecutor {
             try walkSortIndex(
                 prefix: prefix, from: lower, to: upper, sort: sort, candidates: candidates, zone, zoneKey, rest, &hints
             ) { record, value in
-                keepGoing = offer(record, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey, firstValue: value))
+                keepGoing = offer(record)
+                if keepGoing { lastValue = value }
                 return keepGoing
             }
-            if !keepGoing { return page }
+            if !keepGoing { return finished() }
         }
 
         // Records without the sort field, by name in the sort's direction (both sources
@@ -163,15 +193,16 @@ struct QueryExecutor {
         var names = try candidates?.names ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
         if !sort.ascending { names.reverse() }
         for name in names {
-            var tail: [UInt8] = []
-            OrderedEncoding.appendEscaped(name.utf8, to: &tail)
-            let key = [0xFF] + (sort.ascending ? tail : tail.map { ~$0 }) + zoneKey
-            if let position, inMissingPhase, !position.lexicographicallyPrecedes(key) { continue }
+            if let position, inMissingPhase {
+                SortPosition.named(name, lacking: query.sort, zoneKey: zoneKey, into: &candidatePosition)
+                if !position.lexicographicallyPrecedes(candidatePosition) { continue }
+            }
             guard let record = try load(name, zone, zoneKey, rest, &hints), SortPosition.sortValue(record, sort) == nil
             else { continue }
-            if !offer(record, key) { break }
+            guard offer(record) else { break }
+            lastValue = nil
         }
-        return page
+        return finished()
     }
 
     private func groupWalk(
@@ -179,7 +210,7 @@ struct QueryExecutor {
     ) throws -> Page {
         let first = query.sort[0]
         let (candidates, rest, prefix) = try sortIndexInputs(query, zone: zone, zoneKey: zoneKey, field: field)
-        var page = Page(records: [], more: false)
+        var page = Page()
         var hints = RecordDecodeHints()
 
         func precedes(_ a: (record: Record, position: [UInt8]), _ b: (record: Record, position: [UInt8])) -> Bool {
@@ -211,7 +242,7 @@ struct QueryExecutor {
                     page.more = true
                     return false
                 }
-                page.records.append(entry)
+                page.append(entry.record, at: entry.position)
             }
             return true
         }
@@ -358,7 +389,8 @@ struct QueryExecutor {
             }
         }
         matches.sort { $0.position.lexicographicallyPrecedes($1.position) }
-        let more = matches.count > limit
-        return Page(records: Array(matches.prefix(limit)), more: more)
+        var page = Page(more: matches.count > limit)
+        for match in matches.prefix(limit) { page.append(match.record, at: match.position) }
+        return page
     }
 }

@@ -22,12 +22,28 @@ enum SortPosition {
             bytes.append(0x01)
             bytes.append(contentsOf: descriptor.ascending ? value : value.map { ~$0 })
         }
-        var name: [UInt8] = []
-        OrderedEncoding.appendEscaped(record.recordID.recordName.utf8, to: &name)
-        let descending = sort.first.map { !$0.ascending } ?? false
-        bytes.append(contentsOf: descending ? name.map { ~$0 } : name)
-        bytes.append(contentsOf: zoneKey)
+        appendName(record.recordID.recordName, sort: sort, zoneKey: zoneKey, to: &bytes)
         return bytes
+    }
+
+    /// The position of a record named `name` that lacks every key of `sort` (with no
+    /// sort, a name order's position), written over `bytes`: built from the name
+    /// alone, so a candidate is compared with a cursor before it is read.
+    static func named(_ name: String, lacking sort: [QuerySort], zoneKey: [UInt8], into bytes: inout [UInt8]) {
+        bytes.removeAll(keepingCapacity: true)
+        bytes.append(contentsOf: repeatElement(0xFF, count: sort.count))
+        appendName(name, sort: sort, zoneKey: zoneKey, to: &bytes)
+    }
+
+    /// Appends what makes a position unique: the escaped name, inverted when the
+    /// first sort key is descending, then the zone key.
+    private static func appendName(_ name: String, sort: [QuerySort], zoneKey: [UInt8], to bytes: inout [UInt8]) {
+        let start = bytes.count
+        OrderedEncoding.appendEscaped(name.utf8, to: &bytes)
+        if let first = sort.first, !first.ascending {
+            for index in start..<bytes.count { bytes[index] = ~bytes[index] }
+        }
+        bytes.append(contentsOf: zoneKey)
     }
 
     /// The encoded value a record sorts by for one descriptor, or `nil` if it has none.

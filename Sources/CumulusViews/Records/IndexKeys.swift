@@ -181,6 +181,14 @@ public enum IndexKeys {
         return (value, name)
     }
 
+    /// The record name of a field-index key's suffix (as ``splitValue(_:)`` splits
+    /// it), without copying the value: for a caller that only collects names (a
+    /// candidate set), where the copy was one allocation per entry.
+    public static func recordName(afterValue suffix: UnsafeRawBufferPointer) -> String? {
+        guard let end = valueLength(suffix) else { return nil }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: suffix[end...]), as: UTF8.self)
+    }
+
     /// The length of the encoded value (kind included) that `bytes` starts with, or
     /// `nil` if it is malformed or cut short: numbers have fixed widths, strings,
     /// references and bytes end at their `00 00` terminator.

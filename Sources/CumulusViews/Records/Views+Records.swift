@@ -164,8 +164,8 @@ extension Views {
     public func record(
         zoneKey: [UInt8], name: String, hints: inout RecordDecodeHints, _ txn: LMDBReadTransaction
     ) throws -> Record? {
-        try txn.withValue(tables.records, key: ViewKeys.record(zoneKey, name)) {
-            try RecordCodec.decodeForReading($0, hints: &hints)
+        try ViewKeys.withRecordKey(zoneKey, name) { key in
+            try txn.withValue(tables.records, key: key) { try RecordCodec.decodeForReading($0, hints: &hints) }
         }
     }
 
