@@ -38,8 +38,13 @@ public enum Tokenizer {
             word.reserveCapacity(32)
             func flush() {
                 guard !word.isEmpty else { return }
-                let token = word.prefix(maxTokenLength)
-                if !isStopWord(token) { body(token) }
+                // The token is a slice of `word` only while `body` runs: had it still
+                // shared the buffer when `word` was emptied, every word would have
+                // copied it (one allocation per token).
+                do {
+                    let token = word.prefix(maxTokenLength)
+                    if !isStopWord(token) { body(token) }
+                }
                 word.removeAll(keepingCapacity: true)
             }
             for byte in bytes {
