@@ -152,7 +152,12 @@ let package = Package(
         .target(name: "CumulusTestSupport", dependencies: ["CumulusModel"], path: "Tests/CumulusTestSupport"),
         .testTarget(name: "CumulusModelTests", dependencies: ["CumulusModel", "CumulusTestSupport"]),
         .testTarget(name: "CumulusStorageTests", dependencies: ["CumulusStorage", "CLMDB"]),
-        .testTarget(name: "CumulusViewsTests", dependencies: ["CumulusViews", "CumulusModel", "CumulusTestSupport"]),
+        .testTarget(
+            name: "CumulusViewsTests",
+            dependencies: [
+                "CumulusViews", "CumulusModel", "CumulusTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .testTarget(
             name: "CumulusToolsTests",
             dependencies: ["CumulusTools", "CumulusEngine", "CumulusViews", "CumulusLog", "CumulusModel", "CumulusStorage"]

@@ -1,4 +1,3 @@
-import Crypto
 import CumulusLog
 import CumulusModel
 
@@ -9,7 +8,9 @@ import CumulusModel
 public enum ViewKeys {
     /// `records`, `refsOut`: zone key ‖ record name.
     public static func record(_ zoneKey: [UInt8], _ recordName: String) -> [UInt8] {
-        zoneKey + Array(recordName.utf8)
+        var key = zoneKey
+        key.append(contentsOf: recordName.utf8)
+        return key
     }
 
     /// Calls `body` with ``record(_:_:)``'s key built in temporary memory (on the
@@ -27,18 +28,25 @@ public enum ViewKeys {
 
     /// `refsIn`: zone key ‖ target record name.
     public static func target(_ zoneKey: [UInt8], _ recordName: String) -> [UInt8] {
-        zoneKey + Array(recordName.utf8)
+        record(zoneKey, recordName)
     }
 
     /// `byType`: zone key ‖ first 8 bytes of SHA-256(record type) ‖ record name.
     /// Types are hashed because type and name together may exceed the key limit.
     public static func byType(_ zoneKey: [UInt8], _ recordType: String, _ recordName: String) -> [UInt8] {
-        typePrefix(zoneKey, recordType) + Array(recordName.utf8)
+        var key: [UInt8] = []
+        key.reserveCapacity(zoneKey.count + 8 + recordName.utf8.count)
+        key += zoneKey
+        key += IndexKeys.hash8(recordType)
+        key += recordName.utf8
+        return key
     }
 
-    /// The `byType` prefix of one type in one zone.
+    /// The `byType` prefix of one type in one zone. The type's hash is the one the
+    /// index keys use (``IndexKeys/hash8(_:)``), remembered rather than computed per
+    /// saved or deleted record.
     public static func typePrefix(_ zoneKey: [UInt8], _ recordType: String) -> [UInt8] {
-        zoneKey + Array(SHA256.hash(data: Array(recordType.utf8)).prefix(8))
+        zoneKey + IndexKeys.hash8(recordType)
     }
 
     /// `zones`: database key ‖ zone key.
