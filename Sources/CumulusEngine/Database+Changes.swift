@@ -29,7 +29,7 @@ extension Database {
         let views = container.views
         let database = id
         let secret = container.secret
-        let zoneKey = FeedKeys.zone(database, zone)
+        let zoneKey = views.zoneKeys.zone(database, zone)
 
         var start: (position: UInt64, offset: UInt32)?
         var incarnation: UInt64 = 0

@@ -51,7 +51,13 @@ public enum ViewKeys {
 
     /// `zones`: database key ‖ zone key.
     public static func zone(_ database: DatabaseID, _ zoneID: ZoneID) -> [UInt8] {
-        FeedKeys.database(database) + FeedKeys.zone(database, zoneID)
+        zone(databaseKey: FeedKeys.database(database), zoneKey: FeedKeys.zone(database, zoneID))
+    }
+
+    /// ``zone(_:_:)`` from keys already derived (a `FeedKeyCache`'s: each derivation is
+    /// a SHA-256, and every commit looks its zones up).
+    public static func zone(databaseKey: [UInt8], zoneKey: [UInt8]) -> [UInt8] {
+        databaseKey + zoneKey
     }
 
     /// `subscriptions`: database key ‖ subscription ID.

@@ -25,9 +25,10 @@ public final class Views: Sendable {
     let subscriptionCache = SubscriptionCache()
     /// Parsed schemas, keyed by their stored bytes.
     let schemaCatalog = SchemaCatalog()
-    /// Zone keys of the zones written most recently: a record's view keys start with
-    /// its zone's, derived by a SHA-256 per record otherwise.
-    let zoneKeys = FeedKeyCache()
+    /// Zone and database keys derived most recently: a record's view keys start with
+    /// its zone's, derived by a SHA-256 per record otherwise. Public for the engine's
+    /// planner and readers, which derive the same keys per operation.
+    public let zoneKeys = FeedKeyCache()
 
     /// Told of index builds a schema change causes (schema, record type, records
     /// done so far), every 10,000 records and at the end of each type; called on the

@@ -55,7 +55,7 @@ struct PlanOverlay {
 
     mutating func zoneKey(_ zone: ZoneID) -> [UInt8] {
         if let key = zoneKeys[zone] { return key }
-        let key = FeedKeys.zone(database, zone)
+        let key = views.zoneKeys.zone(database, zone)
         zoneKeys[zone] = key
         return key
     }

@@ -51,7 +51,7 @@ struct QueryExecutor {
     func run(_ query: Query, zones: [ZoneID], after position: [UInt8]?, limit: Int) throws -> Page {
         guard !query.matchesNothing, limit > 0 else { return Page() }
         if zones.count == 1, let zone = zones.first {
-            let zoneKey = FeedKeys.zone(database, zone)
+            let zoneKey = views.zoneKeys.zone(database, zone)
             if query.sort.count == 1, query.sort[0].relativeLocation == nil,
                 let field = IndexKeys.fieldName(for: query.sort[0].key)
             {
@@ -376,7 +376,7 @@ struct QueryExecutor {
     private func collectAndSort(_ query: Query, zones: [ZoneID], after position: [UInt8]?, limit: Int) throws -> Page {
         var matches: [(record: Record, position: [UInt8])] = []
         for zone in zones {
-            let zoneKey = FeedKeys.zone(database, zone)
+            let zoneKey = views.zoneKeys.zone(database, zone)
             let candidates = try finder(zone, zoneKey, query.recordType).candidates(for: query.filters)
             let names = try candidates?.names ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
             let rest = residual(query, candidatesFromIndex: candidates != nil)

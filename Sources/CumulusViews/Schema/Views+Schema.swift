@@ -34,7 +34,7 @@ extension Views {
     /// build can find every record of a type without scanning the whole records table.
     func registerZones(of commit: Commit, _ txn: LMDBWriteTransaction) throws {
         for position in commit.zoneSequences {
-            let key = SchemaCatalog.key(SchemaID(position.database)) + FeedKeys.zone(position.database, position.zoneID)
+            let key = SchemaCatalog.key(SchemaID(position.database)) + zoneKeys.zone(position.database, position.zoneID)
             if try !txn.contains(tables.schemaZones, key: key) {
                 try txn.put(tables.schemaZones, key: key, value: [UInt8]())
             }

@@ -7,15 +7,21 @@ import CumulusStorage
 extension Views {
     /// Stores `zone`, keeping the incarnation it was created with (its first save's
     /// sequence): a re-created zone gets a new one, which expires old change tokens.
+    /// The `zones` table's key of `zoneID` (``ViewKeys/zone(_:_:)``), from the cache of
+    /// derived keys.
+    func zoneRowKey(_ database: DatabaseID, _ zoneID: ZoneID) -> [UInt8] {
+        ViewKeys.zone(databaseKey: zoneKeys.database(database), zoneKey: zoneKeys.zone(database, zoneID))
+    }
+
     func saveZone(_ zone: Zone, in database: DatabaseID, sequence: UInt64, _ txn: LMDBWriteTransaction) throws {
-        let key = ViewKeys.zone(database, zone.zoneID)
+        let key = zoneRowKey(database, zone.zoneID)
         let incarnation = try txn.withValue(tables.zones, key: key) { try Self.decodeZone($0).incarnation } ?? sequence
         try txn.put(tables.zones, key: key, value: Self.encodeZone(StoredZone(zone: zone, incarnation: incarnation), database))
     }
 
     /// Deletes the zone and every record, edge and index entry it held.
     func deleteZone(_ zoneID: ZoneID, in database: DatabaseID, _ txn: LMDBWriteTransaction) throws {
-        let zoneKey = FeedKeys.zone(database, zoneID)
+        let zoneKey = zoneKeys.zone(database, zoneID)
         for table in [
             tables.records, tables.refsIn, tables.refsOut, tables.byType, tables.fieldIndex, tables.tokenIndex,
             tables.clientTokens,
@@ -31,7 +37,7 @@ extension Views {
                 for key in keys { _ = try txn.delete(table, key: key) }
             }
         }
-        _ = try txn.delete(tables.zones, key: ViewKeys.zone(database, zoneID))
+        _ = try txn.delete(tables.zones, key: zoneRowKey(database, zoneID))
         _ = try txn.delete(tables.schemaZones, key: SchemaCatalog.key(SchemaID(database)) + zoneKey)
     }
 
@@ -43,8 +49,8 @@ extension Views {
         value.u64(commit.sequence)
         value.blob(token)
         for position in commit.zoneSequences {
-            let key = FeedKeys.zone(position.database, position.zoneID) + Array(commit.actor.utf8)
-            if try txn.withValue(tables.zones, key: ViewKeys.zone(position.database, position.zoneID), { _ in true }) != nil
+            let key = zoneKeys.zone(position.database, position.zoneID) + Array(commit.actor.utf8)
+            if try txn.withValue(tables.zones, key: zoneRowKey(position.database, position.zoneID), { _ in true }) != nil
                 || position.zoneID.isDefaultZone
             {
                 try txn.put(tables.clientTokens, key: key, value: value.bytes)
@@ -63,7 +69,7 @@ extension Views {
 
     /// The stored zone `zoneID` of `database`, or `nil` if it was never created or was deleted.
     public func zone(_ zoneID: ZoneID, in database: DatabaseID, _ txn: LMDBReadTransaction) throws -> StoredZone? {
-        try txn.withValue(tables.zones, key: ViewKeys.zone(database, zoneID)) { try Self.decodeZone($0) }
+        try txn.withValue(tables.zones, key: zoneRowKey(database, zoneID)) { try Self.decodeZone($0) }
     }
 
     /// Every stored zone of `database`, ordered by zone key.
