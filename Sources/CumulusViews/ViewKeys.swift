@@ -34,19 +34,21 @@ public enum ViewKeys {
     /// `byType`: zone key ‖ first 8 bytes of SHA-256(record type) ‖ record name.
     /// Types are hashed because type and name together may exceed the key limit.
     public static func byType(_ zoneKey: [UInt8], _ recordType: String, _ recordName: String) -> [UInt8] {
-        var key: [UInt8] = []
-        key.reserveCapacity(zoneKey.count + 8 + recordName.utf8.count)
-        key += zoneKey
-        key += IndexKeys.hash8(recordType)
+        var key = typePrefix(zoneKey, recordType, reserving: recordName.utf8.count)
         key += recordName.utf8
         return key
     }
 
-    /// The `byType` prefix of one type in one zone. The type's hash is the one the
+    /// The `byType` prefix of one type in one zone, with room for `extra` more bytes
+    /// (a name, so a by-type key is one allocation). The type's hash is the one the
     /// index keys use (``IndexKeys/hash8(_:)``), remembered rather than computed per
     /// saved or deleted record.
-    public static func typePrefix(_ zoneKey: [UInt8], _ recordType: String) -> [UInt8] {
-        zoneKey + IndexKeys.hash8(recordType)
+    public static func typePrefix(_ zoneKey: [UInt8], _ recordType: String, reserving extra: Int = 0) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(zoneKey.count + 8 + extra)
+        key += zoneKey
+        key += IndexKeys.hash8(recordType)
+        return key
     }
 
     /// `zones`: database key ‖ zone key.

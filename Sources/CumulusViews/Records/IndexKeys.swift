@@ -176,17 +176,19 @@ public enum IndexKeys {
     /// value (kind included) and the record name; `nil` if malformed.
     public static func splitValue(_ suffix: UnsafeRawBufferPointer) -> (value: [UInt8], name: String)? {
         guard let end = valueLength(suffix) else { return nil }
-        let value = Array(UnsafeRawBufferPointer(rebasing: suffix[0..<end]))
-        let name = String(decoding: UnsafeRawBufferPointer(rebasing: suffix[end...]), as: UTF8.self)
-        return (value, name)
+        return (Array(UnsafeRawBufferPointer(rebasing: suffix[0..<end])), name(of: suffix, after: end))
     }
 
     /// The record name of a field-index key's suffix (as ``splitValue(_:)`` splits
     /// it), without copying the value: for a caller that only collects names (a
     /// candidate set), where the copy was one allocation per entry.
     public static func recordName(afterValue suffix: UnsafeRawBufferPointer) -> String? {
-        guard let end = valueLength(suffix) else { return nil }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: suffix[end...]), as: UTF8.self)
+        valueLength(suffix).map { name(of: suffix, after: $0) }
+    }
+
+    /// The name that follows a value ending at `end` in a key's suffix.
+    private static func name(of suffix: UnsafeRawBufferPointer, after end: Int) -> String {
+        String(decoding: UnsafeRawBufferPointer(rebasing: suffix[end...]), as: UTF8.self)
     }
 
     /// The length of the encoded value (kind included) that `bytes` starts with, or

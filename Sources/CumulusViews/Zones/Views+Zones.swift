@@ -5,14 +5,14 @@ import CumulusStorage
 /// Zones: their stored definitions and incarnations, deletion of everything a zone
 /// held, and the client change tokens kept per zone.
 extension Views {
-    /// Stores `zone`, keeping the incarnation it was created with (its first save's
-    /// sequence): a re-created zone gets a new one, which expires old change tokens.
     /// The `zones` table's key of `zoneID` (``ViewKeys/zone(_:_:)``), from the cache of
     /// derived keys.
     func zoneRowKey(_ database: DatabaseID, _ zoneID: ZoneID) -> [UInt8] {
         ViewKeys.zone(databaseKey: zoneKeys.database(database), zoneKey: zoneKeys.zone(database, zoneID))
     }
 
+    /// Stores `zone`, keeping the incarnation it was created with (its first save's
+    /// sequence): a re-created zone gets a new one, which expires old change tokens.
     func saveZone(_ zone: Zone, in database: DatabaseID, sequence: UInt64, _ txn: LMDBWriteTransaction) throws {
         let key = zoneRowKey(database, zone.zoneID)
         let incarnation = try txn.withValue(tables.zones, key: key) { try Self.decodeZone($0).incarnation } ?? sequence
