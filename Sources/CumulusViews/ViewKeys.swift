@@ -51,13 +51,8 @@ public enum ViewKeys {
         return key
     }
 
-    /// `zones`: database key ‖ zone key.
-    public static func zone(_ database: DatabaseID, _ zoneID: ZoneID) -> [UInt8] {
-        zone(databaseKey: FeedKeys.database(database), zoneKey: FeedKeys.zone(database, zoneID))
-    }
-
-    /// ``zone(_:_:)`` from keys already derived (a `FeedKeyCache`'s: each derivation is
-    /// a SHA-256, and every commit looks its zones up).
+    /// `zones`: database key ‖ zone key, from keys already derived (a `FeedKeyCache`'s:
+    /// each derivation is a SHA-256, and every commit looks its zones up).
     public static func zone(databaseKey: [UInt8], zoneKey: [UInt8]) -> [UInt8] {
         databaseKey + zoneKey
     }

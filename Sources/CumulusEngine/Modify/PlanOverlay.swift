@@ -45,7 +45,6 @@ struct PlanOverlay {
     private(set) var touched: Set<RecordID> = []
     /// Targets whose incoming references changed, with the first source responsible.
     private var bumps: [RecordID: RecordID] = [:]
-    private var zoneKeys: [ZoneID: [UInt8]] = [:]
 
     init(views: Views, database: DatabaseID, transaction: LMDBReadTransaction) {
         self.views = views
@@ -53,11 +52,9 @@ struct PlanOverlay {
         self.transaction = transaction
     }
 
-    mutating func zoneKey(_ zone: ZoneID) -> [UInt8] {
-        if let key = zoneKeys[zone] { return key }
-        let key = views.zoneKeys.zone(database, zone)
-        zoneKeys[zone] = key
-        return key
+    /// The key of `zone`, from the views' cache of derived keys (a SHA-256 otherwise).
+    func zoneKey(_ zone: ZoneID) -> [UInt8] {
+        views.zoneKeys.zone(database, zone)
     }
 
     /// The record as of this point of the operation, or `nil` if absent or deleted.

@@ -70,12 +70,6 @@ public struct EffectiveSchema: Sendable, Hashable {
         typeIndexes(type).indexes(ofField: field, isText: isText)
     }
 
-    /// Whether user field `field` of `type` has any index entry, whatever its value:
-    /// lets a reader skip decoding the fields no index holds.
-    public func hasIndexes(onField field: String, in type: String) -> Bool {
-        typeIndexes(type).hasIndexes(onField: field)
-    }
-
     /// The indexes kept for a system field of `type`: as declared when the type is
     /// declared; all of them for an undeclared type in development (a log written
     /// before schemas existed, or a type the planner is about to add).
@@ -104,10 +98,17 @@ public struct EffectiveSchema: Sendable, Hashable {
             return isText ? .all : [.queryable, .sortable]
         }
 
-        /// Whether user field `field` has any index entry, whatever its value.
+        /// Whether user field `field` has any index entry, whatever its value: lets a
+        /// reader skip decoding the fields no index holds.
         public func hasIndexes(onField field: String) -> Bool {
             if let declared = declared?[field] { return !declared.indexes.isEmpty }
             return growsJustInTime
+        }
+
+        /// Whether the words of user field `field` are indexed (SEARCHABLE): what the
+        /// token index holds and what `self CONTAINS` reads.
+        public func isSearchable(_ field: String) -> Bool {
+            indexes(ofField: field, isText: true).contains(.searchable)
         }
 
         /// The indexes kept for system field `field`.

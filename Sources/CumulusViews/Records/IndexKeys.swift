@@ -133,7 +133,7 @@ public enum IndexKeys {
         var key = prefix
         key.reserveCapacity(prefix.count + 32 + posting.count)
         let rules = schema.typeIndexes(type)
-        Tokenizer.forEachTokenUTF8(of: record, where: { rules.indexes(ofField: $0, isText: true).contains(.searchable) }) {
+        Tokenizer.forEachTokenUTF8(of: record, where: rules.isSearchable) {
             key.removeLast(key.count - prefix.count)
             OrderedEncoding.appendEscaped($0, to: &key)
             key.append(contentsOf: posting)

@@ -79,8 +79,7 @@ extension Views {
         let old = try record(recordID, in: database, txn)
         // `self CONTAINS` in a subscription reads the words the text index would.
         let schema = try self.schema(SchemaID(database), in: txn)
-        let rules = schema.typeIndexes(recordType)
-        let searchable = { (field: String) in rules.indexes(ofField: field, isText: true).contains(.searchable) }
+        let searchable = schema.typeIndexes(recordType).isSearchable
         if anyByValue, let version = matching ?? old {
             for (field, value) in version.fields {
                 let fieldPrefix = valuePrefix + IndexKeys.hash8(field)

@@ -5,8 +5,8 @@ import CumulusStorage
 /// Zones: their stored definitions and incarnations, deletion of everything a zone
 /// held, and the client change tokens kept per zone.
 extension Views {
-    /// The `zones` table's key of `zoneID` (``ViewKeys/zone(_:_:)``), from the cache of
-    /// derived keys.
+    /// The `zones` table's key of `zoneID` (``ViewKeys/zone(databaseKey:zoneKey:)``),
+    /// from the cache of derived keys.
     func zoneRowKey(_ database: DatabaseID, _ zoneID: ZoneID) -> [UInt8] {
         ViewKeys.zone(databaseKey: zoneKeys.database(database), zoneKey: zoneKeys.zone(database, zoneID))
     }
