@@ -20,6 +20,9 @@ public struct ViewTables: Sendable {
     public let fieldIndex: LMDBTable
     /// Full-text tokens for queries (``IndexKeys``) → empty.
     public let tokenIndex: LMDBTable
+    /// zone key ‖ record name → ``PendingTokens``: token entries not merged into
+    /// `tokenIndex` yet, what it holds for the record and what it should.
+    public let tokenPending: LMDBTable
     /// zone key ‖ actor → u64 sequence ‖ the client change token data of that
     /// user's latest commit in the zone that carried one (echoed by zone changes).
     public let clientTokens: LMDBTable
@@ -53,6 +56,7 @@ public struct ViewTables: Sendable {
         subscriptions = try DataLayout.open(.subscriptions, in: environment)
         fieldIndex = try DataLayout.open(.fieldIndex, in: environment)
         tokenIndex = try DataLayout.open(.tokenIndex, in: environment)
+        tokenPending = try DataLayout.open(.tokenPending, in: environment)
         clientTokens = try DataLayout.open(.clientTokens, in: environment)
         subscriptionIndex = try DataLayout.open(.subscriptionIndex, in: environment)
         subscriptionsFired = try DataLayout.open(.subscriptionsFired, in: environment)
@@ -67,8 +71,8 @@ public struct ViewTables: Sendable {
     /// Every view table with its name, in a fixed order (for rebuild and digests).
     public var all: [LMDBTable] {
         [
-            records, refsIn, refsOut, byType, zones, subscriptions, fieldIndex, tokenIndex, clientTokens,
-            subscriptionIndex, subscriptionsFired, subscriptionState, notifications, notificationHeads, schemas,
+            records, refsIn, refsOut, byType, zones, subscriptions, fieldIndex, tokenIndex, tokenPending,
+            clientTokens, subscriptionIndex, subscriptionsFired, subscriptionState, notifications, notificationHeads, schemas,
             userRoles, schemaZones,
         ]
     }

@@ -29,6 +29,8 @@ public final class Views: Sendable {
     /// its zone's, derived by a SHA-256 per record otherwise. Public for the engine's
     /// planner and readers, which derive the same keys per operation.
     public let zoneKeys = FeedKeyCache()
+    /// Pending token entries of recently searched zones, per snapshot.
+    let pendingOverlays = PendingOverlayCache()
 
     /// Told of index builds a schema change causes (schema, record type, records
     /// done so far), every 10,000 records and at the end of each type; called on the
@@ -50,24 +52,26 @@ public final class Views: Sendable {
         // Without any subscription (an O(1) count) matching costs nothing; the count
         // is taken again after a subscription is saved within the commit.
         var anySubscriptions: Bool?
+        let tokens = try tokenWrites(for: commit, txn)
         for event in commit.events {
             if anySubscriptions == nil { anySubscriptions = try txn.count(tables.subscriptionIndex) > 0 }
             // Match first: subscriptions compare the state before the event with after.
             if anySubscriptions == true { try notify(event, &firing, txn) }
-            try apply(event, sequence: commit.sequence, in: txn)
+            try apply(event, sequence: commit.sequence, tokens: tokens, in: txn)
             if case .subscriptionSaved = event { anySubscriptions = nil }
         }
         try storeClientChangeToken(of: commit, txn)
+        try mergePendingTokensIfFull(txn)
     }
 
     /// Applies one event: a dispatcher, each concern's writes live in its folder
     /// (Records, References, Zones, Subscriptions, Schema).
-    func apply(_ event: Event, sequence: UInt64, in txn: LMDBWriteTransaction) throws {
+    func apply(_ event: Event, sequence: UInt64, tokens: TokenWrites, in txn: LMDBWriteTransaction) throws {
         switch event {
         case .recordSaved(let database, let record, _):
-            try saveRecord(record, in: database, txn)
+            try saveRecord(record, in: database, tokens: tokens, txn)
         case .recordDeleted(let database, let recordID, let recordType, _):
-            try deleteRecord(recordID, recordType: recordType, in: database, txn)
+            try deleteRecord(recordID, recordType: recordType, in: database, tokens: tokens, txn)
         case .changeTagBumped(let database, let recordID, let changeTag, _):
             try bumpChangeTag(recordID, to: changeTag, in: database, txn)
         case .zoneSaved(let database, let zone):

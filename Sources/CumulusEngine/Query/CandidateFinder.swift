@@ -71,18 +71,25 @@ struct CandidateFinder {
             let tokens = Tokenizer.tokens(text)
             guard !tokens.isEmpty else { return nil }
             let prefix = IndexKeys.tokenPrefix(zoneKey, type: recordType)
+            let all = filter.comparator == .containsAllTokens
             var result: TokenPostings?
             for token in tokens.sorted() {
                 let postings = try TokenPostings.scan(
                     views.tables.tokenIndex, wordKey: IndexKeys.tokenKey(prefix, token), in: txn)
-                if filter.comparator == .containsAllTokens {
+                if all {
                     result = result.map { $0.intersection(postings) } ?? postings
                     if result?.isEmpty == true { break }
                 } else {
                     result = (result ?? .empty).union(postings)
                 }
             }
-            return result?.names
+            let indexed = result?.names ?? .empty
+            // Records whose token entries are still pending: the index's postings of
+            // them are stale, their current tokens are matched here instead.
+            let pending = try views.pendingTokens(zoneKey: zoneKey, txn)
+            guard !pending.isEmpty else { return indexed }
+            let matched = pending.matching(recordType: recordType, tokens: tokens, all: all)
+            return indexed.subtracting(NameSet(pending.names)).union(NameSet(matched))
         default:
             break
         }

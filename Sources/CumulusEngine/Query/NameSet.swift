@@ -59,4 +59,9 @@ struct NameSet: Sendable {
     func union(_ other: NameSet) -> NameSet {
         NameSet(ordered: SortedMerge.union(names, other.names, by: UTF8Order.compare))
     }
+
+    /// The names not in `other`, by one merge walk.
+    func subtracting(_ other: NameSet) -> NameSet {
+        NameSet(ordered: SortedMerge.difference(names, other.names, by: UTF8Order.compare))
+    }
 }

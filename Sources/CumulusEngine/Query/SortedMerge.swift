@@ -1,4 +1,4 @@
-/// Intersection and union of two arrays sorted by the same three-way order, each
+/// Intersection, union and difference of two arrays sorted by the same three-way order, each
 /// element once, by one merge walk: how a query combines index postings (names in
 /// ``NameSet``, a word's records in ``TokenPostings``) without hashing.
 enum SortedMerge {
@@ -20,6 +20,22 @@ enum SortedMerge {
             } else {
                 j += 1
             }
+        }
+        return result
+    }
+
+    /// The elements of `left` not in `right`, in order.
+    static func difference<Element>(_ left: [Element], _ right: [Element], by compare: (Element, Element) -> Int)
+        -> [Element]
+    {
+        if left.isEmpty || right.isEmpty { return left }
+        var result: [Element] = []
+        result.reserveCapacity(left.count)
+        var j = 0
+        for element in left {
+            while j < right.count && compare(right[j], element) < 0 { j += 1 }
+            if j < right.count && compare(right[j], element) == 0 { continue }
+            result.append(element)
         }
         return result
     }

@@ -36,6 +36,7 @@ public enum DataLayout {
         case subscriptions
         case fieldIndex
         case tokenIndex
+        case tokenPending
         case clientTokens
         case subscriptionIndex
         case subscriptionsFired

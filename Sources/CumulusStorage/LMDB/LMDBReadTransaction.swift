@@ -32,6 +32,15 @@ public class LMDBReadTransaction {
         self.handle = handle
     }
 
+    /// The snapshot this transaction reads, as LMDB numbers it (`mdb_txn_id`): two read
+    /// transactions of one environment with the same ID see the same data, so what is
+    /// derived from the data may be cached under it. `nil` in a write transaction, whose
+    /// data changes as it writes.
+    public func snapshotID() throws(StorageError) -> UInt64? {
+        if self is LMDBWriteTransaction { return nil }
+        return UInt64(mdb_txn_id(try txnHandle()))
+    }
+
     /// Called by the environment when the closure ends, just before the transaction does.
     func invalidate() { handle = nil }
 

@@ -12,8 +12,10 @@ public enum ViewRebuilder {
     /// built by an older layout has them rebuilt from the log when it is opened
     /// writable (``upgradeIfNeeded(_:from:progress:)``). 2: schemas, roles and the
     /// zones of each container environment; only schema-declared indexes. 3: token
-    /// entries ordered by record creation time before name (``IndexKeys``).
-    public static let format: UInt8 = 3
+    /// entries ordered by record creation time before name (``IndexKeys``). 4: token
+    /// entries of small commits staged in `tokenPending` (``PendingTokens``), so a
+    /// rebuild's `tokenIndex` is what the merges left, not every entry.
+    public static let format: UInt8 = 4
     static let formatKey: [UInt8] = Array("viewsFormat".utf8)
 
     /// The views' layout version stored in `environment` (`nil`: none recorded).

@@ -3,10 +3,11 @@ import CumulusModel
 import CumulusStorage
 
 /// Current records: the `records` table, records by type, and the field and token
-/// index entries each record's schema declares.
+/// index entries each record's schema declares (token entries through
+/// `Views+Tokens`, staged or direct as the commit's ``Views/TokenWrites`` says).
 extension Views {
     /// Stores `record`, replacing its references, by-type entry and index entries.
-    func saveRecord(_ record: Record, in database: DatabaseID, _ txn: LMDBWriteTransaction) throws {
+    func saveRecord(_ record: Record, in database: DatabaseID, tokens: TokenWrites, _ txn: LMDBWriteTransaction) throws {
         let schema = try schema(SchemaID(database), in: txn)
         let zoneKey = zoneKeys.zone(database, record.recordID.zoneID)
         let name = record.recordID.recordName
@@ -22,12 +23,18 @@ extension Views {
         if old?.recordType != record.recordType {
             try txn.deferPut(tables.byType, key: ViewKeys.byType(zoneKey, record.recordType, name))
         }
-        if let old {
+        switch (old, tokens) {
+        case (let old?, .direct):
             // Only the entries that differ: an edit of one field leaves the pages of
             // the others untouched.
             try replaceIndexEntries(from: old, schema, to: record, schema, zoneKey: zoneKey, txn)
-        } else {
-            try writeEntries(of: record, zoneKey: zoneKey, schema: schema, adding: true, txn)
+        case (let old?, .pending):
+            try replaceFieldEntries(from: old, schema, to: record, schema, zoneKey: zoneKey, txn)
+        case (nil, _):
+            try writeEntries(of: record, zoneKey: zoneKey, schema: schema, adding: true, tokens: tokens == .direct, txn)
+        }
+        if tokens == .pending {
+            try stageTokens(zoneKey: zoneKey, name: name, old: old, new: record, schema: schema, txn)
         }
         var stored = record
         stored.clearChangedKeys()
@@ -52,12 +59,20 @@ extension Views {
         from old: Record, _ oldSchema: EffectiveSchema, to new: Record, _ newSchema: EffectiveSchema, zoneKey: [UInt8],
         _ txn: LMDBWriteTransaction
     ) throws {
-        try replaceEntries(
-            tables.fieldIndex, old: IndexKeys.fieldEntries(of: old, zoneKey: zoneKey, schema: oldSchema),
-            new: IndexKeys.fieldEntries(of: new, zoneKey: zoneKey, schema: newSchema), txn)
+        try replaceFieldEntries(from: old, oldSchema, to: new, newSchema, zoneKey: zoneKey, txn)
         try replaceEntries(
             tables.tokenIndex, old: IndexKeys.tokenEntries(of: old, zoneKey: zoneKey, schema: oldSchema),
             new: IndexKeys.tokenEntries(of: new, zoneKey: zoneKey, schema: newSchema), txn)
+    }
+
+    /// The field-index half of ``replaceIndexEntries(from:_:to:_:zoneKey:_:)``.
+    func replaceFieldEntries(
+        from old: Record, _ oldSchema: EffectiveSchema, to new: Record, _ newSchema: EffectiveSchema, zoneKey: [UInt8],
+        _ txn: LMDBWriteTransaction
+    ) throws {
+        try replaceEntries(
+            tables.fieldIndex, old: IndexKeys.fieldEntries(of: old, zoneKey: zoneKey, schema: oldSchema),
+            new: IndexKeys.fieldEntries(of: new, zoneKey: zoneKey, schema: newSchema), txn)
     }
 
     /// Deletes the keys only in `old`, adds those only in `new` (both sorted and
@@ -83,11 +98,12 @@ extension Views {
         }
     }
 
-    /// Adds (or removes) every field and token entry of `record`, as each key is
-    /// built: deferred writes sort them and keep one of any repeat, so a new or
-    /// deleted record needs no key list of its own.
+    /// Adds (or removes) every field entry of `record`, and its token entries with
+    /// `tokens`, as each key is built: deferred writes sort them and keep one of any
+    /// repeat, so a new or deleted record needs no key list of its own.
     func writeEntries(
-        of record: Record, zoneKey: [UInt8], schema: EffectiveSchema, adding: Bool, _ txn: LMDBWriteTransaction
+        of record: Record, zoneKey: [UInt8], schema: EffectiveSchema, adding: Bool, tokens: Bool,
+        _ txn: LMDBWriteTransaction
     ) throws {
         var failure: (any Error)?
         func write(_ table: LMDBTable, _ key: [UInt8]) {
@@ -99,19 +115,24 @@ extension Views {
             }
         }
         IndexKeys.forEachFieldEntry(of: record, zoneKey: zoneKey, schema: schema) { write(tables.fieldIndex, $0) }
-        IndexKeys.forEachTokenEntry(of: record, zoneKey: zoneKey, schema: schema) { write(tables.tokenIndex, $0) }
+        if tokens {
+            IndexKeys.forEachTokenEntry(of: record, zoneKey: zoneKey, schema: schema) { write(tables.tokenIndex, $0) }
+        }
         if let failure { throw failure }
     }
 
     /// Removes the record and every entry derived from it.
-    func deleteRecord(_ id: RecordID, recordType: String, in database: DatabaseID, _ txn: LMDBWriteTransaction)
-        throws
-    {
+    func deleteRecord(
+        _ id: RecordID, recordType: String, in database: DatabaseID, tokens: TokenWrites, _ txn: LMDBWriteTransaction
+    ) throws {
         let zoneKey = zoneKeys.zone(database, id.zoneID)
         let name = id.recordName
         let schema = try schema(SchemaID(database), in: txn)
         if let old = try indexedPart(at: ViewKeys.record(zoneKey, name), schema, txn) {
-            try writeEntries(of: old, zoneKey: zoneKey, schema: schema, adding: false, txn)
+            try writeEntries(of: old, zoneKey: zoneKey, schema: schema, adding: false, tokens: tokens == .direct, txn)
+            if tokens == .pending {
+                try stageTokens(zoneKey: zoneKey, name: name, old: old, new: nil, schema: schema, txn)
+            }
         }
         try replaceReferences(zoneKey, source: name, old: try outgoing(zoneKey, name, in: txn), new: [], txn)
         try txn.deferDelete(tables.byType, key: ViewKeys.byType(zoneKey, recordType, name))

@@ -75,7 +75,11 @@ extension Views {
         try schemaCatalog.store(schema, id, table: tables.schemas, in: txn)
         var types = Set(old.schema.recordTypes.map(\.name))
         types.formUnion(new.schema.recordTypes.map(\.name))
-        for type in types.sorted() where !old.indexDifferences(to: new, in: type).isEmpty {
+        let changed = types.sorted().filter { !old.indexDifferences(to: new, in: $0).isEmpty }
+        // Reindexing reads what `tokenIndex` holds from the records themselves, which
+        // is true only with nothing pending.
+        if !changed.isEmpty { try mergePendingTokens(txn) }
+        for type in changed {
             try reindex(type, in: id, from: old, to: new, txn)
         }
     }

@@ -24,7 +24,7 @@ extension Views {
         let zoneKey = zoneKeys.zone(database, zoneID)
         for table in [
             tables.records, tables.refsIn, tables.refsOut, tables.byType, tables.fieldIndex, tables.tokenIndex,
-            tables.clientTokens,
+            tables.tokenPending, tables.clientTokens,
         ] {
             // Collect, then delete: a table must not change under its own scan.
             while true {

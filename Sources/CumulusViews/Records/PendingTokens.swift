@@ -1,0 +1,245 @@
+import CumulusModel
+
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+
+/// A record's token entries that `tokenIndex` does not hold yet: the `tokenPending`
+/// table's value, as PostgreSQL's GIN `fastupdate` keeps a pending list.
+///
+/// A save used to write one `tokenIndex` key per word of the record, each on a
+/// different leaf page (words are scattered through the index), and LMDB writes every
+/// dirtied page whole at commit: the token index was half of every write figure
+/// (`Docs/PERFORMANCE.md`, twelfth session). Now a small commit writes one entry per
+/// record here instead, under the record's own key (``ViewKeys/record(_:_:)``), and
+/// once the table holds ``mergeThreshold`` entries they are all written to
+/// `tokenIndex` in one sorted pass (`Views.mergePendingTokens`), where each word's page
+/// is dirtied once for many records.
+///
+/// The entry says what the index holds for the record (``indexed``) and what it
+/// should hold (``current``), so a merge knows which keys to delete without reading
+/// any record, and a token query (`CandidateFinder`) answers exactly as a merged index
+/// would: it drops the index's postings of every pending record and matches the
+/// pending records' current tokens itself. An entry whose two sides are equal is
+/// removed, not kept.
+///
+/// When merges happen depends only on the commits (a count reached after a commit,
+/// a large commit, a schema change), so the leader, a follower, `rebuild` and
+/// `replay` hold the same entries after the same commit and view digests stay exact.
+///
+/// Layout (each side):
+/// ```
+/// u32 length (big-endian; 0: the side has no tokens, nothing follows)
+/// typeHash(8) ‖ created(8) ‖ escaped tokens, each ending 00 00, sorted by bytes, each once
+/// ```
+/// The value is the indexed side followed by the current side.
+public enum PendingTokens {
+    /// Entries in `tokenPending` that make the next commit's end merge them all.
+    /// Bounds the work a token query adds (it reads a zone's pending entries) and the
+    /// size of one merge; large enough that a word's page is written once per
+    /// hundreds of records rather than once per record.
+    public static let mergeThreshold = 1_024
+
+    /// Events in one commit from which its token entries bypass the pending table
+    /// (after merging it): a bulk save or a cascade writes as many keys per word as a
+    /// merge would, so staging them would only write them twice.
+    public static let directCommitEvents = 1_024
+
+    /// Bytes of a side's length field.
+    static let lengthBytes = 4
+
+    /// One version's side as stored: the tokens of `record` (nil: no record) under
+    /// `schema`, with the type hash and creation time their index keys carry.
+    static func side(of record: Record?, schema: EffectiveSchema) -> [UInt8] {
+        var side: [UInt8] = [0, 0, 0, 0]
+        guard let record else { return side }
+        let rules = schema.typeIndexes(record.recordType)
+        var tokens: [UInt8] = []
+        var ranges: [Range<Int>] = []
+        Tokenizer.forEachTokenUTF8(of: record, where: rules.isSearchable) {
+            let start = tokens.count
+            OrderedEncoding.appendEscaped($0, to: &tokens)
+            ranges.append(start..<tokens.count)
+        }
+        guard !tokens.isEmpty else { return side }
+        side.append(contentsOf: IndexKeys.hash8(record.recordType))
+        IndexKeys.appendCreated(record, to: &side)
+        // Sorted and unique: the order fields are walked in is not the same for a record
+        // as saved and as decoded from the log, and the side's bytes must be (digests).
+        tokens.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress else { return }
+            // Escaped tokens end with 00 00 and hold none inside, so none is a prefix of
+            // another: comparing the common length orders them.
+            func compare(_ a: Range<Int>, _ b: Range<Int>) -> Int32 {
+                let order = memcmp(base + a.lowerBound, base + b.lowerBound, Swift.min(a.count, b.count))
+                return order != 0 ? order : Int32(a.count - b.count)
+            }
+            ranges.sort { compare($0, $1) < 0 }
+            var previous: Range<Int>?
+            for range in ranges {
+                if let previous, compare(previous, range) == 0 { continue }
+                side.append(contentsOf: bytes[range])
+                previous = range
+            }
+        }
+        let length = UInt32(side.count - lengthBytes)
+        for index in 0..<lengthBytes { side[index] = UInt8(truncatingIfNeeded: length >> (8 * (3 - index))) }
+        return side
+    }
+
+    /// A stored entry: the indexed side then the current side.
+    static func entry(indexed: some Collection<UInt8>, current: [UInt8]) -> [UInt8] {
+        var entry: [UInt8] = []
+        entry.reserveCapacity(indexed.count + current.count)
+        entry.append(contentsOf: indexed)
+        entry.append(contentsOf: current)
+        return entry
+    }
+
+    /// The byte length of the side that `bytes` starts with, length field included;
+    /// `nil` if malformed or cut short.
+    static func sideLength(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        guard bytes.count >= lengthBytes else { return nil }
+        var length = 0
+        for index in 0..<lengthBytes { length = length << 8 | Int(bytes[index]) }
+        let total = lengthBytes + length
+        guard total <= bytes.count, length == 0 || length > 16 else { return nil }
+        return total
+    }
+
+    /// One side read from stored bytes.
+    public struct Side: Sendable {
+        /// The record type's hash (``IndexKeys/hash8(_:)``); empty when the side has no tokens.
+        public var typeHash: ArraySlice<UInt8>
+        /// The creation-time bytes its index keys carry.
+        public var created: ArraySlice<UInt8>
+        /// Each token escaped and terminated as in an index key, sorted, each once.
+        public var tokens: [ArraySlice<UInt8>]
+
+        /// Reads the side at the start of `bytes`; `nil` if malformed.
+        init?(_ bytes: ArraySlice<UInt8>) {
+            guard bytes.count >= lengthBytes else { return nil }
+            var length = 0
+            for byte in bytes.prefix(lengthBytes) { length = length << 8 | Int(byte) }
+            let start = bytes.startIndex + lengthBytes
+            guard length <= bytes.count - lengthBytes else { return nil }
+            guard length > 0 else {
+                typeHash = []
+                created = []
+                tokens = []
+                return
+            }
+            guard length > 16 else { return nil }
+            typeHash = bytes[start..<start + 8]
+            created = bytes[start + 8..<start + 16]
+            tokens = []
+            var index = start + 16
+            var tokenStart = index
+            let end = start + length
+            // A token ends at 00 00; 00 FF is an escaped zero inside it.
+            while index < end {
+                if bytes[index] == 0 {
+                    guard index + 1 < end else { return nil }
+                    if bytes[index + 1] == 0 {
+                        let token = bytes[tokenStart..<index + 2]
+                        // Sorted and unique as written; anything else is damage.
+                        if let last = tokens.last, !last.lexicographicallyPrecedes(token) { return nil }
+                        tokens.append(token)
+                        tokenStart = index + 2
+                    }
+                    index += 2
+                } else {
+                    index += 1
+                }
+            }
+            guard tokenStart == end else { return nil }
+        }
+
+        /// Whether one of the tokens is `token` (escaped and terminated).
+        public func contains(_ token: [UInt8]) -> Bool {
+            tokens.contains { $0.elementsEqual(token) }
+        }
+
+        /// Calls `body` with each `tokenIndex` key of this side for `name` in the zone
+        /// `zoneKey`, in key order, built in one reused buffer: a merge of new records
+        /// only adds keys, and needs no list of them.
+        func forEachIndexKey(
+            zoneKey: some Collection<UInt8>, name: some Collection<UInt8>, _ body: ([UInt8]) throws -> Void
+        ) rethrows {
+            var key: [UInt8] = []
+            key.reserveCapacity(zoneKey.count + 8 + 64 + 8 + name.count)
+            key.append(contentsOf: zoneKey)
+            key.append(contentsOf: typeHash)
+            let prefix = key.count
+            for token in tokens {
+                key.removeLast(key.count - prefix)
+                key.append(contentsOf: token)
+                key.append(contentsOf: created)
+                key.append(contentsOf: name)
+                try body(key)
+            }
+        }
+
+        /// The `tokenIndex` keys of this side for `name` in the zone `zoneKey`, sorted
+        /// and unique (as the tokens are).
+        func indexKeys(zoneKey: some Collection<UInt8>, name: some Collection<UInt8>) -> [[UInt8]] {
+            var keys: [[UInt8]] = []
+            keys.reserveCapacity(tokens.count)
+            forEachIndexKey(zoneKey: zoneKey, name: name) { keys.append($0) }
+            return keys
+        }
+    }
+
+    /// Every pending record of one zone, as a token query reads them: the names, and
+    /// for each type's word the records whose current side holds it (an inverted list,
+    /// so matching a query's words costs a lookup per word, not a walk of every entry).
+    public struct Overlay: Sendable {
+        /// The records' names, in byte order (the table's key order).
+        public private(set) var names: [String] = []
+        /// typeHash ‖ escaped token → indices into ``names``, ascending.
+        private var postings: [[UInt8]: [Int]] = [:]
+
+        /// Whether no record of the zone is pending.
+        public var isEmpty: Bool { names.isEmpty }
+
+        /// Adds the next record, in name order, with its current side.
+        mutating func append(name: String, current: Side) {
+            let index = names.count
+            names.append(name)
+            for token in current.tokens {
+                let key = Array(current.typeHash) + Array(token)
+                postings[key, default: []].append(index)
+            }
+        }
+
+        /// The names, in byte order, of the pending records of `recordType` whose
+        /// current tokens hold every one of `tokens` (`all`) or any: what the merged
+        /// index's postings of those words would say.
+        public func matching(recordType: String, tokens words: some Sequence<String>, all: Bool) -> [String] {
+            let typeHash = IndexKeys.hash8(recordType)
+            var result: Set<Int>?
+            for word in words {
+                let found = Set(postings[typeHash + IndexKeys.tokenKey([], word)] ?? [])
+                if all {
+                    result = result.map { $0.intersection(found) } ?? found
+                } else {
+                    result = (result ?? []).union(found)
+                }
+            }
+            return (result ?? []).sorted().map { names[$0] }
+        }
+    }
+
+    /// Both sides of a stored entry; `nil` if malformed.
+    static func sides(_ entry: [UInt8]) -> (indexed: Side, current: Side)? {
+        guard let indexed = Side(entry[...]),
+            let split = entry.withUnsafeBytes({ sideLength($0) }),
+            let current = Side(entry[split...]),
+            let currentLength = entry.withUnsafeBytes({ sideLength(UnsafeRawBufferPointer(rebasing: $0[split...])) }),
+            split + currentLength == entry.count
+        else { return nil }
+        return (indexed, current)
+    }
+}
