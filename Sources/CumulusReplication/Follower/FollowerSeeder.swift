@@ -67,7 +67,9 @@ public enum FollowerSeeder {
         }
         let staging = path + ".seeding"
         try? files.removeItem(atPath: staging)
-        try files.createDirectory(atPath: staging, withIntermediateDirectories: true)
+        try files.createDirectory(
+            atPath: staging, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: Int(FilePermissions.directory)])
         let outcome: Outcome
         switch mode {
         case .stream:

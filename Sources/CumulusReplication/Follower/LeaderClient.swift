@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import CumulusLog
 import CumulusModel
+import CumulusStorage
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -103,7 +104,8 @@ public final class LeaderClient: Sendable {
         let response = try await open("/replication/snapshot", method: .GET, using: snapshotClient, deadline: .hours(24))
         try await check(response)
         let expected = response.headers.first(name: "x-cumulus-snapshot-bytes").flatMap(Int.init) ?? -1
-        _ = FileManager.default.createFile(atPath: file, contents: nil)
+        _ = FileManager.default.createFile(
+            atPath: file, contents: nil, attributes: [.posixPermissions: Int(FilePermissions.file)])
         guard let handle = FileHandle(forWritingAtPath: file) else {
             throw ReplicationError.refused("cannot write the snapshot to \(file)")
         }

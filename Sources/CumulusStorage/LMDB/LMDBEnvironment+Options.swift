@@ -30,8 +30,9 @@ extension LMDBEnvironment {
         /// database is much larger than RAM and reads are random; for the usual case of a
         /// database that fits in RAM and is replayed sequentially, read-ahead helps.
         public var readAhead: Bool = true
-        /// File mode for newly created data and lock files.
-        public var fileMode: UInt32 = 0o644
+        /// File mode for newly created data and lock files (``FilePermissions/file``:
+        /// they hold every record and the secrets).
+        public var fileMode: UInt32 = UInt32(FilePermissions.file)
 
         /// The defaults documented on each property.
         public init() {}

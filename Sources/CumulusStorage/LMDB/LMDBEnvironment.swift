@@ -425,6 +425,8 @@ public final class LMDBEnvironment: @unchecked Sendable {
         defer { mapLock.unlock() }
         let flags = compact ? UInt32(MDB_CP_COMPACT) : 0
         try StorageError.check(mdb_env_copy2(handle, destination, flags), "mdb_env_copy2(\(destination))")
+        // LMDB creates the copy 0666 less the umask: a copy holds what the original does.
+        try FilePermissions.set(FilePermissions.file, on: destination + "/data.mdb")
     }
 
     // MARK: Helpers for transactions
@@ -437,13 +439,14 @@ public final class LMDBEnvironment: @unchecked Sendable {
         return nil
     }
 
-    /// `mkdir -p`: creates each missing component of `path`.
+    /// `mkdir -p`: creates each missing component of `path`, private to its owner
+    /// (``FilePermissions/directory``).
     private static func makeDirectories(_ path: String) throws(StorageError) {
         guard !path.isEmpty else { throw .invalidArgument("empty path") }
         var prefix = path.hasPrefix("/") ? "/" : ""
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             prefix += component
-            if mkdir(prefix, 0o755) != 0 {
+            if mkdir(prefix, mode_t(FilePermissions.directory)) != 0 {
                 let code = errno
                 guard code == EEXIST else { throw .lmdb(code, "mkdir(\(prefix))") }
             }

@@ -81,15 +81,20 @@ public enum Checkpoints {
         let target = head / every * every
         guard target > 0 else { return [] }
         let manager = FileManager.default
-        try manager.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try manager.createDirectory(
+            atPath: directory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: Int(FilePermissions.directory)])
         let start = try latest(in: directory, atOrBefore: target, matching: source)
         guard (start?.sequence ?? 0) < target else { return [] }
         let scratch = directory + "/.building-\(UUID().uuidString)"
         defer { try? manager.removeItem(atPath: scratch) }
         if let start {
-            try manager.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+            try manager.createDirectory(
+                atPath: scratch, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: Int(FilePermissions.directory)])
             try manager.copyItem(atPath: start.path + "/data.mdb", toPath: scratch + "/data.mdb")
-            try manager.setAttributes([.posixPermissions: 0o644], ofItemAtPath: scratch + "/data.mdb")
+            // The copy keeps the checkpoint's mode; it is written to from here on.
+            try FilePermissions.set(FilePermissions.file, on: scratch + "/data.mdb")
         }
         var made: [Checkpoint] = []
         var options = LMDBEnvironment.Options()

@@ -53,9 +53,12 @@ public enum Replayer {
         }
         let start = try checkpoints.flatMap { try Checkpoints.latest(in: $0, atOrBefore: sequence, matching: source) }
         if let start {
-            try manager.createDirectory(atPath: outPath, withIntermediateDirectories: true)
+            try manager.createDirectory(
+                atPath: outPath, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: Int(FilePermissions.directory)])
             try manager.copyItem(atPath: start.path + "/data.mdb", toPath: outPath + "/data.mdb")
-            try manager.setAttributes([.posixPermissions: 0o644], ofItemAtPath: outPath + "/data.mdb")
+            // The copy keeps the checkpoint's mode; it is written to from here on.
+            try FilePermissions.set(FilePermissions.file, on: outPath + "/data.mdb")
         }
         do {
             var options = LMDBEnvironment.Options()
@@ -72,7 +75,7 @@ public enum Replayer {
             try ViewRebuilder.markCurrent(environment)
             try environment.sync(force: true)
         }
-        try manager.setAttributes([.posixPermissions: 0o444], ofItemAtPath: outPath + "/data.mdb")
+        try FilePermissions.set(FilePermissions.readOnlyFile, on: outPath + "/data.mdb")
         return Result(sequence: sequence, path: outPath, checkpoint: start?.sequence)
     }
 

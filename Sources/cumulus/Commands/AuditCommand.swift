@@ -1,5 +1,6 @@
 import ArgumentParser
 import CumulusModel
+import CumulusStorage
 import CumulusTools
 import Foundation
 
@@ -32,7 +33,11 @@ struct AuditCommand: ParsableCommand {
             if let to { filter.through = try resolvePoint(to, in: store) }
             let handle: FileHandle
             if let out {
-                guard FileManager.default.createFile(atPath: out, contents: nil), let file = FileHandle(forWritingAtPath: out)
+                // An export holds every record's values: private to its owner, as the data is.
+                guard
+                    FileManager.default.createFile(
+                        atPath: out, contents: nil, attributes: [.posixPermissions: Int(FilePermissions.file)]),
+                    let file = FileHandle(forWritingAtPath: out)
                 else { throw ValidationError("cannot write \(out)") }
                 handle = file
             } else {

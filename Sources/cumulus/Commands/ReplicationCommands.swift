@@ -10,10 +10,14 @@ struct StatusCommand: AsyncParsableCommand {
         commandName: "status", abstract: "Print a running node's role, log ID, epoch, head and replication lag.")
 
     @Option(help: "The node's URL, e.g. http://127.0.0.1:8765.") var url: String
-    @Option(help: "The replication secret the node was started with.") var replicationSecret: String
+    @OptionGroup var secret: ReplicationSecretOptions
     @Flag(help: "Print the status as JSON.") var json = false
 
     func run() async throws {
+        guard let replicationSecret = try secret.resolve(warn: true) else {
+            throw ValidationError(
+                "give the node's replication secret: --replication-secret-file or \(ReplicationSecret.environmentVariable)")
+        }
         let client = LeaderClient(leaderURL: url, secret: replicationSecret)
         let status: ReplicationStatus
         do {
@@ -55,7 +59,7 @@ struct PromoteCommand: ParsableCommand {
         abstract: "Make a stopped follower's data directory a leader's, in the next epoch.",
         discussion: """
             Run it on a STOPPED follower, after stopping the old leader (Docs/OPERATIONS.md, "Handing over").
-            Then start it with `cumulus serve --data DIR --replication-secret S` and point the
+            Then start it with `cumulus serve --data DIR --replication-secret-file FILE` and point the
             other followers at it. Nodes and tokens that have seen the new epoch refuse the old leader.
             """)
 
@@ -66,6 +70,6 @@ struct PromoteCommand: ParsableCommand {
         let before = store.epoch
         let epoch = try store.promote()
         print("promoted \(data): epoch \(before) → \(epoch), head \(store.head)")
-        print("start it with: cumulus serve --data \(data) --replication-secret <secret>")
+        print("start it with: cumulus serve --data \(data) --replication-secret-file <file>")
     }
 }

@@ -15,7 +15,8 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve", abstract: "Serve the CloudKit Web Services–compatible HTTP API.",
         discussion: """
-            A leader takes writes. With --replication-secret it also serves followers.
+            A leader takes writes. Given the replication secret (--replication-secret-file, or the
+            CUMULUS_REPLICATION_SECRET environment variable) it also serves followers.
             A follower (--follow URL, with the same secret) streams the leader's log, serves reads and
             refuses writes with NOT_LEADER naming the leader. A new follower is seeded from a snapshot.
             The follower exits with status 3 if replication must stop (a damaged frame, or diverged
@@ -29,8 +30,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Mint and print a development API token and user token at start (leader only).") var dev = false
     @Option(help: "Follow the leader at this URL (e.g. http://10.0.0.1:8765) instead of taking writes.")
     var follow: String?
-    @Option(help: "The secret leader and followers share; a leader serves followers only when it is set.")
-    var replicationSecret: String?
+    @OptionGroup var secret: ReplicationSecretOptions
     @Option(help: "How a new follower starts: snapshot (a copy of the leader, then its log) or stream (the whole log).")
     var seed: String = FollowerSeeder.Mode.snapshot.rawValue
     @Flag(help: "Follower: move the existing data directory aside and seed anew from the leader.") var reseed = false
@@ -39,22 +39,27 @@ struct ServeCommand: AsyncParsableCommand {
     var readOnly = false
 
     func validate() throws {
-        if follow != nil && replicationSecret == nil { throw ValidationError("--follow needs --replication-secret") }
+        let replicationSecret = try secret.resolve(warn: false)
+        if follow != nil && replicationSecret == nil {
+            throw ValidationError(
+                "--follow needs the replication secret: --replication-secret-file or \(ReplicationSecret.environmentVariable)")
+        }
         if follow != nil && readOnly { throw ValidationError("--follow and --read-only do not go together") }
         if dev && (follow != nil || readOnly) {
             throw ValidationError("--dev mints credentials, which only a leader can; mint them on the leader")
         }
         if FollowerSeeder.Mode(rawValue: seed) == nil { throw ValidationError("--seed is snapshot or stream") }
-        if replicationSecret?.isEmpty == true { throw ValidationError("--replication-secret must not be empty") }
     }
 
     func run() async throws {
         var logger = Logger(label: "cumulus")
         logger.logLevel = .info
+        let replicationSecret = try secret.resolve(warn: true)
+        for finding in FilePermissions.looserThanPrivate(dataDirectory: data) { logger.warning("\(finding)") }
         var client: LeaderClient?
         if let follow, let secret = replicationSecret { client = LeaderClient(leaderURL: follow, secret: secret) }
         do {
-            try await serve(client: client, logger: logger)
+            try await serve(client: client, replicationSecret: replicationSecret, logger: logger)
         } catch {
             // The HTTP client must be shut down on every path, failures included.
             await client?.shutdown()
@@ -68,7 +73,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// Seeds a follower if needed, opens the data directory and serves it until
     /// SIGINT/SIGTERM, or until replication must stop (thrown).
-    private func serve(client: LeaderClient?, logger: Logger) async throws {
+    private func serve(client: LeaderClient?, replicationSecret: String?, logger: Logger) async throws {
         let metrics = ServerMetrics()
         var writerOptions = LogWriter.Options()
         writerOptions.observer = { metrics.recordGroup($0) }

@@ -111,8 +111,7 @@ struct FencingProcessTests {
         #expect(await promote.waitForExit(timeout: .seconds(60)) == 0, "\(promote.stderr)")
         #expect(promote.stdout.contains("epoch 1 → 2"), "\(promote.stdout)")
         let newLeader = NodeProcess(
-            ["serve", "--data", cluster.path("first"), "--replication-secret", Cluster.secret],
-            port: NodeProcess.freePort(), logDirectory: cluster.root + "/logs")
+            cluster.leaderArguments("first"), port: NodeProcess.freePort(), logDirectory: cluster.root + "/logs")
         try newLeader.start()
         try await TestHTTP.waitUntilUp(newLeader.url)
         // The old credentials carried over; the new leader takes writes in epoch 2.

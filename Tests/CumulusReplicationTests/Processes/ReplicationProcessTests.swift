@@ -228,6 +228,46 @@ struct ReplicationProcessTests {
         #expect(follower.stop() == 0)
     }
 
+    @Test("a leader and a follower started as Docs/OPERATIONS.md says show no secret in their arguments, and keep their data private")
+    func secretsStayPrivate() async throws {
+        let cluster = try Cluster()
+        let (leader, follower) = try await cluster.startPair()
+        _ = try await cluster.save("one", value: 1, on: leader)
+        for node in [leader, follower] {
+            let pid = try #require(node.processID)
+            // What `ps` and every local user read: the arguments, NUL-separated.
+            let arguments = try #require(FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"))
+            #expect(!String(decoding: arguments, as: UTF8.self).contains(Cluster.secret), "\(node.arguments)")
+        }
+        for data in ["leader", "follower"] {
+            func mode(_ path: String) throws -> Int {
+                try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+            }
+            #expect(try mode(cluster.path(data)) == 0o700, "\(data)")
+            #expect(try mode(cluster.path(data) + "/data.mdb") == 0o600, "\(data): a seeded snapshot too")
+            #expect(try mode(cluster.path(data) + "/lock.mdb") == 0o600, "\(data)")
+        }
+        for node in [leader, follower] {
+            #expect(!node.stderr.contains("other local users"), "\(node.stderr)")
+            #expect(!node.stderr.contains("is visible to every local user"), "\(node.stderr)")
+        }
+        #expect(leader.stop() == 0)
+        #expect(follower.stop() == 0)
+    }
+
+    @Test("a secret given on the command line still works, with a warning that ps shows it")
+    func secretArgumentWarns() async throws {
+        let cluster = try Cluster()
+        let leader = NodeProcess(
+            ["serve", "--data", cluster.path("leader"), "--replication-secret", Cluster.secret],
+            port: NodeProcess.freePort(), logDirectory: cluster.root + "/logs")
+        try leader.start()
+        defer { leader.kill() }
+        try await TestHTTP.waitUntilUp(leader.url)
+        #expect(leader.stderr.contains("--replication-secret is visible"), "\(leader.stderr)")
+        #expect(leader.stop() == 0)
+    }
+
     @Test("a follower with the wrong replication secret is refused and stops")
     func wrongSecret() async throws {
         let cluster = try Cluster()

@@ -1,4 +1,5 @@
 import CumulusEngine
+import CumulusReplication
 import Foundation
 import NIOHTTP1
 import Synchronization
@@ -17,6 +18,18 @@ final class Cluster: @unchecked Sendable {
     init(_ label: String = #function) throws {
         root = ReplicationWorld.temporaryPath(label)
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        // Leaders read the secret from a file, followers from the environment: as
+        // Docs/OPERATIONS.md says, never from the command line (`ps` shows it).
+        _ = FileManager.default.createFile(
+            atPath: secretFile, contents: Data(Self.secret.utf8), attributes: [.posixPermissions: 0o600])
+    }
+
+    /// The file holding ``secret``.
+    var secretFile: String { root + "/replication-secret" }
+
+    /// A leader's `serve` arguments on `data`, the secret read from ``secretFile``.
+    func leaderArguments(_ data: String) -> [String] {
+        ["serve", "--data", path(data), "--replication-secret-file", secretFile]
     }
 
     deinit {
@@ -28,7 +41,7 @@ final class Cluster: @unchecked Sendable {
 
     /// Starts a leader on `data` (minting development credentials unless `dev` is false).
     func startLeader(_ data: String, dev: Bool = true) async throws -> NodeProcess {
-        var arguments = ["serve", "--data", path(data), "--replication-secret", Self.secret, "--container", Self.containerName]
+        var arguments = leaderArguments(data) + ["--container", Self.containerName]
         if dev { arguments.append("--dev") }
         let node = NodeProcess(arguments, port: NodeProcess.freePort(), logDirectory: root + "/logs")
         nodes.append(node)
@@ -57,8 +70,9 @@ final class Cluster: @unchecked Sendable {
     /// A follower process of `leaderURL` on `data` (not started).
     func follower(_ data: String, of leaderURL: String, extra: [String] = [], secret: String = Cluster.secret) -> NodeProcess {
         let node = NodeProcess(
-            ["serve", "--data", path(data), "--follow", leaderURL, "--replication-secret", secret, "--name", data] + extra,
-            port: NodeProcess.freePort(), logDirectory: root + "/logs")
+            ["serve", "--data", path(data), "--follow", leaderURL, "--name", data] + extra,
+            port: NodeProcess.freePort(), logDirectory: root + "/logs",
+            environment: [ReplicationSecret.environmentVariable: secret])
         nodes.append(node)
         return node
     }

@@ -11,6 +11,8 @@ final class NodeProcess: @unchecked Sendable {
     }()
 
     let arguments: [String]
+    /// Variables added to the test process's environment for this node.
+    let environment: [String: String]
     let port: Int
     let output: String
     let errors: String
@@ -19,9 +21,10 @@ final class NodeProcess: @unchecked Sendable {
     /// The node's base URL.
     var url: String { "http://127.0.0.1:\(port)" }
 
-    init(_ arguments: [String], port: Int, logDirectory: String) {
+    init(_ arguments: [String], port: Int, logDirectory: String, environment: [String: String] = [:]) {
         // Port 0: a command that serves nothing (`promote`).
         self.arguments = port == 0 ? arguments : arguments + ["--port", String(port)]
+        self.environment = environment
         self.port = port
         let name = "node-\(port)-\(UUID().uuidString.prefix(8))"
         output = logDirectory + "/\(name).out"
@@ -37,6 +40,9 @@ final class NodeProcess: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let out = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
         let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
         out.seekToEndOfFile()
@@ -46,6 +52,9 @@ final class NodeProcess: @unchecked Sendable {
         try process.run()
         self.process = process
     }
+
+    /// The running process's ID, or `nil` before it starts.
+    var processID: Int32? { process.map(\.processIdentifier) }
 
     /// Kills the process without warning.
     func kill() {

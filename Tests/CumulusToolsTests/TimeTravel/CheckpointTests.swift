@@ -9,6 +9,31 @@ import Testing
 
 @Suite("Time-travel checkpoints")
 struct CheckpointTests {
+    @Test("checkpoints and replays are private to their owner: directories 0700, files 0600, a finished replay 0400")
+    func checkpointsAndReplaysArePrivate() async throws {
+        let world = try ToolWorld()
+        let zone = try await world.makeZone()
+        for index in 0..<4 { try await world.save([Record.make("TodoItem", "t\(index)", in: zone)]) }
+        func mode(_ path: String) throws -> Int {
+            try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+        }
+        let directory = world.scratch("checkpoints")
+        let made = try Checkpoints.build(world.store, in: directory, every: 2)
+        #expect(!made.isEmpty)
+        #expect(try mode(directory) == 0o700)
+        for checkpoint in made {
+            #expect(try mode(checkpoint.path) == 0o700)
+            #expect(try mode(checkpoint.path + "/data.mdb") == 0o600)
+        }
+        // From a checkpoint (a copy of its file) and from the start.
+        for (label, checkpoints) in [("from-checkpoint", directory), ("from-start", nil)] as [(String, String?)] {
+            let out = world.scratch(label)
+            _ = try Replayer.replay(world.store, through: world.head, to: out, checkpoints: checkpoints)
+            #expect(try mode(out) == 0o700, "\(label)")
+            #expect(try mode(out + "/data.mdb") == 0o400, "\(label)")
+        }
+    }
+
     @Test("a replay from a checkpoint equals the state captured right after commit N")
     func replayFromCheckpointEqualsCapturedState() async throws {
         let world = try ToolWorld()
