@@ -296,6 +296,62 @@ struct OperationsTests {
     }
 }
 
+@Suite("Metrics labels")
+struct MetricsLabelTests {
+    @Test("random paths, unauthenticated, over a real socket, add one label to /metrics, not one per path")
+    func randomPathsDoNotGrowMetrics() async throws {
+        let world = try APIWorld()
+        let metrics = ServerMetrics()
+        let api = CloudKitAPI(container: world.container, auth: world.auth, metrics: metrics)
+        let app = CumulusHTTPServer.application(api: api, port: 0, logger: Logger(label: "test"))
+        var random = SystemRandomNumberGenerator()
+        func word() -> String { String((0..<8).map { _ in "abcdefghij".randomElement(using: &random) ?? "a" }) }
+        let paths = (0..<300).map { index in
+            switch index % 4 {
+            case 0: "/\(word())"
+            case 1: "/database/1/\(word())/development/private/\(word())/\(word())"
+            case 2: "/database/1/\(APIWorld.containerName)/development/private/records/\(word())"
+            default: "/database/1/\(word())/\(word())/\(word())/\(word())/\(word())/\(word())"
+            }
+        }
+        try await app.test(.live) { client in
+            for path in paths {
+                try await client.execute(uri: path, method: .post) { response in
+                    #expect(response.status.code >= 400, "\(path)")
+                }
+            }
+            try await client.execute(uri: "/metrics", method: .get) { response in
+                let text = String(buffer: response.body)
+                let labels = Set(text.split(separator: "\n").filter { $0.hasPrefix("cumulus_requests_total{") }.compactMap {
+                    $0.split(separator: "\"").dropFirst().first.map(String.init)
+                })
+                #expect(labels == ["unmatched"], "\(labels)")
+            }
+        }
+    }
+
+    @Test("every route label names a route the API serves")
+    func everyLabelIsARoute() async throws {
+        let world = try APIWorld()
+        let base = "/database/1/\(APIWorld.containerName)/development"
+        let query = ["ckAPIToken": world.apiToken, "ckWebAuthToken": world.aliceToken]
+        for operation in CloudKitAPI.databaseOperations.sorted() {
+            #expect(CloudKitAPI.routeLabel(base + "/private/" + operation) == operation)
+            var served = false
+            for method in ["GET", "POST"] {
+                let answer = await world.api.handle(APIRequest(method: method, path: base + "/private/" + operation, query: query))
+                if answer.json["reason"]?.stringValue?.hasPrefix("no endpoint") != true { served = true }
+            }
+            #expect(served, "\(operation)")
+        }
+        for operation in CloudKitAPI.environmentOperations.sorted() {
+            #expect(CloudKitAPI.routeLabel(base + "/" + operation) == operation)
+        }
+        #expect(CloudKitAPI.routeLabel("/healthz") == "healthz")
+        #expect(CloudKitAPI.routeLabel("/database/1/c/development/private/records/modifyx") == CloudKitAPI.unmatchedRoute)
+    }
+}
+
 @Suite("Server-to-server signatures")
 struct ServerSignatureTests {
     func signed(_ world: APIWorld, key: P256.Signing.PrivateKey, keyID: String, database: String = "public",

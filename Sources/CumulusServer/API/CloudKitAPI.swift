@@ -143,12 +143,32 @@ public struct CloudKitAPI: Sendable {
         return min(.milliseconds(ms), maxCatchUpWait)
     }
 
-    /// A bounded label for a path: the operation (`records/modify`), never names.
-    static func routeLabel(_ path: String) -> String {
+    /// The operations ``route(_:requestID:)`` serves in a database, named by the path
+    /// after the database (`records/modify`).
+    public static let databaseOperations: Set<String> = [
+        "records/modify", "records/lookup", "records/query", "records/changes", "zones/list", "zones/lookup",
+        "zones/modify", "zones/changes", "changes/database", "changes/zone", "subscriptions/list",
+        "subscriptions/lookup", "subscriptions/modify", "users/current", "users/caller",
+    ]
+    /// The operations served per container environment, named by the path after the
+    /// environment (`tokens/create`).
+    public static let environmentOperations: Set<String> = ["tokens/create", "notifications/poll", "notifications/stream"]
+    /// The label of every request whose path names no route.
+    public static let unmatchedRoute = "unmatched"
+
+    /// A bounded label for a path: the route it names (`records/modify`, `healthz`),
+    /// never a name from the path, and ``unmatchedRoute`` for anything else. Labels made
+    /// from path segments let anyone, unauthenticated, grow `/metrics` without bound
+    /// by asking for random paths.
+    public static func routeLabel(_ path: String) -> String {
         let parts = path.split(separator: "/").map(String.init)
-        if parts.count >= 6, parts[0] == "database" { return parts.dropFirst(5).prefix(2).joined(separator: "/") }
-        if parts.count >= 5, parts[0] == "database" { return parts.dropFirst(4).prefix(2).joined(separator: "/") }
-        return parts.first.map { ["healthz", "metrics"].contains($0) ? $0 : "other" } ?? "other"
+        if parts == ["healthz"] || parts == ["metrics"] { return parts[0] }
+        guard parts.count >= 5, parts[0] == "database" else { return unmatchedRoute }
+        let afterDatabase = parts.dropFirst(5).joined(separator: "/")
+        if databaseOperations.contains(afterDatabase) { return afterDatabase }
+        let afterEnvironment = parts.dropFirst(4).joined(separator: "/")
+        if environmentOperations.contains(afterEnvironment) { return afterEnvironment }
+        return unmatchedRoute
     }
 
     /// The CloudKit error body for a failure.
