@@ -18,8 +18,8 @@ import Darwin
 /// `tokenIndex` in one sorted pass (`Views.mergePendingTokens`), where each word's page
 /// is dirtied once for many records.
 ///
-/// The entry says what the index holds for the record (``indexed``) and what it
-/// should hold (``current``), so a merge knows which keys to delete without reading
+/// The entry says what the index holds for the record (its indexed side) and what it
+/// should hold (its current side), so a merge knows which keys to delete without reading
 /// any record, and a token query (`CandidateFinder`) answers exactly as a merged index
 /// would: it drops the index's postings of every pending record and matches the
 /// pending records' current tokens itself. An entry whose two sides are equal is
@@ -110,13 +110,13 @@ public enum PendingTokens {
     }
 
     /// One side read from stored bytes.
-    public struct Side: Sendable {
+    struct Side: Sendable {
         /// The record type's hash (``IndexKeys/hash8(_:)``); empty when the side has no tokens.
-        public var typeHash: ArraySlice<UInt8>
+        var typeHash: ArraySlice<UInt8>
         /// The creation-time bytes its index keys carry.
-        public var created: ArraySlice<UInt8>
+        var created: ArraySlice<UInt8>
         /// Each token escaped and terminated as in an index key, sorted, each once.
-        public var tokens: [ArraySlice<UInt8>]
+        var tokens: [ArraySlice<UInt8>]
 
         /// Reads the side at the start of `bytes`; `nil` if malformed.
         init?(_ bytes: ArraySlice<UInt8>) {
@@ -155,11 +155,6 @@ public enum PendingTokens {
                 }
             }
             guard tokenStart == end else { return nil }
-        }
-
-        /// Whether one of the tokens is `token` (escaped and terminated).
-        public func contains(_ token: [UInt8]) -> Bool {
-            tokens.contains { $0.elementsEqual(token) }
         }
 
         /// Calls `body` with each `tokenIndex` key of this side for `name` in the zone
