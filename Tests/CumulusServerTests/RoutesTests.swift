@@ -279,20 +279,41 @@ struct OperationsTests {
     func metrics() async throws {
         let world = try APIWorld()
         let metrics = ServerMetrics()
-        let api = CloudKitAPI(container: world.container, auth: world.auth, metrics: metrics)
-        let health = await api.handle(APIRequest(method: "GET", path: "/healthz"))
+        let api = CloudKitAPI(container: world.container, auth: world.auth, metrics: metrics, metricsToken: "m3trics")
+        let operator_ = ["authorization": "Bearer m3trics"]
+        let health = await api.handle(APIRequest(method: "GET", path: "/healthz", headers: operator_))
         #expect(health.status == 200)
+        #expect(health.json["logHead"] != nil && health.json["epoch"] != nil && health.json["role"] != nil)
         let base = "/database/1/\(APIWorld.containerName)/development/private"
         let query = ["ckAPIToken": world.apiToken, "ckWebAuthToken": world.aliceToken]
         _ = await api.handle(APIRequest(method: "GET", path: base + "/zones/list", query: query))
         _ = await api.handle(APIRequest(method: "POST", path: base + "/records/modify", query: query, body: Array("{".utf8)))
         metrics.recordGroup(LogWriter.GroupReport(commits: 3, bytes: 900, append: .milliseconds(1), commit: .milliseconds(2)))
-        let text = await api.handle(APIRequest(method: "GET", path: "/metrics")).text ?? ""
+        let text = await api.handle(APIRequest(method: "GET", path: "/metrics", headers: operator_)).text ?? ""
         #expect(text.contains(#"cumulus_requests_total{route="zones/list",status="200"} 1"#))
         #expect(text.contains(#"cumulus_requests_total{route="records/modify",status="400"} 1"#))
         #expect(text.contains("cumulus_commits_total 3"))
         #expect(text.contains("cumulus_commit_seconds_bucket"))
         #expect(text.contains("cumulus_map_used_bytes"))
+    }
+
+    @Test("without the metrics token /healthz says only that it is alive and /metrics is refused; with no token set /metrics is not served")
+    func detailNeedsTheToken() async throws {
+        let world = try APIWorld()
+        let api = CloudKitAPI(container: world.container, auth: world.auth, metrics: ServerMetrics(), metricsToken: "m3trics")
+        for headers in [[:], ["authorization": "Bearer wrong"], ["authorization": "m3trics"], ["authorization": "Bearer m3trics "]] {
+            let health = await api.handle(APIRequest(method: "GET", path: "/healthz", headers: headers))
+            #expect(health.status == 200)
+            #expect(health.json == ["status": "ok"], "\(headers)")
+            let metrics = await api.handle(APIRequest(method: "GET", path: "/metrics", headers: headers))
+            #expect(metrics.status == 401, "\(headers)")
+            #expect(metrics.text == nil)
+        }
+        let open = CloudKitAPI(container: world.container, auth: world.auth, metrics: ServerMetrics())
+        let metrics = await open.handle(APIRequest(method: "GET", path: "/metrics", headers: ["authorization": "Bearer anything"]))
+        #expect(metrics.status == 404)
+        #expect(metrics.json["reason"]?.stringValue?.contains("--metrics-token-file") == true)
+        #expect(await open.handle(APIRequest(method: "GET", path: "/healthz")).json == ["status": "ok"])
     }
 }
 
@@ -302,7 +323,7 @@ struct MetricsLabelTests {
     func randomPathsDoNotGrowMetrics() async throws {
         let world = try APIWorld()
         let metrics = ServerMetrics()
-        let api = CloudKitAPI(container: world.container, auth: world.auth, metrics: metrics)
+        let api = CloudKitAPI(container: world.container, auth: world.auth, metrics: metrics, metricsToken: "m3trics")
         let app = CumulusHTTPServer.application(api: api, port: 0, logger: Logger(label: "test"))
         var random = SystemRandomNumberGenerator()
         func word() -> String { String((0..<8).map { _ in "abcdefghij".randomElement(using: &random) ?? "a" }) }
@@ -321,11 +342,15 @@ struct MetricsLabelTests {
                 }
             }
             try await client.execute(uri: "/metrics", method: .get) { response in
+                #expect(response.status == .unauthorized, "without the metrics token")
+            }
+            try await client.execute(uri: "/metrics", method: .get, headers: [.authorization: "Bearer m3trics"]) { response in
                 let text = String(buffer: response.body)
                 let labels = Set(text.split(separator: "\n").filter { $0.hasPrefix("cumulus_requests_total{") }.compactMap {
                     $0.split(separator: "\"").dropFirst().first.map(String.init)
                 })
-                #expect(labels == ["unmatched"], "\(labels)")
+                // The refused /metrics request above is counted under its own route.
+                #expect(labels == ["unmatched", "metrics"], "\(labels)")
             }
         }
     }

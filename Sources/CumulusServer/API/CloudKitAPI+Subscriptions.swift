@@ -79,6 +79,7 @@ extension CloudKitAPI {
         guard case .array(let requested)? = context.body["subscriptions"] else {
             throw CumulusError(.invalidArguments, "'subscriptions' must be a list of {subscriptionID}")
         }
+        try Self.checkItemCount(requested.count, of: "subscriptions")
         let ids = try requested.map { entry -> String in
             guard let id = entry["subscriptionID"]?.stringValue ?? entry.stringValue else {
                 throw CumulusError(.invalidArguments, "each entry needs a 'subscriptionID'")

@@ -16,6 +16,13 @@ extension CloudKitAPI {
         ]
     }
 
+    /// Refuses a list of more than ``maxOperations`` items before any is read.
+    static func checkItemCount(_ count: Int, of what: String) throws {
+        guard count <= maxOperations else {
+            throw CumulusError(.limitExceeded, "\(count) \(what); the limit is \(maxOperations) per request")
+        }
+    }
+
     func listZones(_ context: Context) throws -> APIResponse {
         let zones = try context.database.allZones(as: context.caller.user)
         return APIResponse(json: ["zones": .array(zones.map(Self.zoneJSON))])
@@ -25,6 +32,7 @@ extension CloudKitAPI {
         guard case .array(let requested)? = context.body["zones"] else {
             throw CumulusError(.invalidArguments, "'zones' must be a list of zone IDs")
         }
+        try Self.checkItemCount(requested.count, of: "zones")
         let ids = try requested.enumerated().map { index, entry in
             try ZoneID(wire: entry["zoneID"] ?? entry, field: "zones[\(index)]")
         }
@@ -97,16 +105,36 @@ extension CloudKitAPI {
         guard case .array(let requested)? = context.body["zones"] else {
             throw CumulusError(.invalidArguments, "'zones' must be a list of {zoneID, syncToken?}")
         }
+        try Self.checkItemCount(requested.count, of: "zones")
         var answers: [JSONValue] = []
+        // The response's records are shared out in order: a zone gets what the ones
+        // before it left, and a zone that gets nothing is told to ask again, as
+        // CloudKit tells a client whose request is too large.
+        var budget = Self.maxRecordsPerResponse
         for (index, entry) in requested.enumerated() {
             guard let zoneJSON = entry["zoneID"] else { throw CumulusError(.invalidArguments, "zones[\(index)] needs a 'zoneID'") }
             let zoneID = try ZoneID(wire: zoneJSON, field: "zones[\(index)].zoneID")
+            guard budget > 0 else {
+                answers.append(Self.zoneError(zoneID, CumulusError(
+                    .limitExceeded,
+                    "this response already holds \(Self.maxRecordsPerResponse) records; ask for this zone's changes again")))
+                continue
+            }
             var options = entry.objectValue ?? [:]
             for key in ["resultsLimit", "desiredKeys"] where options[key] == nil {
                 if let value = context.body[key] { options[key] = value }
             }
+            // A limit the zone asked for is kept when it fits (a bad one is its error).
+            let asked = options["resultsLimit"].map { $0.int64Value.map { Int(clamping: $0) } }
+            switch asked {
+            case .none where budget < Database.defaultChangesLimit: options["resultsLimit"] = .int(Int64(budget))
+            case .some(.some(let limit)) where limit > budget: options["resultsLimit"] = .int(Int64(budget))
+            default: break
+            }
             do {
-                answers.append(.object(try await zonePage(context, zone: zoneID, options: .object(options))))
+                let page = try await zonePage(context, zone: zoneID, options: .object(options))
+                budget -= page["records"]?.arrayValue?.count ?? 0
+                answers.append(.object(page))
             } catch let error as CumulusError {
                 answers.append(Self.zoneError(zoneID, error))
             }

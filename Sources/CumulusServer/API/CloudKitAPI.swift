@@ -1,6 +1,8 @@
 import CumulusEngine
 import CumulusModel
 import CumulusReplication
+import CumulusStorage
+import Crypto
 import Foundation
 import Logging
 
@@ -16,8 +18,14 @@ public struct CloudKitAPI: Sendable {
     public let auth: AuthStore
     /// Largest request body accepted.
     public static let maxBodyBytes = 4 << 20
-    /// Most operations in one `records/modify` (CloudKit's 200).
+    /// Most operations in one `records/modify` (CloudKit's 200), and most items any
+    /// route takes in one request's list (`records/lookup`, `zones/lookup`,
+    /// `subscriptions/lookup`, the zones of `changes/zone`).
     public static let maxOperations = Limits.maxItemsPerHTTPRequest
+    /// Most records one `changes/zone` response holds over all its zones: each zone may
+    /// ask for up to `Database.maxChangesLimit`, and 200 zones of those would build
+    /// 200,000 records in memory for one request.
+    public static let maxRecordsPerResponse = Database.maxChangesLimit
 
     /// Where requests are counted, if anywhere.
     public let metrics: ServerMetrics?
@@ -25,18 +33,28 @@ public struct CloudKitAPI: Sendable {
     public let logger: Logger?
     /// The `/replication/*` endpoints, on a node started with a replication secret.
     public var replication: ReplicationEndpoints?
+    /// SHA-256 of the token that opens `/metrics` and `/healthz`'s detail, if one is set.
+    let metricsTokenDigest: [UInt8]?
+    /// Where `serve` reads the metrics token: what `/metrics` and `/healthz` show
+    /// (the log head, the epoch, followers' names and lag) is for operators, not for
+    /// whoever can reach the port.
+    public static let metricsTokenSource = SecretSource(
+        name: "the metrics token", fileOption: "--metrics-token-file", environmentVariable: "CUMULUS_METRICS_TOKEN")
     /// The longest a read-your-writes request waits for its sequence (SPEC §11).
     public static let maxCatchUpWait: Duration = .seconds(30)
     /// How long it waits when the client does not say.
     public static let defaultCatchUpWait: Duration = .seconds(5)
 
     /// An API over `container`, authenticating with `auth`, counting into `metrics`,
-    /// logging to `logger`.
+    /// logging to `logger`. `metricsToken`, when given, opens `/metrics` and the detail
+    /// of `/healthz` to requests that send it as `Authorization: Bearer TOKEN`; without
+    /// it `/metrics` is not served and `/healthz` answers liveness alone.
     public init(
         container: Container, auth: AuthStore, metrics: ServerMetrics? = nil, logger: Logger? = nil,
-        replication: ReplicationEndpoints? = nil
+        replication: ReplicationEndpoints? = nil, metricsToken: String? = nil
     ) {
         self.replication = replication
+        metricsTokenDigest = metricsToken.map { Array(SHA256.hash(data: Array($0.utf8))) }
         self.container = container
         self.auth = auth
         self.metrics = metrics
@@ -171,6 +189,16 @@ public struct CloudKitAPI: Sendable {
         return unmatchedRoute
     }
 
+    /// Whether `request` carries the metrics token (`Authorization: Bearer TOKEN`),
+    /// compared in constant time; always false when none is set.
+    func presentsMetricsToken(_ request: APIRequest) -> Bool {
+        guard let metricsTokenDigest, let header = request.headers["authorization"], header.hasPrefix("Bearer ") else {
+            return false
+        }
+        let presented = Array(SHA256.hash(data: Array(header.dropFirst("Bearer ".count).utf8)))
+        return ConstantTime.equal(presented, metricsTokenDigest)
+    }
+
     /// The CloudKit error body for a failure.
     public static func errorResponse(_ error: any Error) -> APIResponse {
         do {
@@ -194,6 +222,8 @@ public struct CloudKitAPI: Sendable {
     private func route(_ request: APIRequest, requestID: String) async throws -> APIResponse {
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         if parts == ["healthz"] {
+            // Liveness for anyone (a load balancer's probe); the detail for operators.
+            guard presentsMetricsToken(request) else { return APIResponse(json: ["status": "ok"]) }
             return APIResponse(json: [
                 "status": "ok", "logHead": .int(Int64(clamping: container.store.head.sequence)),
                 "role": .string(container.supersededBy == nil ? container.role.name : "superseded"),
@@ -201,6 +231,15 @@ public struct CloudKitAPI: Sendable {
             ])
         }
         if parts == ["metrics"] {
+            guard metricsTokenDigest != nil else {
+                return .error(
+                    .notFound,
+                    "/metrics is served only by a node started with \(Self.metricsTokenSource.fileOption) or "
+                        + "\(Self.metricsTokenSource.environmentVariable); the scraper sends Authorization: Bearer TOKEN")
+            }
+            guard presentsMetricsToken(request) else {
+                return .error(.authenticationFailed, "/metrics needs the metrics token: Authorization: Bearer TOKEN")
+            }
             var response = APIResponse(json: .null)
             response.text = (metrics?.render(container) ?? "") + (replication?.status().prometheusText() ?? "")
             return response

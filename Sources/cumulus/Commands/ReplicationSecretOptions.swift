@@ -1,5 +1,4 @@
 import ArgumentParser
-import CumulusModel
 import CumulusReplication
 import Foundation
 
@@ -19,16 +18,6 @@ struct ReplicationSecretOptions: ParsableArguments {
     /// The secret, or `nil` if none is given; the warnings go to standard error when
     /// `warn` is set. A bad source is a `ValidationError`.
     func resolve(warn: Bool) throws -> String? {
-        do {
-            guard
-                let (secret, warnings) = try ReplicationSecret.resolve(
-                    argument: replicationSecret, file: replicationSecretFile,
-                    environment: ProcessInfo.processInfo.environment)
-            else { return nil }
-            if warn { for warning in warnings { FileHandle.standardError.write(Data("cumulus: warning: \(warning)\n".utf8)) } }
-            return secret
-        } catch let error as CumulusError {
-            throw ValidationError(error.message)
-        }
+        try ReplicationSecret.source.resolveForCommand(argument: replicationSecret, file: replicationSecretFile, warn: warn)
     }
 }

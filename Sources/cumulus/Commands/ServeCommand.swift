@@ -31,6 +31,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Follow the leader at this URL (e.g. http://10.0.0.1:8765) instead of taking writes.")
     var follow: String?
     @OptionGroup var secret: ReplicationSecretOptions
+    @Option(
+        help: """
+            A file holding the token that opens /metrics and the detail of /healthz (sent as \
+            Authorization: Bearer TOKEN). Or set CUMULUS_METRICS_TOKEN. Without one, /metrics is not served \
+            and /healthz answers liveness alone.
+            """)
+    var metricsTokenFile: String?
     @Option(help: "How a new follower starts: snapshot (a copy of the leader, then its log) or stream (the whole log).")
     var seed: String = FollowerSeeder.Mode.snapshot.rawValue
     @Flag(help: "Follower: move the existing data directory aside and seed anew from the leader.") var reseed = false
@@ -40,6 +47,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func validate() throws {
         let replicationSecret = try secret.resolve(warn: false)
+        _ = try metricsToken(warn: false)
         if follow != nil && replicationSecret == nil {
             throw ValidationError(
                 "--follow needs the replication secret: --replication-secret-file or \(ReplicationSecret.environmentVariable)")
@@ -55,11 +63,12 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "cumulus")
         logger.logLevel = .info
         let replicationSecret = try secret.resolve(warn: true)
+        let metricsToken = try metricsToken(warn: true)
         for finding in FilePermissions.looserThanPrivate(dataDirectory: data) { logger.warning("\(finding)") }
         var client: LeaderClient?
         if let follow, let secret = replicationSecret { client = LeaderClient(leaderURL: follow, secret: secret) }
         do {
-            try await serve(client: client, replicationSecret: replicationSecret, logger: logger)
+            try await serve(client: client, replicationSecret: replicationSecret, metricsToken: metricsToken, logger: logger)
         } catch {
             // The HTTP client must be shut down on every path, failures included.
             await client?.shutdown()
@@ -71,9 +80,14 @@ struct ServeCommand: AsyncParsableCommand {
         print("Cumulus stopped cleanly")
     }
 
+    /// The metrics token from `--metrics-token-file` or the environment, or `nil`.
+    private func metricsToken(warn: Bool) throws -> String? {
+        try CloudKitAPI.metricsTokenSource.resolveForCommand(file: metricsTokenFile, warn: warn)
+    }
+
     /// Seeds a follower if needed, opens the data directory and serves it until
     /// SIGINT/SIGTERM, or until replication must stop (thrown).
-    private func serve(client: LeaderClient?, replicationSecret: String?, logger: Logger) async throws {
+    private func serve(client: LeaderClient?, replicationSecret: String?, metricsToken: String?, logger: Logger) async throws {
         let metrics = ServerMetrics()
         var writerOptions = LogWriter.Options()
         writerOptions.observer = { metrics.recordGroup($0) }
@@ -130,7 +144,8 @@ struct ServeCommand: AsyncParsableCommand {
             let leader = role == .leader ? ReplicationLeader(container: store, logger: logger) : nil
             endpoints = ReplicationEndpoints(container: store, secret: secret, leader: leader, follower: follower)
         }
-        let api = CloudKitAPI(container: store, auth: auth, metrics: metrics, logger: logger, replication: endpoints)
+        let api = CloudKitAPI(
+            container: store, auth: auth, metrics: metrics, logger: logger, replication: endpoints, metricsToken: metricsToken)
         let app = CumulusHTTPServer.application(api: api, host: host, port: port, logger: logger)
         defer {
             // The HTTP server has drained; finish queued commits, then close.

@@ -116,7 +116,7 @@ struct FencingProcessTests {
         try await TestHTTP.waitUntilUp(newLeader.url)
         // The old credentials carried over; the new leader takes writes in epoch 2.
         #expect(try await cluster.save("after", value: 1, on: newLeader).status == 200)
-        let health = try await TestHTTP.request(newLeader.url + "/healthz")
+        let health = try await TestHTTP.request(newLeader.url + "/healthz", headers: TestHTTP.operatorHeaders)
         #expect(health.json["epoch"] as? Int == 2)
 
         // The other follower moves to the new leader and adopts its epoch.
@@ -128,7 +128,7 @@ struct FencingProcessTests {
         let movedRead = try await TestHTTP.request(
             cluster.privateURL(moved, "records/lookup"), method: .POST, body: ["records": [["recordName": "after"]]])
         #expect((movedRead.json["records"] as? [[String: Any]])?.first?["recordName"] as? String == "after")
-        #expect(try await TestHTTP.request(moved.url + "/healthz").json["epoch"] as? Int == 2)
+        #expect(try await TestHTTP.request(moved.url + "/healthz", headers: TestHTTP.operatorHeaders).json["epoch"] as? Int == 2)
         #expect(moved.stop() == 0)
 
         // The old leader comes back in epoch 1 and still thinks it leads: until told,

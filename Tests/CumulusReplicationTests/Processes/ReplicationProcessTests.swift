@@ -176,7 +176,7 @@ struct ReplicationProcessTests {
             leader.url + "/replication/status", headers: [ReplicationLeader.secretHeader: Cluster.secret])
         let followers = leaderStatus.json["followers"] as? [[String: Any]] ?? []
         #expect(followers.first?["name"] as? String == "follower", "\(leaderStatus.text)")
-        let metrics = try await TestHTTP.request(follower.url + "/metrics")
+        let metrics = try await TestHTTP.request(follower.url + "/metrics", headers: TestHTTP.operatorHeaders)
         #expect(metrics.text.contains("cumulus_replication_lag_commits"))
         // Streaming, once connected (a stream the busy machine dropped is reopened).
         var state: String?

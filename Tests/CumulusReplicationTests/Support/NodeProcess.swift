@@ -21,10 +21,14 @@ final class NodeProcess: @unchecked Sendable {
     /// The node's base URL.
     var url: String { "http://127.0.0.1:\(port)" }
 
+    /// The metrics token every node is started with, so tests read `/healthz`'s
+    /// detail and `/metrics` (``TestHTTP/operatorHeaders``).
+    static let metricsToken = "test-metrics-token"
+
     init(_ arguments: [String], port: Int, logDirectory: String, environment: [String: String] = [:]) {
         // Port 0: a command that serves nothing (`promote`).
         self.arguments = port == 0 ? arguments : arguments + ["--port", String(port)]
-        self.environment = environment
+        self.environment = environment.merging(["CUMULUS_METRICS_TOKEN": Self.metricsToken]) { mine, _ in mine }
         self.port = port
         let name = "node-\(port)-\(UUID().uuidString.prefix(8))"
         output = logDirectory + "/\(name).out"
@@ -40,9 +44,7 @@ final class NodeProcess: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
         let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
         out.seekToEndOfFile()

@@ -37,12 +37,17 @@ enum TestHTTP {
         return Answer(status: Int(response.status.code), headers: fields, body: Array(bytes.readableBytesView))
     }
 
+    /// What an operator sends for `/healthz`'s detail and `/metrics`.
+    static let operatorHeaders = ["Authorization": "Bearer \(NodeProcess.metricsToken)"]
+
     /// Polls `url`'s `/healthz` until it answers; the log head it reports.
     @discardableResult
     static func waitUntilUp(_ url: String, timeout: Duration = .seconds(60)) async throws -> UInt64 {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if let answer = try? await request(url + "/healthz", timeout: .seconds(2)), answer.status == 200 {
+            if let answer = try? await request(url + "/healthz", headers: operatorHeaders, timeout: .seconds(2)),
+                answer.status == 200
+            {
                 return UInt64(answer.json["logHead"] as? Int ?? 0)
             }
             try await Task.sleep(for: .milliseconds(100))
@@ -52,7 +57,9 @@ enum TestHTTP {
 
     /// The head `/healthz` reports, or `nil` if the node does not answer.
     static func head(_ url: String) async -> UInt64? {
-        guard let answer = try? await request(url + "/healthz", timeout: .seconds(2)), answer.status == 200 else { return nil }
+        guard let answer = try? await request(url + "/healthz", headers: operatorHeaders, timeout: .seconds(2)),
+            answer.status == 200
+        else { return nil }
         return (answer.json["logHead"] as? Int).map(UInt64.init)
     }
 
