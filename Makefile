@@ -50,8 +50,9 @@ bench: deps
 	$(SWIFT) run -c release --skip-build cumulus-bench $(BENCH_ARGS)
 
 ## crash-soak: the long crash-recovery run (500 kills)
-crash-soak: build
-	$(SWIFT) run --skip-build cumulus-crash --kills 500 --dir .build/crash-soak
+crash-soak: deps
+	$(SWIFT) build -c release --product cumulus-crash
+	$(SWIFT) run -c release --skip-build cumulus-crash --kills 500 --dir .build/crash-soak
 
 clean:
 	$(SWIFT) package clean
