@@ -1,6 +1,8 @@
+import Crypto
 import CumulusModel
 import CumulusServer
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -41,6 +43,45 @@ struct HostileClientTests {
                 }
                 try await client.execute(uri: uri, method: .post, body: ByteBuffer(string: within)) { response in
                     #expect(response.status == .ok, "\(uri)")
+                }
+            }
+        }
+    }
+
+    @Test("a signed server-to-server request is accepted once: the same request again, or with its signature's s flipped, is refused")
+    func signedRequestsCannotBeReplayed() async throws {
+        let world = try APIWorld()
+        let key = P256.Signing.PrivateKey()
+        let (keyID, _) = try world.auth.addServerKey(container: APIWorld.containerName, publicKeyPEM: key.publicKey.pemRepresentation)
+        let path = "/database/1/\(APIWorld.containerName)/development/public/records/modify"
+        let body = #"{"operations":[{"operationType":"create","record":{"recordName":"once","recordType":"Post"}}]}"#
+        let date = ISO8601DateFormatter().string(from: Date())
+        let hash = Data(SHA256.hash(data: Array(body.utf8))).base64EncodedString()
+        let signature = try key.signature(for: Data("\(date):\(hash):\(path)".utf8))
+        let malleated = try P256.Signing.ECDSASignature(
+            rawRepresentation: SignatureReplayCacheTests.flipped(Array(signature.rawRepresentation)))
+        @Sendable func headers(_ signature: P256.Signing.ECDSASignature) -> HTTPFields {
+            var fields = HTTPFields()
+            for (name, value) in [
+                ("X-Apple-CloudKit-Request-KeyID", keyID), ("X-Apple-CloudKit-Request-ISO8601Date", date),
+                ("X-Apple-CloudKit-Request-SignatureV1", signature.derRepresentation.base64EncodedString()),
+            ] {
+                if let field = HTTPField.Name(name) { fields[field] = value }
+            }
+            return fields
+        }
+        let app = CumulusHTTPServer.application(api: world.api, port: 0, logger: Logger(label: "test"))
+        try await app.test(.live) { client in
+            try await client.execute(uri: path, method: .post, headers: headers(signature), body: ByteBuffer(string: body)) {
+                #expect($0.status == .ok)
+            }
+            for replay in [signature, malleated] {
+                try await client.execute(uri: path, method: .post, headers: headers(replay), body: ByteBuffer(string: body)) {
+                    response in
+                    #expect(response.status == .unauthorized)
+                    let json = try JSONValue.parse(Data(response.body.readableBytesView))
+                    #expect(json["serverErrorCode"] == "AUTHENTICATION_FAILED")
+                    #expect(json["reason"]?.stringValue?.contains("already received") == true)
                 }
             }
         }

@@ -33,6 +33,8 @@ public struct CloudKitAPI: Sendable {
     public let logger: Logger?
     /// The `/replication/*` endpoints, on a node started with a replication secret.
     public var replication: ReplicationEndpoints?
+    /// Server-to-server signatures already received, within their window.
+    let signatureReplays = SignatureReplayCache()
     /// SHA-256 of the token that opens `/metrics` and `/healthz`'s detail, if one is set.
     let metricsTokenDigest: [UInt8]?
     /// Where `serve` reads the metrics token: what `/metrics` and `/healthz` show
@@ -319,7 +321,8 @@ public struct CloudKitAPI: Sendable {
     /// from the query string.
     func authenticate(_ request: APIRequest, container: String) throws -> Caller {
         if let keyID = request.headers["x-apple-cloudkit-request-keyid"] {
-            return try ServerSignature.verify(request, keyID: keyID, container: container, auth: auth)
+            return try ServerSignature.verify(
+                request, keyID: keyID, container: container, auth: auth, replays: signatureReplays)
         }
         guard let apiToken = request.query["ckAPIToken"], !apiToken.isEmpty else {
             throw CumulusError(.notAuthenticated, "missing ckAPIToken: every request needs the container's API token")

@@ -6,14 +6,17 @@ import Foundation
 /// §1.1): the client signs `"{ISO8601 date}:{base64(SHA-256(body))}:{path}"` with its
 /// ECDSA P-256 key and sends the key ID, the date and the base64 DER signature in
 /// `X-Apple-CloudKit-Request-KeyID`, `-ISO8601Date` and `-SignatureV1`. Requests
-/// dated more than 10 minutes away from the server's clock are refused, so a
-/// captured request cannot be replayed later.
+/// dated more than 10 minutes away from the server's clock are refused, and a
+/// signature is accepted once within those minutes (``SignatureReplayCache``), so a
+/// captured request cannot be replayed. As CloudKit's, the signed string leaves out
+/// the query string and the headers: TLS is what keeps those from being changed.
 enum ServerSignature {
     /// How far a request's date may be from now.
     static let maxSkew: TimeInterval = 600
 
     static func verify(
-        _ request: APIRequest, keyID: String, container: String, auth: AuthStore, now: Date = Date()
+        _ request: APIRequest, keyID: String, container: String, auth: AuthStore, replays: SignatureReplayCache,
+        now: Date = Date()
     ) throws -> CloudKitAPI.Caller {
         guard let key = try auth.serverKey(keyID), key.container == container else {
             throw CloudKitAPI.AuthenticationFailure.badSignature("unknown key ID for this container")
@@ -38,6 +41,14 @@ enum ServerSignature {
         let message = message(date: dateText, body: request.body, path: request.path)
         guard publicKey.isValidSignature(signature, for: Data(message.utf8)) else {
             throw CloudKitAPI.AuthenticationFailure.badSignature("it does not match the request")
+        }
+        // Only signatures that verify are remembered: garbage cannot fill the cache.
+        switch replays.admit(Array(signature.rawRepresentation), until: date.addingTimeInterval(maxSkew), now: now) {
+        case .fresh: break
+        case .replayed:
+            throw CloudKitAPI.AuthenticationFailure.badSignature("this signed request was already received; sign each request anew")
+        case .full:
+            throw CumulusError(.serverRejectedRequest, "too many signed requests within 10 minutes; retry shortly")
         }
         return CloudKitAPI.Caller(container: container, user: key.user, serverToServer: true)
     }
