@@ -48,35 +48,19 @@ extension Container {
     }
 
     /// `user`'s notifications after `token`, live: the stored ones first, then each
-    /// new one as its commit becomes durable. Ends when the consuming task is
-    /// cancelled; throws if the token cannot be used or storage fails.
+    /// new one as its commit becomes durable, read as the consumer asks for them
+    /// (``NotificationReader``). Ends when the consuming task is cancelled; throws if
+    /// the token cannot be used or storage fails.
     public func notificationStream(for user: String, since token: NotificationToken? = nil)
         -> AsyncThrowingStream<SubscriptionNotification, Error>
     {
-        AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    var after = try token.map { try $0.open(secret: self.secret, logID: self.store.logID, user: user) } ?? 0
-                    while !Task.isCancelled {
-                        // Read the head before the notifications: a commit landing in
-                        // between then wakes the wait below at once.
-                        let seen = self.store.head.sequence
-                        let page = try self.notifications(
-                            for: user, since: self.notificationToken(for: user, through: after),
-                            limit: Self.maxNotificationsLimit)
-                        for notification in page.notifications {
-                            continuation.yield(notification)
-                            after = notification.sequence
-                        }
-                        if page.moreComing { continue }
-                        await self.store.waitForCommit(after: seen)
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+        let reader = notificationReader(for: user, since: token)
+        return AsyncThrowingStream(unfolding: { try await reader.next() })
+    }
+
+    /// A reader of `user`'s notifications after `token`, for a caller that formats
+    /// them as it pulls them (the server's SSE stream).
+    public func notificationReader(for user: String, since token: NotificationToken? = nil) -> NotificationReader {
+        NotificationReader(container: self, user: user, token: token)
     }
 }

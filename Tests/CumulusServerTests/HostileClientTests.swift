@@ -8,6 +8,10 @@ import HummingbirdTesting
 import Logging
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Requests that would make the server do unbounded work for one client, each sent
 /// through the real server over a socket (issue 15): each is refused or bounded
 /// before the work is done.
@@ -87,6 +91,58 @@ struct HostileClientTests {
         }
     }
 
+    @Test("a user holds at most 4 notification streams: the fifth is TRY_AGAIN_LATER until one ends; another user is not held back")
+    func notificationStreamsArePerUserCapped() async throws {
+        let world = try APIWorld()
+        func request(_ token: String) -> APIRequest {
+            APIRequest(
+                method: "GET", path: "/database/1/\(APIWorld.containerName)/development/notifications/stream",
+                query: ["ckAPIToken": world.apiToken, "ckWebAuthToken": token])
+        }
+        var held = try (0..<4).map { _ in try world.api.notificationEvents(request(world.aliceToken)) }
+        #expect(throws: CumulusError.self) { try world.api.notificationEvents(request(world.aliceToken)) }
+        _ = try world.api.notificationEvents(request(world.bobToken))
+        held.removeLast()
+        var again = try world.api.notificationEvents(request(world.aliceToken)).makeAsyncIterator()
+        #expect(try await again.next()?.hasPrefix(": cumulus notifications") == true)
+        #expect(held.count == 3)
+    }
+
+    @Test("over real sockets: four open SSE streams for one user, the fifth refused with 503; a closed one frees its place")
+    func notificationStreamsOverSockets() async throws {
+        let world = try APIWorld()
+        let app = CumulusHTTPServer.application(api: world.api, port: 0, logger: Logger(label: "test"))
+        let path = "/database/1/\(APIWorld.containerName)/development/notifications/stream?ckAPIToken=\(world.apiToken)&ckWebAuthToken=\(world.aliceToken)"
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            var open: [RawConnection] = []
+            for _ in 0..<4 {
+                let connection = try RawConnection(port: port)
+                connection.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                #expect(connection.statusLine()?.contains(" 200 ") == true)
+                open.append(connection)
+            }
+            let refused = try RawConnection(port: port)
+            refused.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            #expect(refused.statusLine()?.contains(" 503 ") == true)
+            refused.close()
+            // The server learns of a closed connection when it next touches it; wait
+            // for the place to come back, with a deadline.
+            open.removeLast().close()
+            let deadline = ContinuousClock.now + .seconds(20)
+            var admitted = false
+            while !admitted && ContinuousClock.now < deadline {
+                let next = try RawConnection(port: port)
+                next.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                admitted = next.statusLine()?.contains(" 200 ") == true
+                next.close()
+                if !admitted { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(admitted, "the closed stream's place was given back")
+            for connection in open { connection.close() }
+        }
+    }
+
     @Test("changes/zone shares one response's records out over its zones: the first get theirs, the rest are told to ask again")
     func changesResponseIsBounded() async throws {
         let world = try APIWorld()
@@ -124,4 +180,46 @@ struct HostileClientTests {
             }
         }
     }
+}
+
+/// A bare TCP connection to the test server, to hold SSE streams open and read their
+/// status lines, which an HTTP client waiting for the whole body cannot.
+final class RawConnection: @unchecked Sendable {
+    let descriptor: Int32
+
+    init(port: Int) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard descriptor >= 0, connected == 0 else { throw CumulusError(.internalError, "cannot connect to port \(port)") }
+    }
+
+    func send(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, 0) }
+    }
+
+    /// The response's first line, or `nil` if none arrives within 10 seconds.
+    func statusLine() -> String? {
+        var line: [UInt8] = []
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&waiting, 1, 100) > 0 else { continue }
+            var byte: UInt8 = 0
+            guard recv(descriptor, &byte, 1, 0) == 1 else { return nil }
+            if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
+            line.append(byte)
+        }
+        return nil
+    }
+
+    func close() { _ = Glibc.close(descriptor) }
 }

@@ -1,6 +1,7 @@
 import CumulusEngine
 import CumulusModel
 import Foundation
+import Synchronization
 
 /// Live notifications over HTTP (SPEC §8): a Server-Sent Events stream per user,
 /// resumable with `Last-Event-ID`, and the `tokens/create` long-poll URL
@@ -85,28 +86,35 @@ extension CloudKitAPI {
 
     /// The SSE stream: each event's `id` is the notification token after it, so a
     /// client that reconnects with `Last-Event-ID` resumes exactly where it was.
+    ///
+    /// Events are made as the connection takes them (a pull, not a buffer), so a slow
+    /// client holds at most one page of notifications; and a user holds at most
+    /// ``NotificationStreams/maxPerUser`` streams, the server
+    /// ``NotificationStreams/maxInAll``: past either, `TRY_AGAIN_LATER`.
     public func notificationEvents(_ request: APIRequest) throws -> AsyncThrowingStream<String, Error> {
         let user = try notificationUser(request)
         let since = try token(request.headers["last-event-id"] ?? request.query["since"], user: user)
-        let stream = container.notificationStream(for: user, since: since)
-        let api = self
-        return AsyncThrowingStream { continuation in
-            api.metrics?.streamOpened()
-            let task = Task {
-                defer { api.metrics?.streamClosed() }
-                do {
-                    continuation.yield(": cumulus notifications for \(user)\n\n")
-                    for try await notification in stream {
-                        let id = api.container.notificationToken(for: user, through: notification.sequence).base64
-                        let data = String(decoding: try api.notificationJSON(notification).serialized(), as: UTF8.self)
-                        continuation.yield("id: \(id)\nevent: notification\ndata: \(data)\n\n")
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
+        guard let slot = notificationStreams.open(for: user, metrics: metrics) else {
+            throw CumulusError(
+                .serverRejectedRequest,
+                "too many notification streams open (\(NotificationStreams.maxPerUser) per user, "
+                    + "\(NotificationStreams.maxInAll) in all); close one or retry shortly")
         }
+        let reader = container.notificationReader(for: user, since: since)
+        let greeting = Mutex(true)
+        let api = self
+        return AsyncThrowingStream(unfolding: {
+            // The slot lives as long as this closure, which lives as long as the stream.
+            _ = slot
+            let first = greeting.withLock { first in
+                defer { first = false }
+                return first
+            }
+            if first { return ": cumulus notifications for \(user)\n\n" }
+            guard let notification = try await reader.next() else { return nil }
+            let id = api.container.notificationToken(for: user, through: notification.sequence).base64
+            let data = String(decoding: try api.notificationJSON(notification).serialized(), as: UTF8.self)
+            return "id: \(id)\nevent: notification\ndata: \(data)\n\n"
+        })
     }
 }

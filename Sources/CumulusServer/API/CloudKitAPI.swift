@@ -33,6 +33,8 @@ public struct CloudKitAPI: Sendable {
     public let logger: Logger?
     /// The `/replication/*` endpoints, on a node started with a replication secret.
     public var replication: ReplicationEndpoints?
+    /// The open SSE notification streams, per user and in all.
+    let notificationStreams = NotificationStreams()
     /// Server-to-server signatures already received, within their window.
     let signatureReplays = SignatureReplayCache()
     /// SHA-256 of the token that opens `/metrics` and `/healthz`'s detail, if one is set.
