@@ -111,7 +111,10 @@ struct HostileClientTests {
     @Test("over real sockets: four open SSE streams for one user, the fifth refused with 503; a closed one frees its place")
     func notificationStreamsOverSockets() async throws {
         let world = try APIWorld()
-        let app = CumulusHTTPServer.application(api: world.api, port: 0, logger: Logger(label: "test"))
+        var api = world.api
+        // A dropped connection is noticed when the stream next writes: keep-alives often.
+        api.notificationHeartbeat = .milliseconds(200)
+        let app = CumulusHTTPServer.application(api: api, port: 0, logger: Logger(label: "test"))
         let path = "/database/1/\(APIWorld.containerName)/development/notifications/stream?ckAPIToken=\(world.apiToken)&ckWebAuthToken=\(world.aliceToken)"
         try await app.test(.live) { client in
             let port = try #require(client.port)
@@ -126,8 +129,8 @@ struct HostileClientTests {
             refused.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n")
             #expect(refused.statusLine()?.contains(" 503 ") == true)
             refused.close()
-            // The server learns of a closed connection when it next touches it; wait
-            // for the place to come back, with a deadline.
+            // The server learns of a closed connection when it next writes to it (a
+            // keep-alive at the latest); wait for the place to come back, with a deadline.
             open.removeLast().close()
             let deadline = ContinuousClock.now + .seconds(20)
             var admitted = false

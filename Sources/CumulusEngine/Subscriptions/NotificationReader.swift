@@ -22,15 +22,41 @@ public actor NotificationReader {
         self.token = token
     }
 
+    /// What ``next(idleAfter:)`` found.
+    public enum Next: Sendable {
+        /// The next notification.
+        case notification(SubscriptionNotification)
+        /// None within the idle time.
+        case idle
+        /// The consuming task was cancelled.
+        case finished
+    }
+
     /// The next notification, waiting for one if none is stored yet; `nil` once the
     /// consuming task is cancelled. Throws if the token cannot be used (a token from
     /// another log or user is `changeTokenExpired`) or storage fails.
     public func next() async throws -> SubscriptionNotification? {
-        if after == nil { after = try token.map { try $0.open(secret: container.secret, logID: container.store.logID, user: user) } ?? 0 }
+        while true {
+            switch try await next(idleAfter: nil) {
+            case .notification(let notification): return notification
+            case .finished: return nil
+            case .idle: continue
+            }
+        }
+    }
+
+    /// The next notification, or ``Next/idle`` when none comes within `idleAfter`
+    /// (`nil`: wait as long as it takes): a stream over a network writes something
+    /// then, so a connection its client has dropped is noticed and its place freed.
+    public func next(idleAfter: Duration?) async throws -> Next {
+        if after == nil {
+            after = try token.map { try $0.open(secret: container.secret, logID: container.store.logID, user: user) } ?? 0
+        }
+        let deadline = idleAfter.map { ContinuousClock.now + $0 }
         while !Task.isCancelled {
             if let notification = pending.popFirst() {
                 after = notification.sequence
-                return notification
+                return .notification(notification)
             }
             // Read the head before the notifications: a commit landing in between
             // then wakes the wait below at once.
@@ -42,8 +68,13 @@ public actor NotificationReader {
                 pending = page.notifications[...]
                 continue
             }
-            await container.store.waitForCommit(after: seen)
+            if let deadline {
+                guard ContinuousClock.now < deadline else { return .idle }
+                await container.store.waitForCommit(after: seen, until: deadline)
+            } else {
+                await container.store.waitForCommit(after: seen)
+            }
         }
-        return nil
+        return .finished
     }
 }

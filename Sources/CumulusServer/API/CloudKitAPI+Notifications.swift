@@ -111,7 +111,14 @@ extension CloudKitAPI {
                 return first
             }
             if first { return ": cumulus notifications for \(user)\n\n" }
-            guard let notification = try await reader.next() else { return nil }
+            let notification: SubscriptionNotification
+            switch try await reader.next(idleAfter: api.notificationHeartbeat) {
+            case .notification(let next): notification = next
+            // A comment line: clients ignore it, and writing it is how a dropped
+            // connection is found (an idle stream otherwise writes nothing, ever).
+            case .idle: return ": keep-alive\n\n"
+            case .finished: return nil
+            }
             let id = api.container.notificationToken(for: user, through: notification.sequence).base64
             let data = String(decoding: try api.notificationJSON(notification).serialized(), as: UTF8.self)
             return "id: \(id)\nevent: notification\ndata: \(data)\n\n"

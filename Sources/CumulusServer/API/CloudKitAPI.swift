@@ -35,6 +35,8 @@ public struct CloudKitAPI: Sendable {
     public var replication: ReplicationEndpoints?
     /// The open SSE notification streams, per user and in all.
     let notificationStreams = NotificationStreams()
+    /// How long an SSE stream stays silent before it writes a keep-alive comment.
+    public var notificationHeartbeat: Duration = .seconds(15)
     /// Server-to-server signatures already received, within their window.
     let signatureReplays = SignatureReplayCache()
     /// SHA-256 of the token that opens `/metrics` and `/healthz`'s detail, if one is set.

@@ -26,9 +26,6 @@ final class NotificationStreams: Sendable {
         return Slot(streams: self, user: user, metrics: metrics)
     }
 
-    /// How many streams are open, in all.
-    var openCount: Int { counts.withLock { $0.inAll } }
-
     fileprivate func close(for user: String) {
         counts.withLock { counts in
             counts.inAll -= 1
