@@ -34,6 +34,15 @@ final class APIWorld: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: path)
     }
 
+    /// The metrics token ``operatorAPI(metrics:metricsToken:)`` sets by default.
+    static let metricsToken = "m3trics"
+
+    /// An API over this world counting into `metrics`, with `metricsToken` opening
+    /// `/metrics` and the detail of `/healthz` (`nil`: none set).
+    func operatorAPI(metrics: ServerMetrics, metricsToken: String? = APIWorld.metricsToken) -> CloudKitAPI {
+        CloudKitAPI(container: container, auth: auth, metrics: metrics, metricsToken: metricsToken)
+    }
+
     /// POSTs `body` (JSON text) to `operation` in `database`, as `user` (nil: no web token).
     func post(
         _ operation: String, _ body: String, database: String = "private", token: String?? = nil, apiToken: String? = nil,

@@ -279,7 +279,7 @@ struct OperationsTests {
     func metrics() async throws {
         let world = try APIWorld()
         let metrics = ServerMetrics()
-        let api = CloudKitAPI(container: world.container, auth: world.auth, metrics: metrics, metricsToken: "m3trics")
+        let api = world.operatorAPI(metrics: metrics)
         let operator_ = ["authorization": "Bearer m3trics"]
         let health = await api.handle(APIRequest(method: "GET", path: "/healthz", headers: operator_))
         #expect(health.status == 200)
@@ -300,7 +300,7 @@ struct OperationsTests {
     @Test("without the metrics token /healthz says only that it is alive and /metrics is refused; with no token set /metrics is not served")
     func detailNeedsTheToken() async throws {
         let world = try APIWorld()
-        let api = CloudKitAPI(container: world.container, auth: world.auth, metrics: ServerMetrics(), metricsToken: "m3trics")
+        let api = world.operatorAPI(metrics: ServerMetrics())
         for headers in [[:], ["authorization": "Bearer wrong"], ["authorization": "m3trics"], ["authorization": "Bearer m3trics "]] {
             let health = await api.handle(APIRequest(method: "GET", path: "/healthz", headers: headers))
             #expect(health.status == 200)
@@ -309,7 +309,7 @@ struct OperationsTests {
             #expect(metrics.status == 401, "\(headers)")
             #expect(metrics.text == nil)
         }
-        let open = CloudKitAPI(container: world.container, auth: world.auth, metrics: ServerMetrics())
+        let open = world.operatorAPI(metrics: ServerMetrics(), metricsToken: nil)
         let metrics = await open.handle(APIRequest(method: "GET", path: "/metrics", headers: ["authorization": "Bearer anything"]))
         #expect(metrics.status == 404)
         #expect(metrics.json["reason"]?.stringValue?.contains("--metrics-token-file") == true)
@@ -323,7 +323,7 @@ struct MetricsLabelTests {
     func randomPathsDoNotGrowMetrics() async throws {
         let world = try APIWorld()
         let metrics = ServerMetrics()
-        let api = CloudKitAPI(container: world.container, auth: world.auth, metrics: metrics, metricsToken: "m3trics")
+        let api = world.operatorAPI(metrics: metrics)
         let app = CumulusHTTPServer.application(api: api, port: 0, logger: Logger(label: "test"))
         var random = SystemRandomNumberGenerator()
         func word() -> String { String((0..<8).map { _ in "abcdefghij".randomElement(using: &random) ?? "a" }) }

@@ -24,9 +24,7 @@ extension CloudKitAPI {
         guard case .array(let operations)? = body["operations"] else {
             throw CumulusError(.invalidArguments, "'operations' must be a list of {operationType, record}")
         }
-        guard operations.count <= Self.maxOperations else {
-            throw CumulusError(.limitExceeded, "\(operations.count) operations; the limit is \(Self.maxOperations) per request")
-        }
+        try Self.checkItemCount(operations.count, of: "operations")
         let zone = try zone(body)
         let topKeys = try desiredKeys(body["desiredKeys"])
         var saves: [RecordSave] = []
@@ -105,9 +103,7 @@ extension CloudKitAPI {
         guard case .array(let requested)? = context.body["records"] else {
             throw CumulusError(.invalidArguments, "'records' must be a list of {recordName}")
         }
-        guard requested.count <= Self.maxOperations else {
-            throw CumulusError(.limitExceeded, "\(requested.count) records; the limit is \(Self.maxOperations) per request")
-        }
+        try Self.checkItemCount(requested.count, of: "records")
         let zone = try zone(context.body)
         let topKeys = try desiredKeys(context.body["desiredKeys"])
         var ids: [RecordID] = []

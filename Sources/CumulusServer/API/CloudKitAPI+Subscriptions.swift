@@ -99,9 +99,7 @@ extension CloudKitAPI {
         guard case .array(let operations)? = context.body["operations"] else {
             throw CumulusError(.invalidArguments, "'operations' must be a list of {operationType, subscription}")
         }
-        guard operations.count <= Self.maxOperations else {
-            throw CumulusError(.limitExceeded, "\(operations.count) operations; the limit is \(Self.maxOperations)")
-        }
+        try Self.checkItemCount(operations.count, of: "operations")
         var answers: [JSONValue] = []
         for (index, operation) in operations.enumerated() {
             guard let type = operation["operationType"]?.stringValue, let json = operation["subscription"] else {

@@ -16,13 +16,6 @@ extension CloudKitAPI {
         ]
     }
 
-    /// Refuses a list of more than ``maxOperations`` items before any is read.
-    static func checkItemCount(_ count: Int, of what: String) throws {
-        guard count <= maxOperations else {
-            throw CumulusError(.limitExceeded, "\(count) \(what); the limit is \(maxOperations) per request")
-        }
-    }
-
     func listZones(_ context: Context) throws -> APIResponse {
         let zones = try context.database.allZones(as: context.caller.user)
         return APIResponse(json: ["zones": .array(zones.map(Self.zoneJSON))])
@@ -49,9 +42,7 @@ extension CloudKitAPI {
         guard case .array(let operations)? = context.body["operations"] else {
             throw CumulusError(.invalidArguments, "'operations' must be a list of {operationType, zone}")
         }
-        guard operations.count <= Self.maxOperations else {
-            throw CumulusError(.limitExceeded, "\(operations.count) operations; the limit is \(Self.maxOperations)")
-        }
+        try Self.checkItemCount(operations.count, of: "operations")
         var answers: [JSONValue] = []
         for (index, operation) in operations.enumerated() {
             guard let type = operation["operationType"]?.stringValue else {

@@ -22,6 +22,14 @@ public struct CloudKitAPI: Sendable {
     /// route takes in one request's list (`records/lookup`, `zones/lookup`,
     /// `subscriptions/lookup`, the zones of `changes/zone`).
     public static let maxOperations = Limits.maxItemsPerHTTPRequest
+    /// Refuses a list of more than ``maxOperations`` items (every route that takes
+    /// one) before any is read.
+    static func checkItemCount(_ count: Int, of what: String) throws {
+        guard count <= maxOperations else {
+            throw CumulusError(.limitExceeded, "\(count) \(what); the limit is \(maxOperations) per request")
+        }
+    }
+
     /// Most records one `changes/zone` response holds over all its zones: each zone may
     /// ask for up to `Database.maxChangesLimit`, and 200 zones of those would build
     /// 200,000 records in memory for one request.

@@ -141,6 +141,28 @@ public enum IndexKeys {
         }
     }
 
+    /// Calls `body` with the token-index key of each of `escapedTokens` (escaped and
+    /// terminated, as in a key) for the record `name` of type hash `typeHash` created at
+    /// `created` in the zone `zoneKey`, built in one reused buffer: the entries a
+    /// pending-token merge writes or deletes (``PendingTokens``).
+    static func forEachTokenEntry(
+        zoneKey: some Collection<UInt8>, typeHash: some Collection<UInt8>, escapedTokens: [ArraySlice<UInt8>],
+        created: some Collection<UInt8>, name: some Collection<UInt8>, _ body: ([UInt8]) throws -> Void
+    ) rethrows {
+        var key: [UInt8] = []
+        key.reserveCapacity(zoneKey.count + typeHash.count + 64 + created.count + name.count)
+        key.append(contentsOf: zoneKey)
+        key.append(contentsOf: typeHash)
+        let prefix = key.count
+        for token in escapedTokens {
+            key.removeLast(key.count - prefix)
+            key.append(contentsOf: token)
+            key.append(contentsOf: created)
+            key.append(contentsOf: name)
+            try body(key)
+        }
+    }
+
     /// Bytes a token entry holds between its token and the record name: the record's
     /// creation time (milliseconds, ``OrderedEncoding/appendInt(_:to:)``; 0 if it has
     /// none), which an edit never changes.

@@ -1,10 +1,5 @@
 import CumulusModel
-
-#if canImport(Glibc)
-import Glibc
-#else
-import Darwin
-#endif
+import CumulusStorage
 
 /// A record's token entries that `tokenIndex` does not hold yet: the `tokenPending`
 /// table's value, as PostgreSQL's GIN `fastupdate` keeps a pending list.
@@ -69,12 +64,8 @@ public enum PendingTokens {
         // Sorted and unique: the order fields are walked in is not the same for a record
         // as saved and as decoded from the log, and the side's bytes must be (digests).
         tokens.withUnsafeBytes { bytes in
-            guard let base = bytes.baseAddress else { return }
-            // Escaped tokens end with 00 00 and hold none inside, so none is a prefix of
-            // another: comparing the common length orders them.
-            func compare(_ a: Range<Int>, _ b: Range<Int>) -> Int32 {
-                let order = memcmp(base + a.lowerBound, base + b.lowerBound, Swift.min(a.count, b.count))
-                return order != 0 ? order : Int32(a.count - b.count)
+            func compare(_ a: Range<Int>, _ b: Range<Int>) -> Int {
+                UTF8Order.compare(UnsafeRawBufferPointer(rebasing: bytes[a]), UnsafeRawBufferPointer(rebasing: bytes[b]))
             }
             ranges.sort { compare($0, $1) < 0 }
             var previous: Range<Int>?
@@ -163,18 +154,8 @@ public enum PendingTokens {
         func forEachIndexKey(
             zoneKey: some Collection<UInt8>, name: some Collection<UInt8>, _ body: ([UInt8]) throws -> Void
         ) rethrows {
-            var key: [UInt8] = []
-            key.reserveCapacity(zoneKey.count + 8 + 64 + 8 + name.count)
-            key.append(contentsOf: zoneKey)
-            key.append(contentsOf: typeHash)
-            let prefix = key.count
-            for token in tokens {
-                key.removeLast(key.count - prefix)
-                key.append(contentsOf: token)
-                key.append(contentsOf: created)
-                key.append(contentsOf: name)
-                try body(key)
-            }
+            try IndexKeys.forEachTokenEntry(
+                zoneKey: zoneKey, typeHash: typeHash, escapedTokens: tokens, created: created, name: name, body)
         }
 
         /// The `tokenIndex` keys of this side for `name` in the zone `zoneKey`, sorted
@@ -225,6 +206,12 @@ public enum PendingTokens {
             }
             return (result ?? []).sorted().map { names[$0] }
         }
+    }
+
+    /// Both sides of the entry stored under `key`; a malformed one is `corrupt`.
+    static func sides(of value: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer) throws -> (indexed: Side, current: Side) {
+        guard let sides = sides(Array(value)) else { throw StorageError.corrupt("tokenPending entry \(Hex.encode(Array(key)))") }
+        return sides
     }
 
     /// Both sides of a stored entry; `nil` if malformed.

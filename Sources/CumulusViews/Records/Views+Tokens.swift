@@ -37,9 +37,8 @@ extension Views {
         var failure: (any Error)?
         try txn.scan(tables.tokenPending, prefix: []) { key, value in
             do {
-                guard key.count > FeedKeys.length, let sides = PendingTokens.sides(Array(value)) else {
-                    throw StorageError.corrupt("tokenPending entry \(Hex.encode(Array(key)))")
-                }
+                guard key.count > FeedKeys.length else { throw StorageError.corrupt("tokenPending key \(Hex.encode(Array(key)))") }
+                let sides = try PendingTokens.sides(of: value, key: key)
                 let zoneKey = key.prefix(FeedKeys.length)
                 let name = key.dropFirst(FeedKeys.length)
                 let (indexed, current) = sides
@@ -101,14 +100,15 @@ extension Views {
         var overlay = PendingTokens.Overlay()
         var failure: (any Error)?
         try txn.scan(tables.tokenPending, prefix: zoneKey) { key, value in
-            guard let sides = PendingTokens.sides(Array(value)) else {
-                failure = StorageError.corrupt("tokenPending entry \(Hex.encode(Array(key)))")
+            do {
+                overlay.append(
+                    name: String(decoding: UnsafeRawBufferPointer(rebasing: key[zoneKey.count...]), as: UTF8.self),
+                    current: try PendingTokens.sides(of: value, key: key).current)
+                return true
+            } catch {
+                failure = error
                 return false
             }
-            overlay.append(
-                name: String(decoding: UnsafeRawBufferPointer(rebasing: key[zoneKey.count...]), as: UTF8.self),
-                current: sides.current)
-            return true
         }
         if let failure { throw failure }
         if let snapshot { pendingOverlays.remember(overlay, zoneKey: zoneKey, snapshot: snapshot) }

@@ -34,7 +34,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(
         help: """
             A file holding the token that opens /metrics and the detail of /healthz (sent as \
-            Authorization: Bearer TOKEN). Or set CUMULUS_METRICS_TOKEN. Without one, /metrics is not served \
+            Authorization: Bearer TOKEN). Or set \(CloudKitAPI.metricsTokenSource.environmentVariable). Without one, \
+            /metrics is not served \
             and /healthz answers liveness alone.
             """)
     var metricsTokenFile: String?
