@@ -11,7 +11,10 @@ final class APIWorld: @unchecked Sendable {
     let container: Container
     let auth: AuthStore
     let api: CloudKitAPI
+    /// The development environment's API token.
     let apiToken: String
+    /// The production environment's: a token opens one environment.
+    let productionAPIToken: String
     let alice: String
     let aliceToken: String
     let bob: String
@@ -22,7 +25,8 @@ final class APIWorld: @unchecked Sendable {
         container = try Container(path: path)
         auth = try AuthStore(environment: container.store.environment)
         api = CloudKitAPI(container: container, auth: auth)
-        apiToken = try auth.createAPIToken(container: Self.containerName)
+        apiToken = try auth.createAPIToken(container: Self.containerName, environment: .development)
+        productionAPIToken = try auth.createAPIToken(container: Self.containerName, environment: .production)
         alice = try auth.addUser()
         aliceToken = try auth.createWebAuthToken(for: alice)
         bob = try auth.addUser()
@@ -48,7 +52,7 @@ final class APIWorld: @unchecked Sendable {
         _ operation: String, _ body: String, database: String = "private", token: String?? = nil, apiToken: String? = nil,
         environment: String = "development"
     ) async throws -> (status: Int, json: JSONValue) {
-        var query = ["ckAPIToken": apiToken ?? self.apiToken]
+        var query = ["ckAPIToken": apiToken ?? (environment == "production" ? productionAPIToken : self.apiToken)]
         switch token {
         case .none: query["ckWebAuthToken"] = aliceToken
         case .some(.none): break

@@ -1,11 +1,12 @@
 import Crypto
 import CumulusModel
-import CumulusServer
+@testable import CumulusServer
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -47,6 +48,42 @@ struct HostileClientTests {
                 }
                 try await client.execute(uri: uri, method: .post, body: ByteBuffer(string: within)) { response in
                     #expect(response.status == .ok, "\(uri)")
+                }
+            }
+        }
+    }
+
+    @Test("an API token opens the environment it was minted for, not the other; an unbound (older) token opens both and is counted")
+    func apiTokensAreBoundToTheirEnvironment() async throws {
+        let world = try APIWorld()
+        let app = CumulusHTTPServer.application(api: world.api, port: 0, logger: Logger(label: "test"))
+        let alice = world.aliceToken
+        @Sendable func uri(_ environment: String, _ token: String) -> String {
+            "/database/1/\(APIWorld.containerName)/\(environment)/private/zones/list?ckAPIToken=\(token)&ckWebAuthToken=\(alice)"
+        }
+        // A token as stored before tokens were bound: the container alone.
+        let unbound = AuthStore.randomHex(32)
+        try world.container.store.environment.write { txn in
+            try txn.put(world.auth.table, key: [0x61] + AuthStore.hash(unbound), value: Array(APIWorld.containerName.utf8))
+        }
+        #expect(try world.auth.unboundAPITokenCount() == 1)
+        #expect(try world.auth.scope(forAPIToken: world.productionAPIToken)?.environment == .production)
+        let cases: [(String, String, HTTPResponse.Status)] = [
+            ("development", world.apiToken, .ok),
+            ("production", world.apiToken, .unauthorized),
+            ("production", world.productionAPIToken, .ok),
+            ("development", world.productionAPIToken, .unauthorized),
+            ("development", unbound, .ok),
+            ("production", unbound, .ok),
+        ]
+        try await app.test(.live) { client in
+            for (environment, token, status) in cases {
+                try await client.execute(uri: uri(environment, token), method: .get) { response in
+                    #expect(response.status == status, "\(environment) with the \(token == unbound ? "unbound" : "bound") token")
+                    if status == .unauthorized {
+                        let json = try JSONValue.parse(Data(response.body.readableBytesView))
+                        #expect(json["serverErrorCode"] == "AUTHENTICATION_FAILED")
+                    }
                 }
             }
         }
@@ -122,12 +159,12 @@ struct HostileClientTests {
             for _ in 0..<4 {
                 let connection = try RawConnection(port: port)
                 connection.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n")
-                #expect(connection.statusLine()?.contains(" 200 ") == true)
+                #expect(await connection.statusLine()?.contains(" 200 ") == true)
                 open.append(connection)
             }
             let refused = try RawConnection(port: port)
             refused.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n")
-            #expect(refused.statusLine()?.contains(" 503 ") == true)
+            #expect(await refused.statusLine()?.contains(" 503 ") == true)
             refused.close()
             // The server learns of a closed connection when it next writes to it (a
             // keep-alive at the latest); wait for the place to come back, with a deadline.
@@ -137,7 +174,7 @@ struct HostileClientTests {
             while !admitted && ContinuousClock.now < deadline {
                 let next = try RawConnection(port: port)
                 next.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n")
-                admitted = next.statusLine()?.contains(" 200 ") == true
+                admitted = await next.statusLine()?.contains(" 200 ") == true
                 next.close()
                 if !admitted { try await Task.sleep(for: .milliseconds(100)) }
             }
@@ -204,13 +241,23 @@ final class RawConnection: @unchecked Sendable {
         guard descriptor >= 0, connected == 0 else { throw CumulusError(.internalError, "cannot connect to port \(port)") }
     }
 
+    /// Whether ``close()`` ran: a descriptor number is reused at once, so a late
+    /// send after it would write into another test's socket.
+    private let closed = Mutex(false)
+
+    /// Sends `text`; does nothing once closed (and never raises SIGPIPE).
     func send(_ text: String) {
         let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, 0) }
+        closed.withLock { closed in
+            guard !closed else { return }
+            _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
     }
 
     /// The response's first line, or `nil` if none arrives within 10 seconds.
-    func statusLine() -> String? {
+    func statusLine() async -> String? { await Self.offPool { self.statusLineBlocking() } }
+
+    private func statusLineBlocking() -> String? {
         var line: [UInt8] = []
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
@@ -224,5 +271,59 @@ final class RawConnection: @unchecked Sendable {
         return nil
     }
 
-    func close() { _ = Glibc.close(descriptor) }
+    /// Whether the server has closed the connection, waiting up to `timeout` for it
+    /// (anything it sent before closing is read and dropped).
+    func closedByServer(within timeout: Duration) async -> Bool {
+        await Self.offPool { self.closedByServerBlocking(within: timeout) }
+    }
+
+    private func closedByServerBlocking(within timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        repeat {
+            var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            if poll(&waiting, 1, 50) > 0 {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                if recv(descriptor, &buffer, buffer.count, 0) <= 0 { return true }
+            }
+        } while ContinuousClock.now < deadline
+        return false
+    }
+
+    /// Runs a blocking wait on a thread of its own: blocking Swift's cooperative
+    /// pool (two threads here) would stall the server under test, which answers on it.
+    static func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: body()) }
+        }
+    }
+
+    func close() {
+        closed.withLock { closed in
+            guard !closed else { return }
+            closed = true
+            _ = Glibc.close(descriptor)
+        }
+    }
+
+    /// A whole `GET` of `path` on this connection, asking the server to close after
+    /// it: the response's bytes as text, or `nil` if it does not end within 10 s.
+    func get(_ path: String, headers: [String: String] = [:]) async -> String? {
+        await Self.offPool { self.getBlocking(path, headers: headers) }
+    }
+
+    private func getBlocking(_ path: String, headers: [String: String]) -> String? {
+        let fields = headers.map { "\($0.key): \($0.value)\r\n" }.joined()
+        send("GET \(path) HTTP/1.1\r\nHost: cumulus\r\nConnection: close\r\n\(fields)\r\n")
+        var received: [UInt8] = []
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&waiting, 1, 100) > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count <= 0 { return String(decoding: received, as: UTF8.self) }
+            received += buffer.prefix(count)
+        }
+        return nil
+    }
 }

@@ -58,7 +58,7 @@ struct SchemaRoutesTests {
             {"operations":[{"operationType":"create","record":{"recordName":"c","recordType":"Note","fields":{"title":{"value":"ok"}}}}]}
             """, environment: "production")
         let app = CumulusHTTPServer.application(api: world.api, logger: Logger(label: "test"))
-        let query = "ckAPIToken=\(world.apiToken)&ckWebAuthToken=\(world.aliceToken)"
+        let query = "ckAPIToken=\(world.productionAPIToken)&ckWebAuthToken=\(world.aliceToken)"
         let uri = "/database/1/\(APIWorld.containerName)/production/private/records/query?\(query)"
         try await app.test(.live) { client in
             let refused = #"{"query":{"recordType":"Note","filterBy":[{"comparator":"EQUALS","fieldName":"body","fieldValue":{"value":"x"}}]}}"#

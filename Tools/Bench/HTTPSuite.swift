@@ -121,7 +121,7 @@ final class HTTPBenchStore: Sendable {
         container = try Container(path: directory.path, environmentOptions: environmentOptions, writerOptions: writerOptions)
         auth = try AuthStore(environment: container.store.environment)
         user = try auth.addUser()
-        apiToken = try auth.createAPIToken(container: HTTPSuite.containerName)
+        apiToken = try auth.createAPIToken(container: HTTPSuite.containerName, environment: .development)
         webToken = try auth.createWebAuthToken(for: user)
         db = container.database(DatabaseID(container: HTTPSuite.containerName, scope: .private, owner: user))
         for (zone, result) in try await db.saveZones([HTTPSuite.zone], as: user) {

@@ -37,7 +37,10 @@ extension CloudKitAPI {
     func notificationUser(_ request: APIRequest) throws -> String {
         let parts = request.path.split(separator: "/").map(String.init)
         guard parts.count >= 4 else { throw CumulusError(.invalidArguments, "no such endpoint") }
-        let caller = try authenticate(request, container: parts[2])
+        guard let environment = DatabaseID.Environment(name: parts[3]) else {
+            throw CumulusError(.invalidArguments, "environment must be 'development' or 'production', not '\(parts[3])'")
+        }
+        let caller = try authenticate(request, container: parts[2], environment: environment)
         guard let user = caller.user else {
             throw CumulusError(.notAuthenticated, "sign in (ckWebAuthToken) to receive notifications")
         }
@@ -95,6 +98,7 @@ extension CloudKitAPI {
         let user = try notificationUser(request)
         let since = try token(request.headers["last-event-id"] ?? request.query["since"], user: user)
         guard let slot = notificationStreams.open(for: user, metrics: metrics) else {
+            metrics?.recordLimitHit(.notificationStreams)
             throw CumulusError(
                 .serverRejectedRequest,
                 "too many notification streams open (\(NotificationStreams.maxPerUser) per user, "

@@ -24,7 +24,7 @@ extension CloudKitAPI {
         guard case .array(let operations)? = body["operations"] else {
             throw CumulusError(.invalidArguments, "'operations' must be a list of {operationType, record}")
         }
-        try Self.checkItemCount(operations.count, of: "operations")
+        try checkItemCount(operations.count, of: "operations")
         let zone = try zone(body)
         let topKeys = try desiredKeys(body["desiredKeys"])
         var saves: [RecordSave] = []
@@ -103,7 +103,7 @@ extension CloudKitAPI {
         guard case .array(let requested)? = context.body["records"] else {
             throw CumulusError(.invalidArguments, "'records' must be a list of {recordName}")
         }
-        try Self.checkItemCount(requested.count, of: "records")
+        try checkItemCount(requested.count, of: "records")
         let zone = try zone(context.body)
         let topKeys = try desiredKeys(context.body["desiredKeys"])
         var ids: [RecordID] = []

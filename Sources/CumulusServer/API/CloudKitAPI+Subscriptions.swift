@@ -79,7 +79,7 @@ extension CloudKitAPI {
         guard case .array(let requested)? = context.body["subscriptions"] else {
             throw CumulusError(.invalidArguments, "'subscriptions' must be a list of {subscriptionID}")
         }
-        try Self.checkItemCount(requested.count, of: "subscriptions")
+        try checkItemCount(requested.count, of: "subscriptions")
         let ids = try requested.map { entry -> String in
             guard let id = entry["subscriptionID"]?.stringValue ?? entry.stringValue else {
                 throw CumulusError(.invalidArguments, "each entry needs a 'subscriptionID'")
@@ -99,7 +99,7 @@ extension CloudKitAPI {
         guard case .array(let operations)? = context.body["operations"] else {
             throw CumulusError(.invalidArguments, "'operations' must be a list of {operationType, subscription}")
         }
-        try Self.checkItemCount(operations.count, of: "operations")
+        try checkItemCount(operations.count, of: "operations")
         var answers: [JSONValue] = []
         for (index, operation) in operations.enumerated() {
             guard let type = operation["operationType"]?.stringValue, let json = operation["subscription"] else {

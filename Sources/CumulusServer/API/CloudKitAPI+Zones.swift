@@ -25,7 +25,7 @@ extension CloudKitAPI {
         guard case .array(let requested)? = context.body["zones"] else {
             throw CumulusError(.invalidArguments, "'zones' must be a list of zone IDs")
         }
-        try Self.checkItemCount(requested.count, of: "zones")
+        try checkItemCount(requested.count, of: "zones")
         let ids = try requested.enumerated().map { index, entry in
             try ZoneID(wire: entry["zoneID"] ?? entry, field: "zones[\(index)]")
         }
@@ -42,7 +42,7 @@ extension CloudKitAPI {
         guard case .array(let operations)? = context.body["operations"] else {
             throw CumulusError(.invalidArguments, "'operations' must be a list of {operationType, zone}")
         }
-        try Self.checkItemCount(operations.count, of: "operations")
+        try checkItemCount(operations.count, of: "operations")
         var answers: [JSONValue] = []
         for (index, operation) in operations.enumerated() {
             guard let type = operation["operationType"]?.stringValue else {
@@ -96,16 +96,19 @@ extension CloudKitAPI {
         guard case .array(let requested)? = context.body["zones"] else {
             throw CumulusError(.invalidArguments, "'zones' must be a list of {zoneID, syncToken?}")
         }
-        try Self.checkItemCount(requested.count, of: "zones")
+        try checkItemCount(requested.count, of: "zones")
         var answers: [JSONValue] = []
         // The response's records are shared out in order: a zone gets what the ones
         // before it left, and a zone that gets nothing is told to ask again, as
         // CloudKit tells a client whose request is too large.
         var budget = Self.maxRecordsPerResponse
+        var budgetSpent = false  // counted once per response
         for (index, entry) in requested.enumerated() {
             guard let zoneJSON = entry["zoneID"] else { throw CumulusError(.invalidArguments, "zones[\(index)] needs a 'zoneID'") }
             let zoneID = try ZoneID(wire: zoneJSON, field: "zones[\(index)].zoneID")
             guard budget > 0 else {
+                if !budgetSpent { metrics?.recordLimitHit(.recordsPerResponse) }
+                budgetSpent = true
                 answers.append(Self.zoneError(zoneID, CumulusError(
                     .limitExceeded,
                     "this response already holds \(Self.maxRecordsPerResponse) records; ask for this zone's changes again")))

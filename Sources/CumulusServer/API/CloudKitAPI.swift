@@ -24,9 +24,10 @@ public struct CloudKitAPI: Sendable {
     public static let maxOperations = Limits.maxItemsPerHTTPRequest
     /// Refuses a list of more than ``maxOperations`` items (every route that takes
     /// one) before any is read.
-    static func checkItemCount(_ count: Int, of what: String) throws {
-        guard count <= maxOperations else {
-            throw CumulusError(.limitExceeded, "\(count) \(what); the limit is \(maxOperations) per request")
+    func checkItemCount(_ count: Int, of what: String) throws {
+        guard count <= Self.maxOperations else {
+            metrics?.recordLimitHit(.itemsPerRequest)
+            throw CumulusError(.limitExceeded, "\(count) \(what); the limit is \(Self.maxOperations) per request")
         }
     }
 
@@ -272,9 +273,10 @@ public struct CloudKitAPI: Sendable {
         default: break
         }
         guard request.body.count <= Self.maxBodyBytes else {
+            metrics?.recordLimitHit(.bodyBytes)
             return .error(.limitExceeded, "request body of \(request.body.count) bytes; the limit is \(Self.maxBodyBytes)")
         }
-        let caller = try authenticate(request, container: containerName)
+        let caller = try authenticate(request, container: containerName, environment: environment)
         // Only authenticated callers may hold a request open waiting for a sequence.
         try await waitForRequestedSequence(request)
         guard let scope = DatabaseScope(name: parts[4]) else {
@@ -329,17 +331,22 @@ public struct CloudKitAPI: Sendable {
     }
 
     /// A server-to-server signature (CLOUDKIT.md §1.1) when the key headers are
-    /// present; otherwise the API token (required) and web auth token (optional)
-    /// from the query string.
-    func authenticate(_ request: APIRequest, container: String) throws -> Caller {
+    /// present; otherwise the API token (required, and minted for this container and
+    /// `environment`) and web auth token (optional) from the query string.
+    func authenticate(_ request: APIRequest, container: String, environment: DatabaseID.Environment) throws -> Caller {
         if let keyID = request.headers["x-apple-cloudkit-request-keyid"] {
-            return try ServerSignature.verify(
-                request, keyID: keyID, container: container, auth: auth, replays: signatureReplays)
+            do {
+                return try ServerSignature.verify(
+                    request, keyID: keyID, container: container, auth: auth, replays: signatureReplays)
+            } catch let error as CumulusError where error.code == .serverRejectedRequest {
+                metrics?.recordLimitHit(.signatureReplayCache)
+                throw error
+            }
         }
         guard let apiToken = request.query["ckAPIToken"], !apiToken.isEmpty else {
             throw CumulusError(.notAuthenticated, "missing ckAPIToken: every request needs the container's API token")
         }
-        guard let owner = try auth.container(forAPIToken: apiToken), owner == container else {
+        guard let scope = try auth.scope(forAPIToken: apiToken), scope.opens(container, in: environment) else {
             throw AuthenticationFailure.badAPIToken
         }
         guard let webToken = request.query["ckWebAuthToken"], !webToken.isEmpty else {

@@ -28,10 +28,12 @@ public final class AuthStore: Sendable {
         return (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &random)) }.joined()
     }
 
-    /// Mints an API token for `container`: 64 hexadecimal characters, as Apple's are
-    /// (some clients refuse any other shape).
-    public func createAPIToken(container: String) throws -> String {
-        try mint(.api, bytes: 32, for: container)
+    /// Mints an API token for `container` in `environment`: 64 hexadecimal
+    /// characters, as Apple's are (some clients refuse any other shape). It opens
+    /// that environment only, so a token shipped in a development build cannot read
+    /// or write production data.
+    public func createAPIToken(container: String, environment: DatabaseID.Environment) throws -> String {
+        try mint(.api, bytes: 32, value: Array(container.utf8) + [0] + Array(environment.name.utf8))
     }
 
     /// Revokes an API token; returns whether it existed.
@@ -40,21 +42,58 @@ public final class AuthStore: Sendable {
         try revoke(.api, token)
     }
 
-    /// The container an API token opens, or `nil`.
-    public func container(forAPIToken token: String) throws -> String? {
-        try lookUp(.api, token)
+    /// What an API token opens.
+    public struct APITokenScope: Sendable, Equatable {
+        /// The container.
+        public var container: String
+        /// The environment; `nil` for a token minted before tokens were bound to one
+        /// (stored as the container alone), which still opens both until revoked.
+        public var environment: DatabaseID.Environment?
+
+        /// Whether the token opens `container` in `environment`.
+        public func opens(_ container: String, in environment: DatabaseID.Environment) -> Bool {
+            self.container == container && (self.environment == nil || self.environment == environment)
+        }
+    }
+
+    /// What an API token opens, or `nil` if it is not one.
+    public func scope(forAPIToken token: String) throws -> APITokenScope? {
+        try environment.read { txn in
+            try txn.get(table, key: [TokenKind.api.rawValue] + Self.hash(token)).map(Self.scope(stored:))
+        }
+    }
+
+    /// API tokens that open both environments (minted before tokens were bound to
+    /// one): `serve` warns while any remain.
+    public func unboundAPITokenCount() throws -> Int {
+        var count = 0
+        try environment.read { txn in
+            try txn.scan(table, prefix: [TokenKind.api.rawValue]) { _, value in
+                if Self.scope(stored: Array(value)).environment == nil { count += 1 }
+                return true
+            }
+        }
+        return count
+    }
+
+    /// `container ‖ 0 ‖ environment name`, or the container alone (an unbound token).
+    private static func scope(stored: [UInt8]) -> APITokenScope {
+        guard let separator = stored.firstIndex(of: 0),
+            let environment = DatabaseID.Environment(name: String(decoding: stored[(separator + 1)...], as: UTF8.self))
+        else { return APITokenScope(container: String(decoding: stored, as: UTF8.self), environment: nil) }
+        return APITokenScope(container: String(decoding: stored[..<separator], as: UTF8.self), environment: environment)
     }
 
     /// The two kinds of bearer token, by their key prefix in the `auth` table.
     enum TokenKind: UInt8 {
-        case api = 0x61  // "a": token → container
+        case api = 0x61  // "a": token → container ‖ 0 ‖ environment (or the container alone)
         case web = 0x77  // "w": token → user
     }
 
-    private func mint(_ kind: TokenKind, bytes: Int, for subject: String) throws -> String {
+    private func mint(_ kind: TokenKind, bytes: Int, value: [UInt8]) throws -> String {
         let token = Self.randomHex(bytes)
         try environment.write { txn in
-            try txn.put(table, key: [kind.rawValue] + Self.hash(token), value: Array(subject.utf8))
+            try txn.put(table, key: [kind.rawValue] + Self.hash(token), value: value)
         }
         return token
     }
@@ -140,7 +179,7 @@ public final class AuthStore: Sendable {
     /// Mints a web auth token for `user` (URL-safe: hex).
     public func createWebAuthToken(for user: String) throws -> String {
         guard try userExists(user) else { throw CumulusError(.invalidArguments, "no user \(user); add it first") }
-        return try mint(.web, bytes: 24, for: user)
+        return try mint(.web, bytes: 24, value: Array(user.utf8))
     }
 
     /// Revokes a web auth token; returns whether it existed.

@@ -1,24 +1,34 @@
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// Carries HTTP to and from ``CloudKitAPI`` with Hummingbird 2: the server knows
 /// nothing of CloudKit, and the API nothing of HTTP.
 public enum CumulusHTTPServer {
-    /// The HTTP application serving `api` on `host:port`.
+    /// The HTTP application serving `api` on `host:port` within `limits`.
     public static func application(
-        api: CloudKitAPI, host: String = "127.0.0.1", port: Int = 8765, logger: Logger
+        api: CloudKitAPI, host: String = "127.0.0.1", port: Int = 8765, limits: ServerLimits = .init(), logger: Logger
     ) -> some ApplicationProtocol {
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
             await respond(to: request, api: api)
         }
+        let metrics = api.metrics
+        let onHit: @Sendable (ServerLimits.Hit) -> Void = { hit in metrics?.recordLimitHit(hit) }
+        let http = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [RequestDeadlineHandler(limits: limits, onHit: onHit)],
+            // An idle SSE client reconnects with Last-Event-ID.
+            idleTimeout: TimeAmount(limits.idleTimeout),
+            httpDecoderConfiguration: .init(
+                maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes, maxHeaderFieldCount: 200))
         return Application(
             responder: responder,
-            // Connections idle this long are closed, so idle or stalled clients cannot
-            // hold sockets forever; an SSE client reconnects with Last-Event-ID.
-            server: .http1(configuration: .init(idleTimeout: .seconds(300))),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "Cumulus"),
+            server: .http1(configuration: http),
+            configuration: ApplicationConfiguration(
+                address: .hostname(host, port: port), serverName: "Cumulus",
+                availableConnectionsDelegate: ConnectionLimit(maxConnections: limits.maxConnections, onHit: onHit)),
             logger: logger)
     }
 
@@ -55,6 +65,7 @@ public enum CumulusHTTPServer {
             }
             answer = await api.handle(apiRequest)
         } catch {
+            api.metrics?.recordLimitHit(.bodyBytes)
             answer = .error(.limitExceeded, "the request body is larger than \(CloudKitAPI.maxBodyBytes) bytes or could not be read")
         }
         return json(answer)

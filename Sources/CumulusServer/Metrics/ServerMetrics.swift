@@ -5,7 +5,8 @@ import Synchronization
 
 /// What `/metrics` reports, in Prometheus's text format (swift-prometheus):
 /// requests by route and status, commits and group sizes, append and commit (fsync)
-/// latency, map size used, log head and open notification streams.
+/// latency, map size used, log head, open notification streams, and the hits of
+/// every limit (``ServerLimits/Hit``).
 ///
 /// There is no notifier lag to report: notifications are written in the very
 /// transaction of the commit that causes them (`Docs/ARCHITECTURE.md`).
@@ -19,6 +20,7 @@ public final class ServerMetrics: Sendable {
     private let openStreams: Gauge
     private let mapUsed: Gauge
     private let logHead: Gauge
+    private let limitHits: [ServerLimits.Hit: Counter]
 
     /// A fresh set of metrics.
     public init() {
@@ -36,6 +38,19 @@ public final class ServerMetrics: Sendable {
         openStreams = registry.makeGauge(descriptor: Self.name("open_notification", "streams", "Open SSE notification streams"))
         mapUsed = registry.makeGauge(descriptor: Self.name("map_used", "bytes", "Bytes of the LMDB map in use"))
         logHead = registry.makeGauge(descriptor: Self.name("log_head", "sequence", "Sequence of the last commit"))
+        // Made up front, so every limit shows (at 0) before it is first hit.
+        var hits: [ServerLimits.Hit: Counter] = [:]
+        for hit in ServerLimits.Hit.allCases {
+            hits[hit] = registry.makeCounter(
+                descriptor: Self.name("limit_hits", "total", "Requests and connections stopped by a limit (Docs/SECURITY.md)"),
+                labels: [("limit", hit.rawValue)])
+        }
+        limitHits = hits
+    }
+
+    /// Counts one request or connection stopped by `limit`.
+    public func recordLimitHit(_ limit: ServerLimits.Hit) {
+        limitHits[limit]?.increment()
     }
 
     static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {

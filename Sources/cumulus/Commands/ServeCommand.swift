@@ -1,6 +1,7 @@
 import ArgumentParser
 import CumulusEngine
 import CumulusLog
+import CumulusModel
 import CumulusReplication
 import CumulusServer
 import CumulusStorage
@@ -31,6 +32,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Follow the leader at this URL (e.g. http://10.0.0.1:8765) instead of taking writes.")
     var follow: String?
     @OptionGroup var secret: ReplicationSecretOptions
+    @OptionGroup(title: "Limits") var limits: ServerLimitOptions
     @Option(
         help: """
             A file holding the token that opens /metrics and the detail of /healthz (sent as \
@@ -115,10 +117,18 @@ struct ServeCommand: AsyncParsableCommand {
         environmentOptions.readOnly = readOnly
         let store = try Container(path: data, environmentOptions: environmentOptions, writerOptions: writerOptions, role: role)
         let auth = try AuthStore(environment: store.store.environment)
+        if let unbound = try? auth.unboundAPITokenCount(), unbound > 0 {
+            logger.warning("""
+                \(unbound) API token(s) open both environments (minted before tokens were bound to one); \
+                mint one per environment with `cumulus tokens create --container C --environment E` \
+                and revoke the old ones
+                """)
+        }
         if dev {
             let users = try auth.users()
             let user = try users.first ?? auth.addUser()
-            let apiToken = try auth.createAPIToken(container: container)
+            let apiToken = try auth.createAPIToken(container: container, environment: .development)
+            let productionToken = try auth.createAPIToken(container: container, environment: .production)
             let webToken = try auth.createWebAuthToken(for: user)
             let base = "http://\(host):\(port)/database/1/\(container)/development"
             // Written unbuffered so the banner shows even when stdout is a pipe or a file.
@@ -128,6 +138,8 @@ struct ServeCommand: AsyncParsableCommand {
                   user:           \(user)
                   ckAPIToken:     \(apiToken)
                   ckWebAuthToken: \(webToken)
+                  production ckAPIToken: \(productionToken)
+                  (an API token opens one environment; the first is development's)
                   try:            curl '\(base)/private/zones/list?ckAPIToken=\(apiToken)&ckWebAuthToken=\(webToken)'
 
                 """.utf8))
@@ -147,7 +159,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let api = CloudKitAPI(
             container: store, auth: auth, metrics: metrics, logger: logger, replication: endpoints, metricsToken: metricsToken)
-        let app = CumulusHTTPServer.application(api: api, host: host, port: port, logger: logger)
+        let app = CumulusHTTPServer.application(api: api, host: host, port: port, limits: limits.limits, logger: logger)
         defer {
             // The HTTP server has drained; finish queued commits, then close.
             store.close()
@@ -209,11 +221,16 @@ struct TokensCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Mint an API token for a container, or a web auth token for a user.")
         @OptionGroup var options: LogCommand.DataOptions
         @Option(help: "Mint an API token for this container.") var container: String?
+        @Option(help: "The environment the API token opens: development or production (a token opens one).")
+        var environment = "development"
         @Option(help: "Mint a web auth token for this user.") var user: String?
 
         func run() throws {
             let auth = try openAuth(options.data)
-            if let container { print("ckAPIToken: \(try auth.createAPIToken(container: container))") }
+            guard let environment = DatabaseID.Environment(name: environment) else {
+                throw ValidationError("--environment is development or production")
+            }
+            if let container { print("ckAPIToken: \(try auth.createAPIToken(container: container, environment: environment))") }
             if let user { print("ckWebAuthToken: \(try auth.createWebAuthToken(for: user))") }
             if container == nil && user == nil { throw ValidationError("give --container or --user") }
         }

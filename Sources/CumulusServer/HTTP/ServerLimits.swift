@@ -1,0 +1,50 @@
+/// The HTTP server's limits on connections and on how slowly a client may send:
+/// what stops a client from holding the server's sockets and memory without ever
+/// finishing a request (slowloris). Each is a `cumulus serve` option;
+/// `Docs/SECURITY.md` ("Limits") lists them with what they protect.
+///
+/// The limits on what a request may ask for (items per request, records per
+/// response, streams per user) are the API's, in ``CloudKitAPI``.
+public struct ServerLimits: Sendable, Equatable {
+    /// Connections open at once. At the limit the server stops accepting: new
+    /// connections wait in the kernel's backlog until one closes, so a flood of
+    /// idle connections delays others by at most ``requestHeadTimeout``.
+    public var maxConnections: Int = 1_024
+    /// How long a connection may take to send a complete request head, counted from
+    /// when it opened or its previous response ended. It also ends keep-alive
+    /// connections that stay idle this long.
+    public var requestHeadTimeout: Duration = .seconds(30)
+    /// How long a request may take to send its body, from its head to its end
+    /// (a 4 MiB body at 70 KB/s).
+    public var requestBodyTimeout: Duration = .seconds(60)
+    /// Bytes of header fields in one request head, all together (and for one field).
+    public var maxHeaderBytes: Int = 64 << 10
+    /// A connection with nothing in flight, neither a request being read nor a
+    /// response being written, is closed after this long. Streams (SSE, replication)
+    /// keep writing, so they stay open.
+    public var idleTimeout: Duration = .seconds(300)
+
+    /// The defaults.
+    public init() {}
+
+    /// Names of the limits as `/metrics` counts their hits
+    /// (`cumulus_limit_hits_total{limit=…}`), one place for every label.
+    public enum Hit: String, Sendable, CaseIterable {
+        /// A connection waited because ``ServerLimits/maxConnections`` were open.
+        case connections
+        /// A connection closed by ``ServerLimits/requestHeadTimeout``.
+        case requestHeadTimeout = "request_head_timeout"
+        /// A connection closed by ``ServerLimits/requestBodyTimeout``.
+        case requestBodyTimeout = "request_body_timeout"
+        /// A request refused for its body size (`CloudKitAPI.maxBodyBytes`).
+        case bodyBytes = "body_bytes"
+        /// A request refused for the number of items it lists.
+        case itemsPerRequest = "items_per_request"
+        /// A zone's changes cut short by the records-per-response budget.
+        case recordsPerResponse = "records_per_response"
+        /// A notification stream refused: too many open for the user or in all.
+        case notificationStreams = "notification_streams"
+        /// A signed request refused because the replay cache is full.
+        case signatureReplayCache = "signature_replay_cache"
+    }
+}

@@ -1,0 +1,164 @@
+import CumulusModel
+import CumulusServer
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Clients that send slowly or hold connections (slowloris), against the real
+/// server on a socket with short limits: each is cut by its limit, counted in
+/// `/metrics`, and other clients are served meanwhile.
+@Suite("Slow clients")
+struct SlowClientTests {
+    static func limits(head: Int = 1, body: Int = 1, connections: Int = 64) -> ServerLimits {
+        var limits = ServerLimits()
+        limits.requestHeadTimeout = .seconds(head)
+        limits.requestBodyTimeout = .seconds(body)
+        limits.maxConnections = connections
+        return limits
+    }
+
+    /// The server over `world` with `limits`, counting into metrics of its own.
+    static func app(_ world: APIWorld, _ limits: ServerLimits, port: Int = 0) -> some ApplicationProtocol {
+        CumulusHTTPServer.application(
+            api: world.operatorAPI(metrics: ServerMetrics()), port: port, limits: limits, logger: Logger(label: "test"))
+    }
+
+    /// `cumulus_limit_hits_total` for `limit`, read from `/metrics` on a new
+    /// connection (the test client's own may have been cut by the short limits).
+    static func hits(_ limit: ServerLimits.Hit, port: Int) async throws -> Int {
+        let connection = try RawConnection(port: port)
+        defer { connection.close() }
+        let text = await connection.get("/metrics", headers: ["Authorization": "Bearer \(APIWorld.metricsToken)"]) ?? ""
+        let line = text.split(separator: "\n").first { $0.hasPrefix("cumulus_limit_hits_total{limit=\"\(limit.rawValue)\"}") }
+        return line.flatMap { $0.split(separator: " ").last }.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? -1
+    }
+
+    /// Sends `text` one byte every 100 ms on `connection` until it has all gone or
+    /// the server closed the connection.
+    static func trickle(_ text: String, on connection: RawConnection) -> Task<Void, Never> {
+        Task.detached {
+            for byte in text.utf8 {
+                connection.send(String(decoding: [byte], as: UTF8.self))
+                try? await Task.sleep(for: .milliseconds(100))
+                if Task.isCancelled { return }
+            }
+        }
+    }
+
+    @Test("heads trickled byte by byte are cut at the head timeout; another client is answered while they hang")
+    func trickledHeadsAreCut() async throws {
+        let world = try APIWorld()
+        // A head timeout long enough to see others served while the slow ones still
+        // hang, however loaded the machine; the heads would need 20 s to arrive.
+        let app = Self.app(world, Self.limits(head: 15))
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            let slow = try (0..<8).map { _ in try RawConnection(port: port) }
+            let head = "GET /healthz HTTP/1.1\r\nHost: cumulus\r\nX-Slow: " + String(repeating: "a", count: 200) + "\r\n\r\n"
+            let senders = slow.map { Self.trickle(head, on: $0) }
+            try await Task.sleep(for: .milliseconds(300))
+            try await client.execute(uri: HostileClientTests.uri(world, "zones/list"), method: .get) { response in
+                #expect(response.status == .ok)
+            }
+            // Answered while every slow head was still arriving (they need 20 s).
+            for connection in slow { #expect(await !connection.closedByServer(within: .zero)) }
+            for connection in slow { #expect(await connection.closedByServer(within: .seconds(60))) }
+            for sender in senders { sender.cancel() }
+            slow.forEach { $0.close() }
+            for sender in senders { await sender.value }
+            #expect(try await Self.hits(.requestHeadTimeout, port: port) >= 8)
+        }
+    }
+
+    @Test("a body trickled past the body timeout is cut, and counted")
+    func trickledBodyIsCut() async throws {
+        let world = try APIWorld()
+        let app = Self.app(world, Self.limits(body: 1))
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            let connection = try RawConnection(port: port)
+            connection.send(
+                "POST \(HostileClientTests.uri(world, "zones/lookup")) HTTP/1.1\r\nHost: cumulus\r\nContent-Length: 1000\r\n\r\n")
+            let sender = Self.trickle(String(repeating: " ", count: 1000), on: connection)
+            #expect(await connection.closedByServer(within: .seconds(60)))
+            sender.cancel()
+            connection.close()
+            await sender.value
+            #expect(try await Self.hits(.requestBodyTimeout, port: port) == 1)
+        }
+    }
+
+    @Test("at the connection limit new connections wait, and are served once the head timeout frees a slot")
+    func connectionLimitHoldsNewcomers() async throws {
+        let world = try APIWorld()
+        // Served on a port of its own: HummingbirdTesting's live mode rebuilds the
+        // configuration without the accept gate (`ApplicationConfiguration.with`).
+        let port = try Self.freePort()
+        let app = Self.app(world, Self.limits(head: 1, connections: 3), port: port)
+        try await Self.serving(app, port: port) {
+            // Three connections that never send a byte fill the server.
+            let idle = try (0..<3).map { _ in try RawConnection(port: port) }
+            try await Task.sleep(for: .milliseconds(200))
+            let newcomer = try RawConnection(port: port)
+            newcomer.send("GET /healthz HTTP/1.1\r\nHost: cumulus\r\n\r\n")
+            #expect(await newcomer.statusLine()?.hasPrefix("HTTP/1.1 200") == true)
+            // Served only after the server had closed an idle one.
+            var closedOne = false
+            for connection in idle where await connection.closedByServer(within: .zero) { closedOne = true }
+            #expect(closedOne)
+            idle.forEach { $0.close() }
+            newcomer.close()
+            #expect(try await Self.hits(.connections, port: port) >= 1)
+        }
+    }
+
+    /// A port nothing listens on now (the kernel's pick for port 0).
+    static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { _ = Glibc.close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw CumulusError(.internalError, "no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Runs `app` on `port` around `body`: started, waited for until it accepts, then
+    /// shut down.
+    static func serving(
+        _ app: some ApplicationProtocol, port: Int, _ body: @Sendable () async throws -> Void
+    ) async throws {
+        let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test")))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let deadline = ContinuousClock.now + .seconds(120)
+            while (try? RawConnection(port: port))?.close() == nil {
+                guard ContinuousClock.now < deadline else { throw CumulusError(.internalError, "the server did not start") }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            do {
+                try await body()
+            } catch {
+                await group.triggerGracefulShutdown()
+                throw error
+            }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    }
+}
