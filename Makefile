@@ -6,8 +6,9 @@ DEB_DEPS   := liblmdb-dev libzstd-dev pkg-config libsqlite3-dev zstd
 SUDO       := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 DATA       ?= ./cumulus-data
 CRASH_KILLS ?= 20
+FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build test run bench crash crash-soak clean
+.PHONY: all deps build test run bench crash crash-soak fuzz clean
 
 all: build
 
@@ -53,6 +54,11 @@ bench: deps
 crash-soak: deps
 	$(SWIFT) build -c release --product cumulus-crash
 	$(SWIFT) run -c release --skip-build cumulus-crash --kills 500 --dir .build/crash-soak
+
+## fuzz: coverage-guided fuzzing of every decoder of outside bytes (libFuzzer),
+##       FUZZ_SECONDS per target (default 60); FUZZ_TARGETS to pick some
+fuzz: deps
+	SWIFT=$(SWIFT) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_TARGETS="$(FUZZ_TARGETS)" Tools/Fuzz/fuzz.sh
 
 clean:
 	$(SWIFT) package clean

@@ -153,6 +153,15 @@ let package = Package(
             path: "Tools/Bench"
         ),
 
+        // Fuzzing: every decoder of outside bytes as a target (`make fuzz`; the kept
+        // corpus also runs in `make test`).
+        .target(
+            name: "CumulusFuzzTargets",
+            dependencies: ["CumulusServer", "CumulusReplication", "CumulusEngine", "CumulusLog", "CumulusModel", "CumulusStorage"],
+            path: "Tools/Fuzz/Targets"
+        ),
+        .executableTarget(name: "cumulus-fuzz", dependencies: ["CumulusFuzzTargets"], path: "Tools/Fuzz/Driver"),
+
         // Seeded random records and other helpers shared by the test targets.
         .target(name: "CumulusTestSupport", dependencies: ["CumulusModel"], path: "Tests/CumulusTestSupport"),
         .testTarget(name: "CumulusModelTests", dependencies: ["CumulusModel", "CumulusTestSupport"]),
@@ -185,6 +194,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
+        .testTarget(name: "CumulusFuzzTargetsTests", dependencies: ["CumulusFuzzTargets"]),
         .testTarget(
             name: "CumulusServerTests",
             dependencies: [

@@ -382,7 +382,9 @@ public final class LogStore: Sendable {
 
     // MARK: - Internals shared with AppendSession
 
-    static func chainHash(previous: [UInt8], commitBytes: [UInt8]) -> [UInt8] {
+    /// A frame's chain hash: SHA-256(the previous frame's chain hash ‖ its commit
+    /// bytes), ``LogHead/genesisHash`` before the first (`Docs/LOG-FORMAT.md` §6).
+    public static func chainHash(previous: [UInt8], commitBytes: [UInt8]) -> [UInt8] {
         var hasher = SHA256()
         hasher.update(data: previous)
         hasher.update(data: commitBytes)

@@ -83,11 +83,20 @@ public struct ReplicatedConfiguration: Sendable, Hashable {
         }
     }
 
+    /// Refuses a configuration that does not list every table exactly once: applying
+    /// one treats a missing table as empty and clears it (credentials, the server
+    /// secret), so a truncated or partial message must never get that far. Found by
+    /// fuzzing (`Tools/Fuzz/Corpus/replication-message/crash-*`).
     static func decode(from reader: inout BinaryReader) throws -> ReplicatedConfiguration {
         var entries: [String: [Entry]] = [:]
-        for _ in 0..<(try reader.length()) {
+        let count = try reader.length()
+        guard count == tables.count else {
+            throw ReplicationError.protocolViolation("a configuration lists \(count) tables, not \(tables.count)")
+        }
+        for _ in 0..<count {
             let name = try reader.string()
             guard tables.contains(name) else { throw ReplicationError.protocolViolation("unknown configuration table \(name)") }
+            guard entries[name] == nil else { throw ReplicationError.protocolViolation("configuration table \(name) listed twice") }
             var list: [Entry] = []
             for _ in 0..<(try reader.length(minimumItemSize: 2)) {
                 let key = try reader.blob()

@@ -1,0 +1,48 @@
+import CumulusEngine
+import CumulusServer
+import CumulusStorage
+import Foundation
+
+/// A served container in a temporary directory with one user, for the targets that
+/// need a live server or a log: the same parts `cumulus serve` puts together.
+///
+/// Commits are not fsynced (`durable: false`): the data is thrown away, and an
+/// fsync per accepted input would cut the fuzzer's rate a hundredfold.
+final class FuzzWorld: Sendable {
+    static let containerName = "iCloud.com.example.todo"
+
+    /// The world every input of a process shares: state accumulates as inputs are
+    /// accepted, as it would on a server that clients keep writing to.
+    static let shared: FuzzWorld? = try? FuzzWorld(label: "shared")
+
+    let path: String
+    let container: Container
+    let api: CloudKitAPI
+    let apiToken: String
+    let userToken: String
+
+    init(label: String) throws {
+        path = NSTemporaryDirectory() + "cumulus-fuzz-\(label)-\(getpid())-\(UUID().uuidString)"
+        var options = LMDBEnvironment.Options()
+        options.durable = false
+        container = try Container(path: path, environmentOptions: options)
+        let auth = try AuthStore(environment: container.store.environment)
+        api = CloudKitAPI(container: container, auth: auth)
+        apiToken = try auth.createAPIToken(container: Self.containerName, environment: .development)
+        userToken = try auth.createWebAuthToken(for: try auth.addUser())
+    }
+
+    deinit {
+        container.close()
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// `POST`s `body` to `route` (`private/records/modify`, …) of the development
+    /// environment as the world's user.
+    func post(_ route: String, _ body: [UInt8]) async -> APIResponse {
+        await api.handle(APIRequest(
+            method: route.hasSuffix("/list") ? "GET" : "POST",
+            path: "/database/1/\(Self.containerName)/development/\(route)",
+            query: ["ckAPIToken": apiToken, "ckWebAuthToken": userToken], body: body))
+    }
+}
