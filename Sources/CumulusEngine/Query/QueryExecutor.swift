@@ -20,8 +20,11 @@ import CumulusViews
 ///   the page; records lacking the first key come last, as one group (read only
 ///   when the page still has room for them).
 /// - **Collect and sort** — several zones, a distance sort first, or a first sort
-///   key with no field index (the record name): every candidate that matches is
-///   read and sorted in memory.
+///   key with no field index (the record name): every candidate is read, and the
+///   best page + 1 matches kept in memory (memory bounded by the page, not by the
+///   matches). No index serves the order, so each page reads every candidate: a page
+///   that would read more than ``maxCollectScan`` records is refused with
+///   `limitExceeded` instead of stalling the server.
 /// Every plan reads a record only once the indexes say it can match, and checks it
 /// with ``QueryEvaluator`` before returning it; filters no index answers (the
 /// negated comparators) are checked on the records read.
@@ -29,6 +32,12 @@ struct QueryExecutor {
     let views: Views
     let txn: LMDBReadTransaction
     let database: DatabaseID
+    /// Most records one collect-and-sort page reads (`Docs/SECURITY.md`, "Limits").
+    var collectScanLimit = Self.maxCollectScan
+
+    /// The default of ``collectScanLimit``: what one page may cost (about a tenth of
+    /// a second here) when no index serves its order.
+    static let maxCollectScan = 100_000
 
     /// One page of results.
     struct Page {
@@ -374,7 +383,15 @@ struct QueryExecutor {
     }
 
     private func collectAndSort(_ query: Query, zones: [ZoneID], after position: [UInt8]?, limit: Int) throws -> Page {
-        var matches: [(record: Record, position: [UInt8])] = []
+        // The best `keep` so far, sorted and cut back whenever twice as many gather:
+        // O(page) memory and O(n log page) time whatever the number of matches.
+        let keep = limit + 1
+        var best: [(record: Record, position: [UInt8])] = []
+        func cut() {
+            best.sort { $0.position.lexicographicallyPrecedes($1.position) }
+            if best.count > keep { best.removeLast(best.count - keep) }
+        }
+        var scanned = 0
         for zone in zones {
             let zoneKey = views.zoneKeys.zone(database, zone)
             let candidates = try finder(zone, zoneKey, query.recordType).candidates(for: query.filters)
@@ -382,15 +399,24 @@ struct QueryExecutor {
             let rest = residual(query, candidatesFromIndex: candidates != nil)
             var hints = RecordDecodeHints()
             for name in names {
+                scanned += 1
+                guard scanned <= collectScanLimit else {
+                    throw CumulusError(
+                        .limitExceeded,
+                        "this query reads more than \(collectScanLimit) records per page: no index serves its order "
+                            + "(it spans every zone, or sorts by distance or record name first); "
+                            + "query one zone, or add a filter on an indexed field")
+                }
                 guard let record = try load(name, zone, zoneKey, rest, &hints) else { continue }
                 let at = SortPosition.of(record, sort: query.sort, zoneKey: zoneKey)
                 if let position, !position.lexicographicallyPrecedes(at) { continue }
-                matches.append((record, at))
+                best.append((record, at))
+                if best.count >= 2 * keep { cut() }
             }
         }
-        matches.sort { $0.position.lexicographicallyPrecedes($1.position) }
-        var page = Page(more: matches.count > limit)
-        for match in matches.prefix(limit) { page.append(match.record, at: match.position) }
+        cut()
+        var page = Page(more: best.count > limit)
+        for match in best.prefix(limit) { page.append(match.record, at: match.position) }
         return page
     }
 }
