@@ -81,13 +81,10 @@ public enum JSONValue: Sendable, Hashable {
         }
     }
 
-    /// Parses a JSON document; malformed input is `invalidArguments`.
+    /// Parses a JSON document in one pass (``JSONParser``); malformed input is
+    /// `invalidArguments`.
     public static func parse(_ data: Data) throws -> JSONValue {
-        do {
-            return try JSONDecoder().decode(JSONValue.self, from: data)
-        } catch {
-            throw CumulusError(.invalidArguments, "malformed JSON: \(error)")
-        }
+        try data.withUnsafeBytes { buffer throws(CumulusError) in try JSONParser.parse(buffer) }
     }
 
     /// The document as UTF-8 JSON, keys sorted so equal values give equal bytes.
