@@ -1,5 +1,6 @@
 import CumulusModel
 import CumulusServer
+import CumulusTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird

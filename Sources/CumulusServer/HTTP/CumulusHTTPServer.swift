@@ -1,3 +1,4 @@
+import CumulusModel
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
@@ -12,8 +13,9 @@ public enum CumulusHTTPServer {
     public static func application(
         api: CloudKitAPI, host: String = "127.0.0.1", port: Int = 8765, limits: ServerLimits = .init(), logger: Logger
     ) -> some ApplicationProtocol {
+        let budget = BodyBudget(bytes: limits.maxBodyBufferBytes)
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
-            await respond(to: request, api: api)
+            await respond(to: request, api: api, budget: budget)
         }
         let metrics = api.metrics
         let onHit: @Sendable (ServerLimits.Hit) -> Void = { hit in metrics?.recordLimitHit(hit) }
@@ -33,9 +35,31 @@ public enum CumulusHTTPServer {
     }
 
     /// One exchange; over-long bodies and unreadable streams become CloudKit errors.
-    static func respond(to request: Request, api: CloudKitAPI) async -> Response {
+    /// The body's bytes are reserved from `budget` before it is read, and held until
+    /// the answer is made.
+    static func respond(to request: Request, api: CloudKitAPI, budget: BodyBudget) async -> Response {
         var request = request
         let answer: APIResponse
+        // A declared length over the limit is refused before a byte is read.
+        let declared = request.headers[.contentLength].flatMap { Int($0) }
+        if let declared, declared > CloudKitAPI.maxBodyBytes {
+            api.metrics?.recordLimitHit(.bodyBytes)
+            return json(.error(.limitExceeded, "a request body of \(declared) bytes; the limit is \(CloudKitAPI.maxBodyBytes)"))
+        }
+        // No body (a GET) takes nothing; a chunked one may grow to the limit.
+        let needed = declared ?? (request.headers[.transferEncoding] == nil ? 0 : CloudKitAPI.maxBodyBytes)
+        guard let reservation = budget.reserve(needed) else {
+            api.metrics?.recordLimitHit(.bodyBuffer)
+            var refusal = APIResponse.error(
+                .tryAgainLater, "the server is reading as many request bodies as it holds at once; retry shortly")
+            // CloudKit says when to retry in the body (`retryAfter`, seconds), not a header.
+            if case .object(var fields) = refusal.json {
+                fields["retryAfter"] = .int(1)
+                refusal.json = .object(fields)
+            }
+            return json(refusal)
+        }
+        defer { withExtendedLifetime(reservation) {} }
         do {
             let body = try await request.collectBody(upTo: CloudKitAPI.maxBodyBytes)
             var query: [String: String] = [:]

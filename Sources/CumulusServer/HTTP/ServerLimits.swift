@@ -19,6 +19,10 @@ public struct ServerLimits: Sendable, Equatable {
     public var requestBodyTimeout: Duration = .seconds(60)
     /// Bytes of header fields in one request head, all together (and for one field).
     public var maxHeaderBytes: Int = 64 << 10
+    /// Bytes of request bodies held at once over all connections (``BodyBudget``):
+    /// with every connection sending a 4 MiB body slowly, memory would otherwise grow
+    /// with the connection limit. Past it, `TRY_AGAIN_LATER` before the body is read.
+    public var maxBodyBufferBytes: Int = 256 << 20
     /// A connection with nothing in flight, neither a request being read nor a
     /// response being written, is closed after this long. Streams (SSE, replication)
     /// keep writing, so they stay open.
@@ -38,6 +42,8 @@ public struct ServerLimits: Sendable, Equatable {
         case requestBodyTimeout = "request_body_timeout"
         /// A request refused for its body size (`CloudKitAPI.maxBodyBytes`).
         case bodyBytes = "body_bytes"
+        /// A request refused because ``ServerLimits/maxBodyBufferBytes`` were held.
+        case bodyBuffer = "body_buffer"
         /// A request refused for the number of items it lists.
         case itemsPerRequest = "items_per_request"
         /// A zone's changes cut short by the records-per-response budget.

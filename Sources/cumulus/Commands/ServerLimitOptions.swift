@@ -14,6 +14,8 @@ struct ServerLimitOptions: ParsableArguments {
     var requestBodyTimeout = Int(defaults.requestBodyTimeout.components.seconds)
     @Option(help: "Bytes of header fields one request may send.")
     var maxHeaderBytes = defaults.maxHeaderBytes
+    @Option(help: "Bytes of request bodies held at once over all connections; past it, TRY_AGAIN_LATER.")
+    var maxBodyBufferBytes = defaults.maxBodyBufferBytes
     @Option(help: "Seconds a connection with no request or response under way stays open.")
     var idleTimeout = Int(defaults.idleTimeout.components.seconds)
 
@@ -23,6 +25,9 @@ struct ServerLimitOptions: ParsableArguments {
             throw ValidationError("timeouts are whole seconds, at least 1")
         }
         guard maxHeaderBytes >= 1_024 else { throw ValidationError("--max-header-bytes is at least 1024") }
+        guard maxBodyBufferBytes >= 4 << 20 else {
+            throw ValidationError("--max-body-buffer-bytes is at least 4194304 (one request's largest body)")
+        }
     }
 
     /// The limits these options set.
@@ -32,6 +37,7 @@ struct ServerLimitOptions: ParsableArguments {
         limits.requestHeadTimeout = .seconds(requestHeadTimeout)
         limits.requestBodyTimeout = .seconds(requestBodyTimeout)
         limits.maxHeaderBytes = maxHeaderBytes
+        limits.maxBodyBufferBytes = maxBodyBufferBytes
         limits.idleTimeout = .seconds(idleTimeout)
         return limits
     }

@@ -39,9 +39,10 @@ final class Cluster: @unchecked Sendable {
 
     func path(_ name: String) -> String { root + "/" + name }
 
-    /// Starts a leader on `data` (minting development credentials unless `dev` is false).
-    func startLeader(_ data: String, dev: Bool = true) async throws -> NodeProcess {
-        var arguments = leaderArguments(data) + ["--container", Self.containerName]
+    /// Starts a leader on `data` (minting development credentials unless `dev` is false),
+    /// with `extra` arguments.
+    func startLeader(_ data: String, dev: Bool = true, extra: [String] = []) async throws -> NodeProcess {
+        var arguments = leaderArguments(data) + ["--container", Self.containerName] + extra
         if dev { arguments.append("--dev") }
         let node = NodeProcess(arguments, port: NodeProcess.freePort(), logDirectory: root + "/logs")
         nodes.append(node)

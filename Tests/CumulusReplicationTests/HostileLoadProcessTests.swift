@@ -1,0 +1,55 @@
+import CumulusTestSupport
+import Foundation
+import Testing
+
+/// A `cumulus serve` process under hostile load over real sockets: what it holds in
+/// memory stays bounded, and a well-behaved client is answered meanwhile. It lives
+/// beside the other process tests, whose helpers (``Cluster``, ``NodeProcess``) it uses.
+@Suite("Hostile load on a served process")
+struct HostileLoadProcessTests {
+    /// `VmRSS` of process `pid`, in bytes.
+    static func residentBytes(_ pid: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+        return line?.split(separator: " ").dropFirst().first.flatMap { Int($0) }.map { $0 * 1_024 }
+    }
+
+    @Test("150 connections each announcing a 4 MB body: memory grows by at most the 64 MiB body budget, the rest are TRY_AGAIN_LATER, and another client is served")
+    func bodiesAreBudgeted() async throws {
+        let cluster = try Cluster()
+        let node = try await cluster.startLeader(
+            "leader", extra: ["--max-body-buffer-bytes", String(64 << 20), "--request-body-timeout", "10"])
+        let pid = try #require(node.processID)
+        let before = try #require(Self.residentBytes(pid))
+        let path = "/database/1/\(Cluster.containerName)/development/private/records/modify"
+            + "?ckAPIToken=\(cluster.apiToken)&ckWebAuthToken=\(cluster.webToken)"
+        // Each sends the head and 1 MiB of its body, then stalls: before the budget,
+        // the server held every connection's bytes (150 MiB here, 4 GiB at the
+        // default connection limit).
+        let megabyte = [UInt8](repeating: 0x20, count: 1 << 20)
+        var hostile: [RawConnection] = []
+        for _ in 0..<150 {
+            let connection = try RawConnection(port: node.port)
+            connection.send("POST \(path) HTTP/1.1\r\nHost: cumulus\r\nContent-Length: 4000000\r\n\r\n")
+            connection.sendWithoutWaiting(megabyte)
+            hostile.append(connection)
+        }
+        defer { hostile.forEach { $0.close() } }
+        // Measured while every connection is open and has sent what it will (a slow
+        // server reading less by then can only make this smaller).
+        try await Task.sleep(for: .seconds(2))
+        let during = try #require(Self.residentBytes(pid))
+        #expect(during - before < 96 << 20, "resident \(before >> 20) → \(during >> 20) MiB")
+        // The refused answer at once; the admitted ones wait for bodies that never come.
+        let refused = await withTaskGroup(of: Bool.self) { group in
+            for connection in hostile { group.addTask { await connection.statusLine()?.contains(" 503 ") == true } }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(refused >= 150 - 16, "64 MiB holds 16 bodies of 4 MB; the others are refused")
+        // A well-behaved client is served while the admitted ones still hang.
+        let answer = try await TestHTTP.request(cluster.privateURL(node, "zones/list"))
+        #expect(answer.status == 200)
+        let metrics = try await TestHTTP.request(node.url + "/metrics", headers: TestHTTP.operatorHeaders)
+        #expect(String(decoding: metrics.body, as: UTF8.self).contains(#"cumulus_limit_hits_total{limit="body_buffer"} "#))
+    }
+}

@@ -1,0 +1,138 @@
+import CumulusModel
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A bare TCP connection to a test server: to hold connections open, send requests
+/// slowly or in pieces, and read status lines, which an HTTP client waiting for the
+/// whole response cannot.
+public final class RawConnection: @unchecked Sendable {
+    /// The socket.
+    public let descriptor: Int32
+
+    /// Connects to `127.0.0.1:port`.
+    public init(port: Int) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard descriptor >= 0, connected == 0 else {
+            if descriptor >= 0 { _ = Glibc.close(descriptor) }
+            throw CumulusError(.internalError, "cannot connect to port \(port)")
+        }
+    }
+
+    /// Whether ``close()`` ran: a descriptor number is reused at once, so a late
+    /// send after it would write into another test's socket.
+    private let closed = Mutex(false)
+
+    /// Sends `text`; does nothing once closed (and never raises SIGPIPE).
+    public func send(_ text: String) {
+        let bytes = Array(text.utf8)
+        closed.withLock { closed in
+            guard !closed else { return }
+            _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+    }
+
+    /// The response's first line, or `nil` if none arrives within 10 seconds.
+    public func statusLine() async -> String? { await Self.offPool { self.statusLineBlocking() } }
+
+    private func statusLineBlocking() -> String? {
+        var line: [UInt8] = []
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&waiting, 1, 100) > 0 else { continue }
+            var byte: UInt8 = 0
+            guard recv(descriptor, &byte, 1, 0) == 1 else { return nil }
+            if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
+            line.append(byte)
+        }
+        return nil
+    }
+
+    /// Whether the server has closed the connection, waiting up to `timeout` for it
+    /// (anything it sent before closing is read and dropped).
+    public func closedByServer(within timeout: Duration) async -> Bool {
+        await Self.offPool { self.closedByServerBlocking(within: timeout) }
+    }
+
+    private func closedByServerBlocking(within timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        repeat {
+            var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            if poll(&waiting, 1, 50) > 0 {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                if recv(descriptor, &buffer, buffer.count, 0) <= 0 { return true }
+            }
+        } while ContinuousClock.now < deadline
+        return false
+    }
+
+    /// Sends as much of `bytes` as the socket takes now, without waiting; returns how
+    /// much that was (a server that stops reading cannot make the test hang).
+    @discardableResult
+    public func sendWithoutWaiting(_ bytes: [UInt8]) -> Int {
+        closed.withLock { closed in
+            guard !closed else { return 0 }
+            var sent = 0
+            while sent < bytes.count {
+                let count = bytes[sent...].withUnsafeBytes {
+                    Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                }
+                guard count > 0 else { break }
+                sent += count
+            }
+            return sent
+        }
+    }
+
+    /// Runs a blocking wait on a thread of its own: blocking Swift's cooperative
+    /// pool (two threads here) would stall the server under test, which answers on it.
+    public static func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: body()) }
+        }
+    }
+
+    /// Closes the socket (once).
+    public func close() {
+        closed.withLock { closed in
+            guard !closed else { return }
+            closed = true
+            _ = Glibc.close(descriptor)
+        }
+    }
+
+    /// A whole `GET` of `path` on this connection, asking the server to close after
+    /// it: the response's bytes as text, or `nil` if it does not end within 10 s.
+    public func get(_ path: String, headers: [String: String] = [:]) async -> String? {
+        await Self.offPool { self.getBlocking(path, headers: headers) }
+    }
+
+    private func getBlocking(_ path: String, headers: [String: String]) -> String? {
+        let fields = headers.map { "\($0.key): \($0.value)\r\n" }.joined()
+        send("GET \(path) HTTP/1.1\r\nHost: cumulus\r\nConnection: close\r\n\(fields)\r\n")
+        var received: [UInt8] = []
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&waiting, 1, 100) > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count <= 0 { return String(decoding: received, as: UTF8.self) }
+            received += buffer.prefix(count)
+        }
+        return nil
+    }
+}
