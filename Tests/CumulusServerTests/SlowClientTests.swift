@@ -98,6 +98,35 @@ struct SlowClientTests {
         }
     }
 
+    @Test("an SSE stream ends at its lifetime, its place given back; the client's reconnect is served")
+    func streamsEndAtTheirLifetime() async throws {
+        let world = try APIWorld()
+        var api = world.operatorAPI(metrics: ServerMetrics())
+        api.notificationStreamLifetime = .seconds(1)
+        let app = CumulusHTTPServer.application(api: api, port: 0, limits: Self.limits(head: 1), logger: Logger(label: "test"))
+        let path = "/database/1/\(APIWorld.containerName)/development/notifications/stream"
+            + "?ckAPIToken=\(world.apiToken)&ckWebAuthToken=\(world.aliceToken)"
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            // All four of the user's places, held by streams that never read. Each
+            // sends its request as it connects: the head timeout is 1 s here.
+            var streams: [RawConnection] = []
+            for _ in 0..<4 {
+                let stream = try RawConnection(port: port)
+                stream.send("GET \(path) HTTP/1.1\r\nHost: cumulus\r\n\r\n")
+                #expect(await stream.statusLine()?.contains(" 200 ") == true)
+                streams.append(stream)
+            }
+            // Each ends (then its idle connection is cut by the head timeout).
+            for stream in streams { #expect(await stream.closedByServer(within: .seconds(60))) }
+            streams.forEach { $0.close() }
+            let again = try RawConnection(port: port)
+            defer { again.close() }
+            again.send("GET \(path) HTTP/1.1\r\nHost: cumulus\r\n\r\n")
+            #expect(await again.statusLine()?.contains(" 200 ") == true)
+        }
+    }
+
     @Test("at the connection limit new connections wait, and are served once the head timeout frees a slot")
     func connectionLimitHoldsNewcomers() async throws {
         let world = try APIWorld()

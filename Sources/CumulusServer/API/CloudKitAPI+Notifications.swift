@@ -93,7 +93,8 @@ extension CloudKitAPI {
     /// Events are made as the connection takes them (a pull, not a buffer), so a slow
     /// client holds at most one page of notifications; and a user holds at most
     /// ``NotificationStreams/maxPerUser`` streams, the server
-    /// ``NotificationStreams/maxInAll``: past either, `TRY_AGAIN_LATER`.
+    /// ``NotificationStreams/maxInAll``: past either, `TRY_AGAIN_LATER`. A stream
+    /// ends after ``notificationStreamLifetime``.
     public func notificationEvents(_ request: APIRequest) throws -> AsyncThrowingStream<String, Error> {
         let user = try notificationUser(request)
         let since = try token(request.headers["last-event-id"] ?? request.query["since"], user: user)
@@ -107,6 +108,7 @@ extension CloudKitAPI {
         let reader = container.notificationReader(for: user, since: since)
         let greeting = Mutex(true)
         let api = self
+        let ends = ContinuousClock.now + notificationStreamLifetime
         return AsyncThrowingStream(unfolding: {
             // The slot lives as long as this closure, which lives as long as the stream.
             _ = slot
@@ -115,8 +117,11 @@ extension CloudKitAPI {
                 return first
             }
             if first { return ": cumulus notifications for \(user)\n\n" }
+            let left = ends - ContinuousClock.now
+            // Past its lifetime the stream ends; the client reconnects with Last-Event-ID.
+            guard left > .zero else { return nil }
             let notification: SubscriptionNotification
-            switch try await reader.next(idleAfter: api.notificationHeartbeat) {
+            switch try await reader.next(idleAfter: min(api.notificationHeartbeat, left)) {
             case .notification(let next): notification = next
             // A comment line: clients ignore it, and writing it is how a dropped
             // connection is found (an idle stream otherwise writes nothing, ever).

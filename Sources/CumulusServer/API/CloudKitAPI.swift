@@ -46,6 +46,10 @@ public struct CloudKitAPI: Sendable {
     let notificationStreams = NotificationStreams()
     /// How long an SSE stream stays silent before it writes a keep-alive comment.
     public var notificationHeartbeat: Duration = .seconds(15)
+    /// How long an SSE stream lasts before the server ends it; the client reconnects
+    /// with `Last-Event-ID` and misses nothing. It bounds how long one stream holds
+    /// its place (``NotificationStreams``), even for a client that never reads.
+    public var notificationStreamLifetime: Duration = .seconds(3_600)
     /// Server-to-server signatures already received, within their window.
     let signatureReplays = SignatureReplayCache()
     /// SHA-256 of the token that opens `/metrics` and `/healthz`'s detail, if one is set.
