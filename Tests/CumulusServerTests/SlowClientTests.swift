@@ -127,6 +127,32 @@ struct SlowClientTests {
         }
     }
 
+    @Test("a chunked body reserves the largest body from the budget; past the budget TRY_AGAIN_LATER with retryAfter, before the body is read")
+    func chunkedBodiesReserveTheLimit() async throws {
+        let world = try APIWorld()
+        var limits = Self.limits(body: 30)
+        limits.maxBodyBufferBytes = CloudKitAPI.maxBodyBytes
+        let app = Self.app(world, limits)
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            let uri = HostileClientTests.uri(world, "zones/lookup")
+            // No length: it may grow to 4 MiB, which is the whole budget here.
+            let chunked = try RawConnection(port: port)
+            defer { chunked.close() }
+            chunked.send("POST \(uri) HTTP/1.1\r\nHost: cumulus\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"zon\r\n")
+            try await Task.sleep(for: .milliseconds(300))
+            let small = try RawConnection(port: port)
+            defer { small.close() }
+            let body = #"{"zones":[]}"#
+            small.send("POST \(uri) HTTP/1.1\r\nHost: cumulus\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            // Answered, then closed by the head timeout (1 s) as the connection idles.
+            let answer = await small.untilClosed()
+            #expect(answer?.hasPrefix("HTTP/1.1 503") == true, "\(answer ?? "nothing")")
+            #expect(answer?.contains(#""retryAfter":1"#) == true)
+            #expect(answer?.contains("TRY_AGAIN_LATER") == true)
+        }
+    }
+
     @Test("at the connection limit new connections wait, and are served once the head timeout frees a slot")
     func connectionLimitHoldsNewcomers() async throws {
         let world = try APIWorld()

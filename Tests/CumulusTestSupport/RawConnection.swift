@@ -117,12 +117,18 @@ public final class RawConnection: @unchecked Sendable {
     /// A whole `GET` of `path` on this connection, asking the server to close after
     /// it: the response's bytes as text, or `nil` if it does not end within 10 s.
     public func get(_ path: String, headers: [String: String] = [:]) async -> String? {
-        await Self.offPool { self.getBlocking(path, headers: headers) }
-    }
-
-    private func getBlocking(_ path: String, headers: [String: String]) -> String? {
         let fields = headers.map { "\($0.key): \($0.value)\r\n" }.joined()
         send("GET \(path) HTTP/1.1\r\nHost: cumulus\r\nConnection: close\r\n\(fields)\r\n")
+        return await untilClosed()
+    }
+
+    /// Everything the server sends until it closes the connection, as text, or `nil`
+    /// if it does not close within 10 s.
+    public func untilClosed() async -> String? {
+        await Self.offPool { self.untilClosedBlocking() }
+    }
+
+    private func untilClosedBlocking() -> String? {
         var received: [UInt8] = []
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {

@@ -46,8 +46,10 @@ public enum CumulusHTTPServer {
             api.metrics?.recordLimitHit(.bodyBytes)
             return json(.error(.limitExceeded, "a request body of \(declared) bytes; the limit is \(CloudKitAPI.maxBodyBytes)"))
         }
-        // No body (a GET) takes nothing; a chunked one may grow to the limit.
-        let needed = declared ?? (request.headers[.transferEncoding] == nil ? 0 : CloudKitAPI.maxBodyBytes)
+        // A GET or HEAD without a length takes nothing (and may send at most 1 KiB); any
+        // other request without one (chunked) may grow to the limit, so reserves it.
+        let bodiless = request.method == .get || request.method == .head
+        let needed = declared ?? (bodiless ? 0 : CloudKitAPI.maxBodyBytes)
         guard let reservation = budget.reserve(needed) else {
             api.metrics?.recordLimitHit(.bodyBuffer)
             var refusal = APIResponse.error(
@@ -61,7 +63,7 @@ public enum CumulusHTTPServer {
         }
         defer { withExtendedLifetime(reservation) {} }
         do {
-            let body = try await request.collectBody(upTo: CloudKitAPI.maxBodyBytes)
+            let body = try await request.collectBody(upTo: max(needed, 1_024))
             var query: [String: String] = [:]
             for (key, value) in request.uri.queryParameters { query[String(key)] = String(value) }
             var headers: [String: String] = [:]
@@ -90,7 +92,7 @@ public enum CumulusHTTPServer {
             answer = await api.handle(apiRequest)
         } catch {
             api.metrics?.recordLimitHit(.bodyBytes)
-            answer = .error(.limitExceeded, "the request body is larger than \(CloudKitAPI.maxBodyBytes) bytes or could not be read")
+            answer = .error(.limitExceeded, "the request body is larger than \(max(needed, 1_024)) bytes (its declared length, or the limit) or could not be read")
         }
         return json(answer)
     }
