@@ -25,7 +25,9 @@ public struct ServerLimits: Sendable, Equatable {
     public var maxBodyBufferBytes: Int = 256 << 20
     /// A connection with nothing in flight, neither a request being read nor a
     /// response being written, is closed after this long. Streams (SSE, replication)
-    /// keep writing, so they stay open.
+    /// keep writing, so they stay open. With the defaults ``requestHeadTimeout``,
+    /// being shorter, closes such a connection first; this one matters when that is
+    /// raised (behind a proxy that keeps connections open).
     public var idleTimeout: Duration = .seconds(300)
 
     /// The defaults.
