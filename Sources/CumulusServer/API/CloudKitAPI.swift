@@ -227,7 +227,7 @@ public struct CloudKitAPI: Sendable {
         } catch let failure as AuthenticationFailure {
             switch failure {
             case .badAPIToken:
-                return .error(.authenticationFailed, "the ckAPIToken is not valid for this container; mint a new one")
+                return .error(.authenticationFailed, "the ckAPIToken is not valid for this container and environment (a token opens the one it was minted for); mint a new one")
             case .badWebAuthToken:
                 return .error(.authenticationFailed, "the ckWebAuthToken is not valid; sign in again")
             case .badSignature(let why):
