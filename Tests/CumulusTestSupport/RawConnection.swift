@@ -68,15 +68,25 @@ public final class RawConnection: @unchecked Sendable {
     }
 
     private func closedByServerBlocking(within timeout: Duration) -> Bool {
+        receivedUntilClosed(within: timeout) != nil
+    }
+
+    /// What the server sends until it closes the connection, or `nil` if it has not
+    /// closed within `timeout` (the socket is polled at least once). The one read
+    /// loop of ``closedByServer(within:)`` and ``untilClosed()``.
+    private func receivedUntilClosed(within timeout: Duration) -> [UInt8]? {
+        var received: [UInt8] = []
         let deadline = ContinuousClock.now + timeout
         repeat {
             var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             if poll(&waiting, 1, 50) > 0 {
                 var buffer = [UInt8](repeating: 0, count: 4096)
-                if recv(descriptor, &buffer, buffer.count, 0) <= 0 { return true }
+                let count = recv(descriptor, &buffer, buffer.count, 0)
+                if count <= 0 { return received }
+                received += buffer.prefix(count)
             }
         } while ContinuousClock.now < deadline
-        return false
+        return nil
     }
 
     /// Sends as much of `bytes` as the socket takes now, without waiting; returns how
@@ -129,16 +139,6 @@ public final class RawConnection: @unchecked Sendable {
     }
 
     private func untilClosedBlocking() -> String? {
-        var received: [UInt8] = []
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&waiting, 1, 100) > 0 else { continue }
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = recv(descriptor, &buffer, buffer.count, 0)
-            if count <= 0 { return String(decoding: received, as: UTF8.self) }
-            received += buffer.prefix(count)
-        }
-        return nil
+        receivedUntilClosed(within: .seconds(10)).map { String(decoding: $0, as: UTF8.self) }
     }
 }

@@ -22,22 +22,20 @@ import CumulusModel
     static let secret = [UInt8](repeating: 0x5A, count: 32)
     static let logID = [UInt8](repeating: 0x11, count: 16)
 
-    /// Opens `body` sealed, as a zone token and as a database token.
+    /// Opens `body` sealed, as a zone token and as a database token: accepted if
+    /// either kind opens.
     public static func changeToken(body: [UInt8]) -> Outcome {
         let token = ChangeToken(bytes: TokenSeal.seal(body, secret: secret))
         var outcome = Outcome.refused(.changeTokenExpired)
         for kind in [ChangeToken.Kind.zone, .database] {
-            do {
+            switch check("a \(kind) token", refusedWith: .changeTokenExpired, {
                 let contents = try token.open(secret: secret, expecting: kind)
                 let again = try ChangeToken.make(contents, secret: secret).open(secret: secret, expecting: kind)
-                guard again == contents else { return .broken("a \(kind) token reopened to other contents") }
-                outcome = .accepted
-            } catch let error as CumulusError {
-                guard error.code == .changeTokenExpired else {
-                    return .broken("a \(kind) token was refused with \(error.code), not changeTokenExpired")
-                }
-            } catch {
-                return .broken("a \(kind) token threw \(type(of: error)): \(error)")
+                return again == contents ? nil : "reopened to other contents"
+            }) {
+            case .broken(let what): return .broken(what)
+            case .accepted: outcome = .accepted
+            case .refused: break
             }
         }
         return outcome
@@ -46,34 +44,35 @@ import CumulusModel
     /// Opens `body` sealed as a notification token of user `"_fuzz"`.
     public static func notificationToken(body: [UInt8]) -> Outcome {
         let user = "_fuzz"
-        do {
+        return check("a notification token", refusedWith: .changeTokenExpired) {
             let sequence = try NotificationToken(bytes: TokenSeal.seal(body, secret: secret))
                 .open(secret: secret, logID: logID, user: user)
             let again = try NotificationToken.make(logID: logID, epoch: 1, user: user, sequence: sequence, secret: secret)
                 .open(secret: secret, logID: logID, user: user)
-            return again == sequence ? .accepted : .broken("a notification token reopened at another sequence")
-        } catch let error as CumulusError {
-            return error.code == .changeTokenExpired
-                ? .refused(error.code) : .broken("refused with \(error.code), not changeTokenExpired")
-        } catch {
-            return .broken("threw \(type(of: error)): \(error)")
+            return again == sequence ? nil : "reopened at another sequence"
         }
     }
 
     /// Opens `body` sealed as a query cursor.
     public static func queryCursor(body: [UInt8]) -> Outcome {
-        do {
+        check("a cursor", refusedWith: .invalidArguments) {
             let contents = try QueryCursor(bytes: TokenSeal.seal(body, secret: secret)).open(secret: secret)
             let again = try QueryCursor.make(contents, secret: secret).open(secret: secret)
-            guard again.database == contents.database, again.zoneID == contents.zoneID,
-                again.query == contents.query, again.position == contents.position
-            else { return .broken("a cursor reopened to other contents") }
-            return .accepted
+            let same = again.database == contents.database && again.zoneID == contents.zoneID
+                && again.query == contents.query && again.position == contents.position
+            return same ? nil : "reopened to other contents"
+        }
+    }
+
+    /// Runs one open-and-reopen: `body` returns what went wrong, if anything. A
+    /// refusal must carry `expected`, the code the routes answer with.
+    private static func check(_ what: String, refusedWith expected: CumulusError.Code, _ body: () throws -> String?) -> Outcome {
+        do {
+            return try body().map { .broken("\(what) \($0)") } ?? .accepted
         } catch let error as CumulusError {
-            return error.code == .invalidArguments
-                ? .refused(error.code) : .broken("refused with \(error.code), not invalidArguments")
+            return error.code == expected ? .refused(expected) : .broken("\(what) was refused with \(error.code), not \(expected)")
         } catch {
-            return .broken("threw \(type(of: error)): \(error)")
+            return .broken("\(what) threw \(type(of: error)): \(error)")
         }
     }
 

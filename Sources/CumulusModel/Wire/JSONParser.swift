@@ -73,74 +73,53 @@ struct JSONParser {
     }
 
     private mutating func array() throws(CumulusError) -> JSONValue {
-        try nest()
-        index += 1  // [
         var elements: [JSONValue] = []
-        skipWhitespace()
-        if current == UInt8(ascii: "]") {
-            index += 1
-            depth -= 1
-            return .array(elements)
-        }
-        while true {
-            skipWhitespace()
-            elements.append(try value())
-            skipWhitespace()
-            switch current {
-            case UInt8(ascii: ","):
-                index += 1
-                skipWhitespace()
-                if current == UInt8(ascii: "]") {  // a trailing comma, as JSONDecoder took it
-                    index += 1
-                    depth -= 1
-                    return .array(elements)
-                }
-            case UInt8(ascii: "]"):
-                index += 1
-                depth -= 1
-                return .array(elements)
-            default: throw failure("',' or ']' was expected")
-            }
-        }
+        try items(closedBy: UInt8(ascii: "]")) { parser throws(CumulusError) in elements.append(try parser.value()) }
+        return .array(elements)
     }
 
     private mutating func object() throws(CumulusError) -> JSONValue {
-        try nest()
-        index += 1  // {
         var members: [String: JSONValue] = [:]
-        skipWhitespace()
-        if current == UInt8(ascii: "}") {
-            index += 1
-            depth -= 1
-            return .object(members)
-        }
-        while true {
-            skipWhitespace()
-            guard current == UInt8(ascii: "\"") else { throw failure("a key was expected") }
-            let key = try string()
-            skipWhitespace()
-            guard current == UInt8(ascii: ":") else { throw failure("':' was expected") }
-            index += 1
-            skipWhitespace()
-            let member = try value()
+        try items(closedBy: UInt8(ascii: "}")) { parser throws(CumulusError) in
+            guard parser.current == UInt8(ascii: "\"") else { throw parser.failure("a key was expected") }
+            let key = try parser.string()
+            parser.skipWhitespace()
+            guard parser.current == UInt8(ascii: ":") else { throw parser.failure("':' was expected") }
+            parser.index += 1
+            parser.skipWhitespace()
+            let member = try parser.value()
             if members[key] == nil { members[key] = member }
-            skipWhitespace()
-            switch current {
-            case UInt8(ascii: ","):
+        }
+        return .object(members)
+    }
+
+    /// The one loop of arrays and objects: from the opening bracket past `closer`,
+    /// calling `item` at each element or member, with the separators, one trailing
+    /// comma (as JSONDecoder took it) and the nesting depth.
+    private mutating func items(
+        closedBy closer: UInt8, _ item: (inout JSONParser) throws(CumulusError) -> Void
+    ) throws(CumulusError) {
+        try nest()
+        index += 1  // [ or {
+        skipWhitespace()
+        if current != closer {
+            while true {
+                skipWhitespace()
+                try item(&self)
+                skipWhitespace()
+                guard current == UInt8(ascii: ",") else {
+                    guard current == closer else {
+                        throw failure("',' or '\(Character(Unicode.Scalar(closer)))' was expected")
+                    }
+                    break
+                }
                 index += 1
                 skipWhitespace()
-                if current == UInt8(ascii: "}") {  // a trailing comma, as JSONDecoder took it
-                    index += 1
-                    depth -= 1
-                    return .object(members)
-                }
-            case UInt8(ascii: "}"):
-                index += 1
-                depth -= 1
-                return .object(members)
-            default: throw failure("',' or '}' was expected")
+                if current == closer { break }
             }
         }
+        index += 1  // closer
+        depth -= 1
     }
 
     /// A string, from its opening quote past its closing one.
@@ -152,9 +131,12 @@ struct JSONParser {
             guard let byte = current else { throw failure("unterminated string") }
             switch byte {
             case UInt8(ascii: "\""):
-                utf8.append(contentsOf: bytes[runStart..<index])
+                // Without escapes (most strings) the bytes are taken as they stand.
+                let text = utf8.isEmpty
+                    ? String(validating: bytes[runStart..<index], as: UTF8.self)
+                    : String(validating: utf8 + bytes[runStart..<index], as: UTF8.self)
                 index += 1
-                guard let text = String(validating: utf8, as: UTF8.self) else { throw failure("invalid UTF-8 in a string") }
+                guard let text else { throw failure("invalid UTF-8 in a string") }
                 return text
             case UInt8(ascii: "\\"):
                 utf8.append(contentsOf: bytes[runStart..<index])

@@ -37,10 +37,7 @@ extension CloudKitAPI {
     func notificationUser(_ request: APIRequest) throws -> String {
         let parts = request.path.split(separator: "/").map(String.init)
         guard parts.count >= 4 else { throw CumulusError(.invalidArguments, "no such endpoint") }
-        guard let environment = DatabaseID.Environment(name: parts[3]) else {
-            throw CumulusError(.invalidArguments, "environment must be 'development' or 'production', not '\(parts[3])'")
-        }
-        let caller = try authenticate(request, container: parts[2], environment: environment)
+        let caller = try authenticate(request, container: parts[2], environment: try Self.environment(named: parts[3]))
         guard let user = caller.user else {
             throw CumulusError(.notAuthenticated, "sign in (ckWebAuthToken) to receive notifications")
         }

@@ -208,6 +208,14 @@ public struct CloudKitAPI: Sendable {
         return unmatchedRoute
     }
 
+    /// The environment a path names (`BAD_REQUEST` for another word).
+    static func environment(named name: String) throws -> DatabaseID.Environment {
+        guard let environment = DatabaseID.Environment(name: name) else {
+            throw CumulusError(.invalidArguments, "environment must be 'development' or 'production', not '\(name)'")
+        }
+        return environment
+    }
+
     /// Whether `request` carries the metrics token (`Authorization: Bearer TOKEN`),
     /// compared in constant time; always false when none is set.
     func presentsMetricsToken(_ request: APIRequest) -> Bool {
@@ -268,9 +276,7 @@ public struct CloudKitAPI: Sendable {
             return .error(.notFound, "no such endpoint: \(request.path); paths look like /database/1/{container}/{environment}/{database}/records/modify")
         }
         let containerName = parts[2]
-        guard let environment = DatabaseID.Environment(name: parts[3]) else {
-            return .error(.badRequest, "environment must be 'development' or 'production', not '\(parts[3])'")
-        }
+        let environment = try Self.environment(named: parts[3])
         switch (request.method, parts.dropFirst(4).joined(separator: "/")) {
         case ("POST", "tokens/create"): return try createTokens(request)
         case ("GET", "notifications/poll"), ("POST", "notifications/poll"): return try await poll(request)
