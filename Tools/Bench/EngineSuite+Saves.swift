@@ -27,6 +27,7 @@ extension EngineSuite {
 
         var sqliteRate = 0.0
         var sqliteWritten: Double?
+        var likeRate = 0.0
         for (callers, count) in sizes.saves {
             var best = 0.0
             var factor = 0.0
@@ -38,6 +39,9 @@ extension EngineSuite {
                     let (rate, bytes) = try sqliteSingleRowRate(lists, items, warmUp: sizes.warmUp, timed: sizes.sqliteSaves)
                     sqliteRate = max(sqliteRate, rate)
                     sqliteWritten = bytes
+                    let like = try sqliteSingleRowRate(
+                        lists, items, warmUp: sizes.warmUp, timed: sizes.sqliteSaves, indexes: .likeProduction)
+                    likeRate = max(likeRate, like.rate)
                 }
                 let (rate, groupFactor, bytes) = try await cumulusSaveRate(
                     lists, items, warmUp: sizes.warmUp, timed: count, callers: callers)
@@ -50,6 +54,9 @@ extension EngineSuite {
             report.compare(
                 "saves/s, \(callers) caller\(callers == 1 ? "" : "s")", Figure(best, "saves/s"),
                 baseline: "SQLite 1 row/commit", Figure(sqliteRate, "commits/s"), target: callers == 64 ? .atLeast(10) : nil)
+            report.compare(
+                "  (same, SQLite with the same indexes)", Figure(best, "saves/s"),
+                baseline: "SQLite + indexes + FTS5", Figure(likeRate, "commits/s"))
             report.info("  commits per group (fsync)", Figure(factor, "commits"))
             if let written, let sqliteWritten {
                 report.compare(
@@ -104,10 +111,10 @@ extension EngineSuite {
     }
 
     /// SQLite: one durable transaction per row, one connection.
-    private static func sqliteSingleRowRate(_ lists: [EngineRow], _ items: [EngineRow], warmUp: Int, timed: Int) throws
-        -> (rate: Double, bytesWritten: Double?)
-    {
-        let sqlite = try SQLiteRecords("saves")
+    private static func sqliteSingleRowRate(
+        _ lists: [EngineRow], _ items: [EngineRow], warmUp: Int, timed: Int, indexes: SQLiteRecords.Indexes = .ownerOnly
+    ) throws -> (rate: Double, bytesWritten: Double?) {
+        let sqlite = try SQLiteRecords("saves", indexes: indexes)
         defer { sqlite.close() }
         try sqlite.insert(lists[...], perTransaction: lists.count)
         try sqlite.insert(items[0..<warmUp], perTransaction: 1)

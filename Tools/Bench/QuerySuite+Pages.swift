@@ -88,7 +88,7 @@ extension QuerySuite {
         let skipped = (deepPage - 1) * pageSize
         let firstSQL = "SELECT name, data FROM items \(whereClause)\(order)"
         let keysetSQL = "SELECT name, data FROM items WHERE \(sqlFilter.map { "\($0) AND " } ?? "")"
-            + "(dueDate, name) > (CAST(?1 AS INTEGER), ?2) \(order)"
+            + "(dueDate, name) > (?1, ?2) \(order)"
         let offsetSQL = "SELECT name, data FROM items \(whereClause)\(order) OFFSET \(skipped)"
         let matching = try sqlite.db.scalar("SELECT count(*) FROM items \(whereClause)")
         report.note(

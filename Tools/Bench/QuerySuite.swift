@@ -313,11 +313,11 @@ final class SQLiteItems {
         let insertList = try db.prepare("INSERT INTO lists(name, data) VALUES (?1, ?2)")
         let insertItem = try db.prepare(
             "INSERT INTO items(id, name, list, dueDate, priority, data) "
-                + "VALUES (CAST(?1 AS INTEGER), ?2, ?3, CAST(?4 AS INTEGER), CAST(?5 AS INTEGER), ?6)")
+                + "VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
         let insertText = tokenIndex == .fts5
-            ? try db.prepare("INSERT INTO items_fts(rowid, title, notes, tags) VALUES (CAST(?1 AS INTEGER), ?2, ?3, ?4)") : nil
+            ? try db.prepare("INSERT INTO items_fts(rowid, title, notes, tags) VALUES (?1, ?2, ?3, ?4)") : nil
         let insertToken = tokenIndex == .tokenTable
-            ? try db.prepare("INSERT OR IGNORE INTO tokens(token, item) VALUES (?1, CAST(?2 AS INTEGER))") : nil
+            ? try db.prepare("INSERT OR IGNORE INTO tokens(token, item) VALUES (?1, ?2)") : nil
         let begin = try db.prepare("BEGIN")
         let commit = try db.prepare("COMMIT")
         try begin.run()
@@ -374,12 +374,4 @@ final class SQLiteItems {
     }
 
     func close() { directory.remove() }
-}
-
-extension SQLiteStatement {
-    /// Binds an integer as its decimal text: `SQLiteStatement` binds text and blobs
-    /// only, so statements taking integers wrap the parameter in `CAST(? AS INTEGER)`.
-    func bind(_ index: Int32, int value: Int64) throws {
-        try bind(index, text: String(value))
-    }
 }

@@ -97,6 +97,10 @@ final class SQLiteStatement {
     }
 
     /// Binds `text`, or SQL NULL for `nil`.
+    func bind(_ index: Int32, int value: Int64) throws {
+        try database.check(sqlite3_bind_int64(statement, index, value), "bind integer \(index) of \(sql)")
+    }
+
     func bind(_ index: Int32, optionalText text: String?) throws {
         if let text { try bind(index, text: text) } else { try bindNull(index) }
     }
