@@ -221,4 +221,49 @@ struct HostileClientTests {
             }
         }
     }
+
+    @Test("over real sockets, another user cannot pin a public record: VALIDATE and DELETE_SELF to it are ACCESS_DENIED, NONE leaves its tag, its creator deletes it")
+    func publicRecordsCannotBePinned() async throws {
+        let world = try APIWorld()
+        let app = CumulusHTTPServer.application(api: world.api, port: 0, logger: Logger(label: "test"))
+        @Sendable func uri(_ operation: String, _ userToken: String) -> String {
+            "/database/1/\(APIWorld.containerName)/development/public/\(operation)?ckAPIToken=\(world.apiToken)&ckWebAuthToken=\(userToken)"
+        }
+        @Sendable func reply(_ name: String, _ action: String) -> String {
+            #"{"operations":[{"operationType":"create","record":{"recordName":"\#(name)","recordType":"Post","fields":{"#
+                + #""inReplyTo":{"value":{"recordName":"alices","action":"\#(action)"},"type":"REFERENCE"}}}}]}"#
+        }
+        let lookup = #"{"records":[{"recordName":"alices"}]}"#
+        try await app.test(.live) { client in
+            let create = #"{"operations":[{"operationType":"create","record":{"recordName":"alices","recordType":"Post","fields":{"text":{"value":"hi"}}}}]}"#
+            var tag: JSONValue?
+            try await client.execute(uri: uri("records/modify", world.aliceToken), method: .post, body: ByteBuffer(string: create)) {
+                let json = try JSONValue.parse(Data($0.body.readableBytesView))
+                tag = json["records"]?[0]?["recordChangeTag"]
+                #expect(tag != nil, "\(json)")
+            }
+            for action in ["VALIDATE", "DELETE_SELF"] {
+                let body = ByteBuffer(string: reply("bobs-\(action)", action))
+                try await client.execute(uri: uri("records/modify", world.bobToken), method: .post, body: body) { response in
+                    let json = try JSONValue.parse(Data(response.body.readableBytesView))
+                    #expect(json["records"]?[0]?["serverErrorCode"] == "ACCESS_DENIED", "\(action): \(json)")
+                }
+            }
+            try await client.execute(
+                uri: uri("records/modify", world.bobToken), method: .post, body: ByteBuffer(string: reply("bobs-none", "NONE"))
+            ) { response in
+                let json = try JSONValue.parse(Data(response.body.readableBytesView))
+                #expect(json["records"]?[0]?["recordName"] == "bobs-none", "\(json)")
+            }
+            try await client.execute(uri: uri("records/lookup", world.aliceToken), method: .post, body: ByteBuffer(string: lookup)) {
+                let json = try JSONValue.parse(Data($0.body.readableBytesView))
+                #expect(json["records"]?[0]?["recordChangeTag"] == tag, "a reference Bob holds does not change Alice's record")
+            }
+            let delete = #"{"operations":[{"operationType":"forceDelete","record":{"recordName":"alices"}}]}"#
+            try await client.execute(uri: uri("records/modify", world.aliceToken), method: .post, body: ByteBuffer(string: delete)) {
+                let json = try JSONValue.parse(Data($0.body.readableBytesView))
+                #expect(json["records"]?[0]?["deleted"] == true, "\(json)")
+            }
+        }
+    }
 }

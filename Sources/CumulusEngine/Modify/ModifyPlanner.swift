@@ -108,7 +108,10 @@ struct ModifyPlanner {
                 for item in items where failed[item] == nil { record(item, .failure(error), &saveResults, &deleteResults) }
             }
         }
-        try overlay.emitTagBumps(tag: tag)
+        // In the public database a reference changes nothing the target's writers did
+        // not allow: a target the actor may not write keeps its change tag.
+        let scope = database.scope
+        try overlay.emitTagBumps(tag: tag, allowing: scope == .public ? { mayWrite($0, rules) } : nil)
         let events = justInTimeEvents(original, overlay.events) + overlay.events
 
         let result = ModifyResult(
@@ -240,6 +243,9 @@ struct ModifyPlanner {
         let oldEdges = Set(existing.map(OutgoingReference.of) ?? [])
         for (field, reference) in record.fieldReferences {
             let edge = OutgoingReference(targetName: reference.recordID.recordName, action: reference.action)
+            if database.scope == .public, reference.action != .none, !oldEdges.contains(edge) {
+                try checkReferenceGrant(reference, field: field, from: id, rules, &overlay)
+            }
             switch reference.action {
             case .validate:
                 if try !exists(reference.recordID) {
@@ -267,6 +273,34 @@ struct ModifyPlanner {
             rules.schema = EffectiveSchema(grown, environment: rules.schema.environment)
         }
         return record
+    }
+
+    /// Whether the actor may change or delete `record` (a public record): what
+    /// ``checkGrant(_:_:_:)`` requires for writes.
+    private func mayWrite(_ record: Record, _ rules: SchemaContext) -> Bool {
+        rules.schema.allows(
+            .write, on: record.recordType, roles: rules.roles, actor: actor,
+            creator: record.creatorUserRecordID?.recordName)
+    }
+
+    /// Throws `permissionFailure` if `reference` (`validate` or `deleteSelf`, new in
+    /// the record `source`) points at a public record the actor may not write. Such a
+    /// reference gives its holder a say over the target: a `validate` one blocks the
+    /// target's deletion, `deleteSelf` ones use up the target's 750 owner slots. In
+    /// the public database, where anyone may hold a record, only someone who could
+    /// change or delete the target may hold one (`Docs/SECURITY.md`, "Public records").
+    /// A target that does not exist is left to the checks that follow.
+    private func checkReferenceGrant(
+        _ reference: Reference, field: String, from source: RecordID, _ rules: SchemaContext, _ overlay: inout PlanOverlay
+    ) throws {
+        guard let target = try overlay.record(reference.recordID), !mayWrite(target, rules) else { return }
+        let action = reference.action == .validate ? "VALIDATE" : "DELETE_SELF"
+        throw CumulusError(
+            .permissionFailure,
+            "a \(action) reference to \(reference.recordID.recordName) would give you a say over its deletion; in the "
+                + "public database only its creator or a role with WRITE on \(target.recordType) may hold one "
+                + "(use action NONE)",
+            recordID: source, field: field)
     }
 
     /// Throws `permissionFailure` unless the actor may change or delete `existing`

@@ -178,14 +178,21 @@ struct PlanOverlay {
 
     /// Gives every record whose incoming references changed — and that this
     /// operation neither saved nor deleted — the new change tag, as its own event.
-    /// The last step of a plan: it only asks whether each target exists, without
-    /// decoding it (the views patch the tag into the stored bytes).
-    mutating func emitTagBumps(tag: String) throws {
+    /// The last step of a plan. Without `allowed` it only asks whether each target
+    /// exists, without decoding it (the views patch the tag into the stored bytes);
+    /// with it, a target is read and bumped only if `allowed` accepts it (the public
+    /// database bumps only records the actor may write).
+    mutating func emitTagBumps(tag: String, allowing allowed: ((Record) -> Bool)? = nil) throws {
         let targets = bumps.keys.filter { !touched.contains($0) }.sorted()
         for target in targets {
-            let exists =
-                try records[target] != nil || (!gone.contains(target) && views.recordExists(target, in: database, transaction))
-            guard exists, let source = bumps[target] else { continue }
+            guard let source = bumps[target] else { continue }
+            if let allowed {
+                guard let stored = try record(target), allowed(stored) else { continue }
+            } else {
+                let exists =
+                    try records[target] != nil || (!gone.contains(target) && views.recordExists(target, in: database, transaction))
+                guard exists else { continue }
+            }
             events.append(.changeTagBumped(database: database, recordID: target, changeTag: tag, source: source))
         }
         bumps = [:]
