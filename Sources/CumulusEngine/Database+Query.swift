@@ -9,13 +9,18 @@ extension Database {
     public static let defaultResultsLimit = 100
     /// Most results per page.
     public static let maxResultsLimit = 400
+    /// Most records one page may read when no index serves the query's order (it
+    /// spans every zone, or sorts by distance or record name first): about a tenth of
+    /// a second here. A page that would read more is `limitExceeded`.
+    public static let defaultQueryScanLimit = 100_000
 
     /// Runs `query` in one zone, or in every zone of the database when `zoneID` is
     /// `nil`, and returns the first page. `desiredKeys` limits the user fields
-    /// returned (`nil`: all; system fields always come back).
+    /// returned (`nil`: all; system fields always come back). `scanLimit` bounds the
+    /// records a page reads when no index serves its order (``defaultQueryScanLimit``).
     public func query(
         _ query: Query, in zoneID: ZoneID? = nil, resultsLimit: Int? = nil, desiredKeys: [String]? = nil,
-        as actor: String?
+        scanLimit: Int = Database.defaultQueryScanLimit, as actor: String?
     ) throws -> QueryResult {
         try AccessPolicy.checkRead(id, actor: actor)
         try NameRules.checkRecordType(query.recordType)
@@ -32,23 +37,24 @@ extension Database {
         }
         let zone = zoneID.map { Normalizer(database: id).zone($0) }
         return try page(QueryCursor.Contents(database: id, zoneID: zone, query: normalized, position: []),
-                        actor: actor, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
+                        actor: actor, resultsLimit: resultsLimit, desiredKeys: desiredKeys, scanLimit: scanLimit)
     }
 
     /// The next page of the query a cursor came from.
     public func query(
-        continuing cursor: QueryCursor, resultsLimit: Int? = nil, desiredKeys: [String]? = nil, as actor: String?
+        continuing cursor: QueryCursor, resultsLimit: Int? = nil, desiredKeys: [String]? = nil,
+        scanLimit: Int = Database.defaultQueryScanLimit, as actor: String?
     ) throws -> QueryResult {
         try AccessPolicy.checkRead(id, actor: actor)
         let contents = try cursor.open(secret: container.secret)
         guard contents.database == id else {
             throw CumulusError(.invalidArguments, "the cursor belongs to another database")
         }
-        return try page(contents, actor: actor, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
+        return try page(contents, actor: actor, resultsLimit: resultsLimit, desiredKeys: desiredKeys, scanLimit: scanLimit)
     }
 
     private func page(
-        _ contents: QueryCursor.Contents, actor: String?, resultsLimit: Int?, desiredKeys: [String]?
+        _ contents: QueryCursor.Contents, actor: String?, resultsLimit: Int?, desiredKeys: [String]?, scanLimit: Int
     ) throws -> QueryResult {
         let limit = resultsLimit ?? Self.defaultResultsLimit
         guard limit > 0, limit <= Self.maxResultsLimit else {
@@ -73,7 +79,8 @@ extension Database {
                 zones = try views.zones(in: database, txn).map(\.zone.zoneID)
                 if database.scope != .shared { zones.insert(Normalizer(database: database).zone(.default), at: 0) }
             }
-            let executor = QueryExecutor(views: views, txn: txn, database: database)
+            var executor = QueryExecutor(views: views, txn: txn, database: database)
+            executor.collectScanLimit = scanLimit
             var page = try executor.run(
                 contents.query, zones: zones, after: contents.position.isEmpty ? nil : contents.position, limit: limit)
             let last = page.lastPosition

@@ -52,4 +52,39 @@ struct HostileLoadProcessTests {
         let metrics = try await TestHTTP.request(node.url + "/metrics", headers: TestHTTP.operatorHeaders)
         #expect(String(decoding: metrics.body, as: UTF8.self).contains(#"cumulus_limit_hits_total{limit="body_buffer"} "#))
     }
+
+    @Test("the API's limits are serve options: --max-items-per-request 3 refuses 4 lookups, --max-query-scan 400 refuses a zone-wide scan of 401")
+    func apiLimitsAreOptions() async throws {
+        let cluster = try Cluster()
+        let node = try await cluster.startLeader(
+            "leader", extra: ["--max-items-per-request", "3", "--max-query-scan", "400"])
+        func lookup(_ count: Int) async throws -> TestHTTP.Answer {
+            try await TestHTTP.request(
+                cluster.privateURL(node, "records/lookup"), method: .POST,
+                body: ["records": (0..<count).map { ["recordName": "r\($0)"] }])
+        }
+        #expect(try await lookup(3).status == 200)
+        let refused = try await lookup(4)
+        #expect(refused.json["serverErrorCode"] as? String == "LIMIT_EXCEEDED", "\(refused.text)")
+        #expect(refused.text.contains("the limit is 3"), "\(refused.text)")
+        // 401 records, three per request.
+        for start in stride(from: 0, to: 401, by: 3) {
+            let operations: [[String: Any]] = (start..<min(start + 3, 401)).map {
+                ["operationType": "forceReplace",
+                 "record": ["recordName": "item-\($0)", "recordType": "Item", "fields": ["n": ["value": $0]]]]
+            }
+            let saved = try await TestHTTP.request(
+                cluster.privateURL(node, "records/modify"), method: .POST, body: ["operations": operations])
+            #expect(saved.status == 200, "\(saved.text)")
+        }
+        // A second zone: a zone-wide query then has no one index that orders it.
+        let zone = try await TestHTTP.request(
+            cluster.privateURL(node, "zones/modify"), method: .POST,
+            body: ["operations": [["operationType": "create", "zone": ["zoneID": ["zoneName": "other"]]]]])
+        #expect(zone.status == 200, "\(zone.text)")
+        let query: [String: Any] = ["zoneWide": true, "query": ["recordType": "Item", "sortBy": [["fieldName": "n"]]]]
+        let scan = try await TestHTTP.request(cluster.privateURL(node, "records/query"), method: .POST, body: query)
+        #expect(scan.json["serverErrorCode"] as? String == "LIMIT_EXCEEDED", "\(scan.text)")
+        #expect(scan.text.contains("400 records"), "\(scan.text)")
+    }
 }

@@ -146,6 +146,24 @@ struct HostileClientTests {
         #expect(held.count == 3)
     }
 
+    @Test("the stream limits are the API's settings: one per user, one in all")
+    func notificationStreamLimitsAreSettings() async throws {
+        let world = try APIWorld()
+        var api = world.api
+        api.limits.notificationStreamsPerUser = 1
+        api.limits.notificationStreams = 1
+        func request(_ token: String) -> APIRequest {
+            APIRequest(
+                method: "GET", path: "/database/1/\(APIWorld.containerName)/development/notifications/stream",
+                query: ["ckAPIToken": world.apiToken, "ckWebAuthToken": token])
+        }
+        let held = try api.notificationEvents(request(world.aliceToken))
+        #expect(throws: CumulusError.self) { try api.notificationEvents(request(world.aliceToken)) }
+        // One in all: Bob, under his own limit, is refused too.
+        #expect(throws: CumulusError.self) { try api.notificationEvents(request(world.bobToken)) }
+        withExtendedLifetime(held) {}
+    }
+
     @Test("over real sockets: four open SSE streams for one user, the fifth refused with 503; a closed one frees its place")
     func notificationStreamsOverSockets() async throws {
         let world = try APIWorld()
@@ -213,7 +231,7 @@ struct HostileClientTests {
                 #expect(answers.count == 3)
                 let counts = answers.map { $0["records"]?.arrayValue?.count }
                 #expect(counts[0] == 700 && counts[1] == 300, "\(counts)")
-                #expect(counts.compactMap { $0 }.reduce(0, +) <= CloudKitAPI.maxRecordsPerResponse)
+                #expect(counts.compactMap { $0 }.reduce(0, +) <= APILimits().recordsPerResponse)
                 #expect(answers[0]["moreComing"] == false)
                 #expect(answers[1]["moreComing"] == true, "the second zone's page was cut to what was left")
                 #expect(answers[2]["serverErrorCode"] == "LIMIT_EXCEEDED")

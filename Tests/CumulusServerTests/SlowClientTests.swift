@@ -102,7 +102,7 @@ struct SlowClientTests {
     func streamsEndAtTheirLifetime() async throws {
         let world = try APIWorld()
         var api = world.operatorAPI(metrics: ServerMetrics())
-        api.notificationStreamLifetime = .seconds(1)
+        api.limits.notificationStreamLifetime = .seconds(1)
         let app = CumulusHTTPServer.application(api: api, port: 0, limits: Self.limits(head: 1), logger: Logger(label: "test"))
         let path = "/database/1/\(APIWorld.containerName)/development/notifications/stream"
             + "?ckAPIToken=\(world.apiToken)&ckWebAuthToken=\(world.aliceToken)"

@@ -23,7 +23,7 @@ import CumulusViews
 ///   key with no field index (the record name): every candidate is read, and the
 ///   best page + 1 matches kept in memory (memory bounded by the page, not by the
 ///   matches). No index serves the order, so each page reads every candidate: a page
-///   that would read more than ``maxCollectScan`` records is refused with
+///   that would read more than ``collectScanLimit`` records is refused with
 ///   `limitExceeded` instead of stalling the server.
 /// Every plan reads a record only once the indexes say it can match, and checks it
 /// with ``QueryEvaluator`` before returning it; filters no index answers (the
@@ -33,11 +33,7 @@ struct QueryExecutor {
     let txn: LMDBReadTransaction
     let database: DatabaseID
     /// Most records one collect-and-sort page reads (`Docs/SECURITY.md`, "Limits").
-    var collectScanLimit = Self.maxCollectScan
-
-    /// The default of ``collectScanLimit``: what one page may cost (about a tenth of
-    /// a second here) when no index serves its order.
-    static let maxCollectScan = 100_000
+    var collectScanLimit = Database.defaultQueryScanLimit
 
     /// One page of results.
     struct Page {

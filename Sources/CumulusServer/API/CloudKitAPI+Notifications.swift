@@ -89,23 +89,25 @@ extension CloudKitAPI {
     ///
     /// Events are made as the connection takes them (a pull, not a buffer), so a slow
     /// client holds at most one page of notifications; and a user holds at most
-    /// ``NotificationStreams/maxPerUser`` streams, the server
-    /// ``NotificationStreams/maxInAll``: past either, `TRY_AGAIN_LATER`. A stream
-    /// ends after ``notificationStreamLifetime``.
+    /// ``APILimits/notificationStreamsPerUser`` streams, the server
+    /// ``APILimits/notificationStreams``: past either, `TRY_AGAIN_LATER`. A stream
+    /// ends after ``APILimits/notificationStreamLifetime``.
     public func notificationEvents(_ request: APIRequest) throws -> AsyncThrowingStream<String, Error> {
         let user = try notificationUser(request)
         let since = try token(request.headers["last-event-id"] ?? request.query["since"], user: user)
-        guard let slot = notificationStreams.open(for: user, metrics: metrics) else {
+        guard let slot = notificationStreams.open(
+            for: user, perUser: limits.notificationStreamsPerUser, inAll: limits.notificationStreams, metrics: metrics)
+        else {
             metrics?.recordLimitHit(.notificationStreams)
             throw CumulusError(
                 .serverRejectedRequest,
-                "too many notification streams open (\(NotificationStreams.maxPerUser) per user, "
-                    + "\(NotificationStreams.maxInAll) in all); close one or retry shortly")
+                "too many notification streams open (\(limits.notificationStreamsPerUser) per user, "
+                    + "\(limits.notificationStreams) in all); close one or retry shortly")
         }
         let reader = container.notificationReader(for: user, since: since)
         let greeting = Mutex(true)
         let api = self
-        let ends = ContinuousClock.now + notificationStreamLifetime
+        let ends = ContinuousClock.now + limits.notificationStreamLifetime
         return AsyncThrowingStream(unfolding: {
             // The slot lives as long as this closure, which lives as long as the stream.
             _ = slot

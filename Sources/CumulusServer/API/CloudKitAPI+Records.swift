@@ -74,7 +74,7 @@ extension CloudKitAPI {
         let atomic = body["atomic"]?.boolValue ?? true
         let result = try await context.database.modify(
             ModifyOperation(
-                saves: saves, deletes: deletes, atomic: atomic, requestID: context.requestID, itemLimit: Self.maxOperations),
+                saves: saves, deletes: deletes, atomic: atomic, requestID: context.requestID, itemLimit: limits.itemsPerRequest),
             as: context.caller.user)
         var records: [JSONValue] = []
         for slot in slots {
@@ -137,15 +137,17 @@ extension CloudKitAPI {
             guard let number = value.int64Value, number > 0 else {
                 throw CumulusError(.invalidArguments, "'resultsLimit' must be a positive integer")
             }
-            return Int(min(number, Int64(Self.maxOperations)))
-        } ?? Self.maxOperations
+            return Int(min(number, Int64(limits.itemsPerRequest)))
+        } ?? limits.itemsPerRequest
         let keys = try desiredKeys(body["desiredKeys"]).map(Array.init)
         let result: QueryResult
         if let marker = body["continuationMarker"]?.stringValue {
             guard let cursor = QueryCursor(base64: marker) else {
                 throw CumulusError(.invalidArguments, "'continuationMarker' is not one this server issued")
             }
-            result = try context.database.query(continuing: cursor, resultsLimit: limit, desiredKeys: keys, as: context.caller.user)
+            result = try context.database.query(
+                continuing: cursor, resultsLimit: limit, desiredKeys: keys, scanLimit: limits.queryScanRecords,
+                as: context.caller.user)
         } else {
             guard let queryJSON = body["query"] else { throw CumulusError(.invalidArguments, "'query' is required") }
             let zoneGiven = body["zoneID"] != nil && body["zoneID"] != .null
@@ -154,7 +156,8 @@ extension CloudKitAPI {
             // zoneWide searches every zone; it is ignored when a zone is named.
             let everyZone = !zoneGiven && (body["zoneWide"]?.boolValue ?? false)
             result = try context.database.query(
-                query, in: everyZone ? nil : zone, resultsLimit: limit, desiredKeys: keys, as: context.caller.user)
+                query, in: everyZone ? nil : zone, resultsLimit: limit, desiredKeys: keys,
+                scanLimit: limits.queryScanRecords, as: context.caller.user)
         }
         var answer: [String: JSONValue] = [
             "records": .array(try result.records.map { try RecordJSON.encode($0, numbersAsStrings: context.numbersAsStrings) }),

@@ -101,7 +101,7 @@ extension CloudKitAPI {
         // The response's records are shared out in order: a zone gets what the ones
         // before it left, and a zone that gets nothing is told to ask again, as
         // CloudKit tells a client whose request is too large.
-        var budget = Self.maxRecordsPerResponse
+        var budget = limits.recordsPerResponse
         var budgetSpent = false  // counted once per response
         for (index, entry) in requested.enumerated() {
             guard let zoneJSON = entry["zoneID"] else { throw CumulusError(.invalidArguments, "zones[\(index)] needs a 'zoneID'") }
@@ -111,7 +111,7 @@ extension CloudKitAPI {
                 budgetSpent = true
                 answers.append(Self.zoneError(zoneID, CumulusError(
                     .limitExceeded,
-                    "this response already holds \(Self.maxRecordsPerResponse) records; ask for this zone's changes again")))
+                    "this response already holds \(limits.recordsPerResponse) records; ask for this zone's changes again")))
                 continue
             }
             var options = entry.objectValue ?? [:]

@@ -18,23 +18,16 @@ public struct CloudKitAPI: Sendable {
     public let auth: AuthStore
     /// Largest request body accepted.
     public static let maxBodyBytes = 4 << 20
-    /// Most operations in one `records/modify` (CloudKit's 200), and most items any
-    /// route takes in one request's list (`records/lookup`, `zones/lookup`,
-    /// `subscriptions/lookup`, the zones of `changes/zone`).
-    public static let maxOperations = Limits.maxItemsPerHTTPRequest
-    /// Refuses a list of more than ``maxOperations`` items (every route that takes
-    /// one) before any is read.
+    /// What one request may ask for (`serve`'s options).
+    public var limits = APILimits()
+    /// Refuses a list of more than ``APILimits/itemsPerRequest`` items (every route
+    /// that takes one) before any is read.
     func checkItemCount(_ count: Int, of what: String) throws {
-        guard count <= Self.maxOperations else {
+        guard count <= limits.itemsPerRequest else {
             metrics?.recordLimitHit(.itemsPerRequest)
-            throw CumulusError(.limitExceeded, "\(count) \(what); the limit is \(Self.maxOperations) per request")
+            throw CumulusError(.limitExceeded, "\(count) \(what); the limit is \(limits.itemsPerRequest) per request")
         }
     }
-
-    /// Most records one `changes/zone` response holds over all its zones: each zone may
-    /// ask for up to `Database.maxChangesLimit`, and 200 zones of those would build
-    /// 200,000 records in memory for one request.
-    public static let maxRecordsPerResponse = Database.maxChangesLimit
 
     /// Where requests are counted, if anywhere.
     public let metrics: ServerMetrics?
@@ -46,10 +39,6 @@ public struct CloudKitAPI: Sendable {
     let notificationStreams = NotificationStreams()
     /// How long an SSE stream stays silent before it writes a keep-alive comment.
     public var notificationHeartbeat: Duration = .seconds(15)
-    /// How long an SSE stream lasts before the server ends it; the client reconnects
-    /// with `Last-Event-ID` and misses nothing. It bounds how long one stream holds
-    /// its place (``NotificationStreams``), even for a client that never reads.
-    public var notificationStreamLifetime: Duration = .seconds(3_600)
     /// Server-to-server signatures already received, within their window.
     let signatureReplays = SignatureReplayCache()
     /// SHA-256 of the token that opens `/metrics` and `/healthz`'s detail, if one is set.

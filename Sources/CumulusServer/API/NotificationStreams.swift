@@ -5,18 +5,13 @@ import Synchronization
 /// (issue 15). A stream holds its place through a ``Slot``, released when the stream
 /// is, however it ends.
 final class NotificationStreams: Sendable {
-    /// Streams one user may hold open at once: a few devices or tabs.
-    static let maxPerUser = 4
-    /// Streams the server holds open at once, all users together.
-    static let maxInAll = 1_000
-
     private let counts = Mutex<(inAll: Int, perUser: [String: Int])>((0, [:]))
 
-    /// A place for one of `user`'s streams, or `nil` if `user` or the server is at
-    /// its limit.
-    func open(for user: String, metrics: ServerMetrics?) -> Slot? {
+    /// A place for one of `user`'s streams, or `nil` if `user` holds `perUser` or the
+    /// server `inAll` already (``APILimits``).
+    func open(for user: String, perUser: Int, inAll: Int, metrics: ServerMetrics?) -> Slot? {
         let admitted = counts.withLock { counts -> Bool in
-            guard counts.inAll < Self.maxInAll, counts.perUser[user, default: 0] < Self.maxPerUser else { return false }
+            guard counts.inAll < inAll, counts.perUser[user, default: 0] < perUser else { return false }
             counts.inAll += 1
             counts.perUser[user, default: 0] += 1
             return true

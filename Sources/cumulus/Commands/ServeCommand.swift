@@ -157,8 +157,9 @@ struct ServeCommand: AsyncParsableCommand {
             let leader = role == .leader ? ReplicationLeader(container: store, logger: logger) : nil
             endpoints = ReplicationEndpoints(container: store, secret: secret, leader: leader, follower: follower)
         }
-        let api = CloudKitAPI(
+        var api = CloudKitAPI(
             container: store, auth: auth, metrics: metrics, logger: logger, replication: endpoints, metricsToken: metricsToken)
+        api.limits = limits.apiLimits
         let app = CumulusHTTPServer.application(api: api, host: host, port: port, limits: limits.limits, logger: logger)
         defer {
             // The HTTP server has drained; finish queued commits, then close.

@@ -1,10 +1,14 @@
 import ArgumentParser
+import CumulusEngine
+import CumulusModel
 import CumulusServer
 
-/// `cumulus serve`'s limits on connections and slow clients (``ServerLimits``);
-/// each default is the struct's, so the help and the code cannot disagree.
+/// `cumulus serve`'s limits on connections and slow clients (``ServerLimits``) and on
+/// what one request may ask for (``APILimits``); each default is the struct's, so the
+/// help and the code cannot disagree.
 struct ServerLimitOptions: ParsableArguments {
     private static let defaults = ServerLimits()
+    private static let apiDefaults = APILimits()
 
     @Option(help: "Connections open at once; past it, new ones wait to be accepted.")
     var maxConnections = defaults.maxConnections
@@ -18,6 +22,18 @@ struct ServerLimitOptions: ParsableArguments {
     var maxBodyBufferBytes = defaults.maxBodyBufferBytes
     @Option(help: "Seconds a connection with no request or response under way stays open.")
     var idleTimeout = Int(defaults.idleTimeout.components.seconds)
+    @Option(help: "Items one request may list (operations, lookups, zones of changes/zone, results of a query page); CloudKit's is 200.")
+    var maxItemsPerRequest = apiDefaults.itemsPerRequest
+    @Option(help: "Records one changes/zone response may hold over all its zones.")
+    var maxRecordsPerResponse = apiDefaults.recordsPerResponse
+    @Option(help: "SSE notification streams one user may hold open.")
+    var maxStreamsPerUser = apiDefaults.notificationStreamsPerUser
+    @Option(help: "SSE notification streams open at once, all users together.")
+    var maxStreams = apiDefaults.notificationStreams
+    @Option(help: "Seconds an SSE notification stream lasts before the client must reconnect (it misses nothing).")
+    var streamLifetime = Int(apiDefaults.notificationStreamLifetime.components.seconds)
+    @Option(help: "Records one query page may read when no index serves its order; past it, LIMIT_EXCEEDED.")
+    var maxQueryScan = apiDefaults.queryScanRecords
 
     func validate() throws {
         guard maxConnections >= 1 else { throw ValidationError("--max-connections is at least 1") }
@@ -27,6 +43,17 @@ struct ServerLimitOptions: ParsableArguments {
         guard maxHeaderBytes >= 1_024 else { throw ValidationError("--max-header-bytes is at least 1024") }
         guard maxBodyBufferBytes >= 4 << 20 else {
             throw ValidationError("--max-body-buffer-bytes is at least 4194304 (one request's largest body)")
+        }
+        guard (1...Limits.maxItemsPerOperation).contains(maxItemsPerRequest) else {
+            throw ValidationError("--max-items-per-request is from 1 to \(Limits.maxItemsPerOperation) (one operation's most)")
+        }
+        guard maxRecordsPerResponse >= 1 else { throw ValidationError("--max-records-per-response is at least 1") }
+        guard maxStreamsPerUser >= 1, maxStreams >= maxStreamsPerUser else {
+            throw ValidationError("--max-streams-per-user is at least 1, and --max-streams at least that")
+        }
+        guard streamLifetime >= 1 else { throw ValidationError("--stream-lifetime is whole seconds, at least 1") }
+        guard maxQueryScan >= Database.maxResultsLimit else {
+            throw ValidationError("--max-query-scan is at least \(Database.maxResultsLimit) (one page's most results)")
         }
     }
 
@@ -39,6 +66,18 @@ struct ServerLimitOptions: ParsableArguments {
         limits.maxHeaderBytes = maxHeaderBytes
         limits.maxBodyBufferBytes = maxBodyBufferBytes
         limits.idleTimeout = .seconds(idleTimeout)
+        return limits
+    }
+
+    /// The API limits these options set.
+    var apiLimits: APILimits {
+        var limits = APILimits()
+        limits.itemsPerRequest = maxItemsPerRequest
+        limits.recordsPerResponse = maxRecordsPerResponse
+        limits.notificationStreamsPerUser = maxStreamsPerUser
+        limits.notificationStreams = maxStreams
+        limits.notificationStreamLifetime = .seconds(streamLifetime)
+        limits.queryScanRecords = maxQueryScan
         return limits
     }
 }

@@ -1,0 +1,34 @@
+import CumulusEngine
+import CumulusModel
+
+/// What one request may ask of the API: how many items it lists, how many records one
+/// response holds, how many notification streams a user keeps open and for how long,
+/// how many records a query page may read when no index serves it. Each is a
+/// `cumulus serve` option (`ServerLimitOptions`); `Docs/SECURITY.md` ("Limits")
+/// says what each protects. The HTTP server's own limits (connections, deadlines,
+/// body buffers) are ``ServerLimits``.
+public struct APILimits: Sendable, Equatable {
+    /// Items in one request's list: `records/modify` operations, `records/lookup`,
+    /// `zones/modify`, `zones/lookup`, `subscriptions/modify`, `subscriptions/lookup`,
+    /// the zones of `changes/zone`, and the results of one `records/query` page.
+    /// CloudKit's 200; at most the engine's ``Limits/maxItemsPerOperation``.
+    public var itemsPerRequest = Limits.maxItemsPerHTTPRequest
+    /// Records one `changes/zone` response holds over all its zones: each zone may
+    /// ask for up to `Database.maxChangesLimit`, and 200 zones of those would build
+    /// 200,000 records in memory for one request.
+    public var recordsPerResponse = Database.maxChangesLimit
+    /// SSE notification streams one user may hold open at once: a few devices or tabs.
+    public var notificationStreamsPerUser = 4
+    /// SSE notification streams open at once, all users together.
+    public var notificationStreams = 1_000
+    /// How long an SSE stream lasts before the server ends it; the client reconnects
+    /// with `Last-Event-ID` and misses nothing. It bounds how long one stream holds
+    /// its place, even for a client that never reads.
+    public var notificationStreamLifetime: Duration = .seconds(3_600)
+    /// Records one query page may read when no index serves its order
+    /// (``Database/defaultQueryScanLimit``); more is `LIMIT_EXCEEDED`.
+    public var queryScanRecords = Database.defaultQueryScanLimit
+
+    /// The defaults.
+    public init() {}
+}
