@@ -153,6 +153,32 @@ struct SlowClientTests {
         }
     }
 
+    @Test("a request not answered within the request deadline gets TRY_AGAIN_LATER with retryAfter, counted; the server answers the next")
+    func requestDeadline() async throws {
+        let world = try APIWorld()
+        var limits = Self.limits(head: 30, body: 30)
+        limits.requestTimeout = .seconds(1)
+        let app = Self.app(world, limits)
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            // A long poll allowed 20 s, for notifications that never come: the deadline answers first.
+            let poll = "/database/1/\(APIWorld.containerName)/development/notifications/poll"
+                + "?timeout=20&ckAPIToken=\(world.apiToken)&ckWebAuthToken=\(world.aliceToken)"
+            let waiting = try RawConnection(port: port)
+            defer { waiting.close() }
+            let answer = await waiting.get(poll)
+            #expect(answer?.hasPrefix("HTTP/1.1 503") == true, "\(answer ?? "nothing")")
+            #expect(answer?.contains("TRY_AGAIN_LATER") == true)
+            #expect(answer?.contains("request deadline") == true)
+            #expect(answer?.contains(#""retryAfter":1"#) == true)
+            let next = try RawConnection(port: port)
+            defer { next.close() }
+            let listed = await next.get(HostileClientTests.uri(world, "zones/list"))
+            #expect(listed?.hasPrefix("HTTP/1.1 200") == true, "\(listed ?? "nothing")")
+            #expect(try await Self.hits(.requestTimeout, port: port) == 1)
+        }
+    }
+
     @Test("at the connection limit new connections wait, and are served once the head timeout frees a slot")
     func connectionLimitHoldsNewcomers() async throws {
         let world = try APIWorld()

@@ -44,11 +44,16 @@ public struct APIResponse: Sendable {
     }
 
     /// A request-level error: `{uuid, serverErrorCode, reason}` with CloudKit's status.
-    static func error(_ code: ServerErrorCode, _ reason: String, redirectURL: String? = nil) -> APIResponse {
+    /// `retryAfter` (seconds) goes in the body, where CloudKit says when to retry, not
+    /// in a header.
+    static func error(
+        _ code: ServerErrorCode, _ reason: String, redirectURL: String? = nil, retryAfter: Int? = nil
+    ) -> APIResponse {
         var body: [String: JSONValue] = [
             "uuid": .string(UUID().uuidString), "serverErrorCode": .string(code.name), "reason": .string(reason),
         ]
         if let redirectURL { body["redirectURL"] = .string(redirectURL) }
+        if let retryAfter { body["retryAfter"] = .int(Int64(retryAfter)) }
         return APIResponse(status: code.status, json: .object(body))
     }
 

@@ -15,7 +15,7 @@ public enum CumulusHTTPServer {
     ) -> some ApplicationProtocol {
         let budget = BodyBudget(bytes: limits.maxBodyBufferBytes)
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
-            await respond(to: request, api: api, budget: budget)
+            await respond(to: request, api: api, budget: budget, timeout: limits.requestTimeout)
         }
         let metrics = api.metrics
         let onHit: @Sendable (ServerLimits.Hit) -> Void = { hit in metrics?.recordLimitHit(hit) }
@@ -36,8 +36,10 @@ public enum CumulusHTTPServer {
 
     /// One exchange; over-long bodies and unreadable streams become CloudKit errors.
     /// The body's bytes are reserved from `budget` before it is read, and held until
-    /// the answer is made.
-    static func respond(to request: Request, api: CloudKitAPI, budget: BodyBudget) async -> Response {
+    /// the answer is made; the API has `timeout` to make it (``RequestDeadline``).
+    static func respond(
+        to request: Request, api: CloudKitAPI, budget: BodyBudget, timeout: Duration = ServerLimits().requestTimeout
+    ) async -> Response {
         var request = request
         let answer: APIResponse
         // A declared length over the limit is refused before a byte is read.
@@ -52,14 +54,9 @@ public enum CumulusHTTPServer {
         let needed = declared ?? (bodiless ? 0 : CloudKitAPI.maxBodyBytes)
         guard let reservation = budget.reserve(needed) else {
             api.metrics?.recordLimitHit(.bodyBuffer)
-            var refusal = APIResponse.error(
-                .tryAgainLater, "the server is reading as many request bodies as it holds at once; retry shortly")
-            // CloudKit says when to retry in the body (`retryAfter`, seconds), not a header.
-            if case .object(var fields) = refusal.json {
-                fields["retryAfter"] = .int(1)
-                refusal.json = .object(fields)
-            }
-            return json(refusal)
+            return json(.error(
+                .tryAgainLater, "the server is reading as many request bodies as it holds at once; retry shortly",
+                retryAfter: 1))
         }
         defer { withExtendedLifetime(reservation) {} }
         do {
@@ -89,7 +86,7 @@ public enum CumulusHTTPServer {
                     return json(answer)
                 }
             }
-            answer = await api.handle(apiRequest)
+            answer = await RequestDeadline.answer(within: timeout, metrics: api.metrics) { await api.handle(apiRequest) }
         } catch {
             api.metrics?.recordLimitHit(.bodyBytes)
             answer = .error(.limitExceeded, "the request body is larger than \(max(needed, 1_024)) bytes (its declared length, or the limit) or could not be read")

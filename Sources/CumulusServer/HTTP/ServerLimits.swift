@@ -29,6 +29,13 @@ public struct ServerLimits: Sendable, Equatable {
     /// being shorter, closes such a connection first; this one matters when that is
     /// raised (behind a proxy that keeps connections open).
     public var idleTimeout: Duration = .seconds(300)
+    /// How long the API may take to answer one request once its body is read. Past
+    /// it the client gets `TRY_AGAIN_LATER` and its connection is free again; the work
+    /// itself cannot be stopped part-way (a commit may still land, as after any
+    /// timeout a client sees). Above the longest waits a request may ask for: a long
+    /// poll (60 s) and a read-your-writes wait (30 s). Streams (SSE, replication) are
+    /// not bound by it once they have started.
+    public var requestTimeout: Duration = .seconds(90)
 
     /// The defaults.
     public init() {}
@@ -54,5 +61,7 @@ public struct ServerLimits: Sendable, Equatable {
         case notificationStreams = "notification_streams"
         /// A signed request refused because the replay cache is full.
         case signatureReplayCache = "signature_replay_cache"
+        /// A request answered `TRY_AGAIN_LATER` by ``ServerLimits/requestTimeout``.
+        case requestTimeout = "request_timeout"
     }
 }

@@ -22,6 +22,8 @@ struct ServerLimitOptions: ParsableArguments {
     var maxBodyBufferBytes = defaults.maxBodyBufferBytes
     @Option(help: "Seconds a connection with no request or response under way stays open.")
     var idleTimeout = Int(defaults.idleTimeout.components.seconds)
+    @Option(help: "Seconds the server may take to answer one request once its body is read; past it, TRY_AGAIN_LATER.")
+    var requestTimeout = Int(defaults.requestTimeout.components.seconds)
     @Option(help: "Items one request may list (operations, lookups, zones of changes/zone, results of a query page); CloudKit's is 200.")
     var maxItemsPerRequest = apiDefaults.itemsPerRequest
     @Option(help: "Records one changes/zone response may hold over all its zones.")
@@ -37,7 +39,7 @@ struct ServerLimitOptions: ParsableArguments {
 
     func validate() throws {
         guard maxConnections >= 1 else { throw ValidationError("--max-connections is at least 1") }
-        guard requestHeadTimeout >= 1, requestBodyTimeout >= 1, idleTimeout >= 1 else {
+        guard requestHeadTimeout >= 1, requestBodyTimeout >= 1, idleTimeout >= 1, requestTimeout >= 1 else {
             throw ValidationError("timeouts are whole seconds, at least 1")
         }
         guard maxHeaderBytes >= 1_024 else { throw ValidationError("--max-header-bytes is at least 1024") }
@@ -66,6 +68,7 @@ struct ServerLimitOptions: ParsableArguments {
         limits.maxHeaderBytes = maxHeaderBytes
         limits.maxBodyBufferBytes = maxBodyBufferBytes
         limits.idleTimeout = .seconds(idleTimeout)
+        limits.requestTimeout = .seconds(requestTimeout)
         return limits
     }
 
