@@ -107,6 +107,29 @@ public final class RawConnection: @unchecked Sendable {
         }
     }
 
+    /// Sends all of `bytes` as the server reads them, for at most `timeout`; how many
+    /// went. Off the cooperative pool, and the connection's lock is taken per piece,
+    /// so ``close()`` never waits behind a server that stopped reading.
+    public func sendAll(_ bytes: [UInt8], within timeout: Duration = .seconds(30)) async -> Int {
+        await Self.offPool {
+            var sent = 0
+            let deadline = ContinuousClock.now + timeout
+            while sent < bytes.count, ContinuousClock.now < deadline {
+                var writable = pollfd(fd: self.descriptor, events: Int16(POLLOUT), revents: 0)
+                guard poll(&writable, 1, 100) > 0 else { continue }
+                let count = self.closed.withLock { closed -> Int in
+                    guard !closed else { return -1 }
+                    return bytes[sent...].withUnsafeBytes {
+                        Glibc.send(self.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                    }
+                }
+                if count < 0 && (count == -1 && errno != EAGAIN) { break }
+                if count > 0 { sent += count }
+            }
+            return sent
+        }
+    }
+
     /// Runs a blocking wait on a thread of its own: blocking Swift's cooperative
     /// pool (two threads here) would stall the server under test, which answers on it.
     public static func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {

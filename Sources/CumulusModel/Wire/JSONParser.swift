@@ -13,20 +13,48 @@
 /// - the first of duplicate keys wins, and one trailing comma is allowed;
 /// - control characters in strings, unpaired surrogates and invalid UTF-8 are refused;
 /// - values nest at most ``maxDepth`` deep.
+///
+/// **Memory.** A value takes far more memory than its text: `[1],` is four bytes
+/// and about a hundred once parsed (an array's own allocation, its slot, the
+/// number's). So a 4 MiB body could hold a hundred megabytes while it is parsed, and
+/// the server parses as many at once as it has cores. The parser therefore estimates
+/// what it has built, as it builds it (``Cost``), and stops with `limitExceeded` past
+/// `memoryLimit`, which the server reserves before it parses
+/// (``JSONValue/memoryLimit(forBodyBytes:)``).
 struct JSONParser {
     /// The deepest nesting accepted (as `JSONDecoder`'s limit): CloudKit's bodies
     /// nest under ten deep.
     static let maxDepth = 512
 
+    /// What parsed values cost in memory, roughly and on the high side (measured: a
+    /// body of `[1]` elements took about 85 bytes per element, estimated 128).
+    enum Cost {
+        /// Any value: its slot in an array or a dictionary, with the slack they keep.
+        static let value = 32
+        /// An array or object: its own allocation.
+        static let container = 64
+        /// An object's member besides its value: the key and its hash-table slot.
+        static let member = 48
+        /// A string longer than Swift keeps inline: its allocation besides its bytes.
+        static let heapString = 32
+    }
+
     private let bytes: UnsafeRawBufferPointer
     private var index = 0
     private var depth = 0
+    /// The estimated bytes of what has been built so far, and the most allowed.
+    private var cost = 0
+    private let memoryLimit: Int
 
-    private init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+    private init(_ bytes: UnsafeRawBufferPointer, memoryLimit: Int) {
+        self.bytes = bytes
+        self.memoryLimit = memoryLimit
+    }
 
-    /// The one value `bytes` holds, with only whitespace around it.
-    static func parse(_ bytes: UnsafeRawBufferPointer) throws(CumulusError) -> JSONValue {
-        var parser = JSONParser(bytes)
+    /// The one value `bytes` holds, with only whitespace around it; `limitExceeded`
+    /// once the values built would take more than `memoryLimit` bytes.
+    static func parse(_ bytes: UnsafeRawBufferPointer, memoryLimit: Int = .max) throws(CumulusError) -> JSONValue {
+        var parser = JSONParser(bytes, memoryLimit: memoryLimit)
         parser.skipWhitespace()
         let value = try parser.value()
         parser.skipWhitespace()
@@ -44,8 +72,20 @@ struct JSONParser {
         while let byte = current, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { index += 1 }
     }
 
+    /// Counts `bytes` more of parsed values against the limit.
+    private mutating func spend(_ bytes: Int) throws(CumulusError) {
+        cost += bytes
+        guard cost <= memoryLimit else {
+            throw CumulusError(
+                .limitExceeded,
+                "this body's JSON would take more than \(memoryLimit) bytes in memory once parsed (stopped at byte \(index)): "
+                    + "send fewer values per request")
+        }
+    }
+
     private mutating func value() throws(CumulusError) -> JSONValue {
         guard let byte = current else { throw failure("a value was expected") }
+        try spend(Cost.value)
         switch byte {
         case UInt8(ascii: "{"): return try object()
         case UInt8(ascii: "["): return try array()
@@ -70,6 +110,7 @@ struct JSONParser {
     private mutating func nest() throws(CumulusError) {
         depth += 1
         guard depth <= Self.maxDepth else { throw failure("values nested more than \(Self.maxDepth) deep") }
+        try spend(Cost.container)
     }
 
     private mutating func array() throws(CumulusError) -> JSONValue {
@@ -83,6 +124,7 @@ struct JSONParser {
         try items(closedBy: UInt8(ascii: "}")) { parser throws(CumulusError) in
             guard parser.current == UInt8(ascii: "\"") else { throw parser.failure("a key was expected") }
             let key = try parser.string()
+            try parser.spend(Cost.member)
             parser.skipWhitespace()
             guard parser.current == UInt8(ascii: ":") else { throw parser.failure("':' was expected") }
             parser.index += 1
@@ -137,6 +179,7 @@ struct JSONParser {
                     : String(validating: utf8 + bytes[runStart..<index], as: UTF8.self)
                 index += 1
                 guard let text else { throw failure("invalid UTF-8 in a string") }
+                if text.utf8.count > 15 { try spend(Cost.heapString + text.utf8.count) }
                 return text
             case UInt8(ascii: "\\"):
                 utf8.append(contentsOf: bytes[runStart..<index])

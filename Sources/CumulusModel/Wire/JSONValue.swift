@@ -82,9 +82,19 @@ public enum JSONValue: Sendable, Hashable {
     }
 
     /// Parses a JSON document in one pass (``JSONParser``); malformed input is
-    /// `invalidArguments`.
-    public static func parse(_ data: Data) throws -> JSONValue {
-        try data.withUnsafeBytes { buffer throws(CumulusError) in try JSONParser.parse(buffer) }
+    /// `invalidArguments`, and a document whose values would take more than
+    /// `memoryLimit` bytes in memory is `limitExceeded`.
+    public static func parse(_ data: Data, memoryLimit: Int = .max) throws -> JSONValue {
+        try data.withUnsafeBytes { buffer throws(CumulusError) in try JSONParser.parse(buffer, memoryLimit: memoryLimit) }
+    }
+
+    /// What parsing a request body of `count` bytes may take in memory: 24 times its
+    /// size, and 64 KiB at least. CloudKit's bodies estimate at 8–16 times (a
+    /// `records/modify` operation about 8, a list of one-digit numbers 16); bodies
+    /// built to amplify, such as `[[1],[1],…]`, at 32, and are refused part-way. The
+    /// server reserves this from its body budget before it parses.
+    public static func memoryLimit(forBodyBytes count: Int) -> Int {
+        count == 0 ? 0 : max(64 << 10, 24 * count)
     }
 
     /// The document as UTF-8 JSON, keys sorted so equal values give equal bytes.

@@ -24,6 +24,14 @@ public struct APIRequest: Sendable {
         self.headers = headers
         self.body = body
     }
+
+    /// The body as JSON (`{}` when empty), parsed within the memory the server
+    /// reserved for it (``JSONValue/memoryLimit(forBodyBytes:)``): malformed is
+    /// `invalidArguments`, a body that would parse into too much is `limitExceeded`.
+    func parsedBody() throws -> JSONValue {
+        guard !body.isEmpty else { return .object([:]) }
+        return try JSONValue.parse(Data(body), memoryLimit: JSONValue.memoryLimit(forBodyBytes: body.count))
+    }
 }
 
 /// An HTTP response: a status and a JSON body (errors included: clients read only JSON).

@@ -56,7 +56,7 @@ extension CloudKitAPI {
     func createTokens(_ request: APIRequest) throws -> APIResponse {
         _ = try notificationUser(request)
         let base = request.path.replacingOccurrences(of: "/tokens/create", with: "")
-        let body = (try? JSONValue.parse(Data(request.body))) ?? .object([:])
+        let body = (try? request.parsedBody()) ?? .object([:])
         return APIResponse(json: [
             "apnsEnvironment": .string(body["apnsEnvironment"]?.stringValue ?? "development"),
             "apnsToken": .string(AuthStore.randomHex(16)),

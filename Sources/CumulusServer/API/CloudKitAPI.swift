@@ -282,7 +282,7 @@ public struct CloudKitAPI: Sendable {
             return .error(.badRequest, "database must be 'public', 'private' or 'shared', not '\(parts[4])'")
         }
         let operation = parts.dropFirst(5).joined(separator: "/")
-        let body: JSONValue = request.body.isEmpty ? .object([:]) : try JSONValue.parse(Data(request.body))
+        let body = try request.parsedBody()
         guard case .object = body else { return .error(.badRequest, "the request body must be a JSON object") }
         if caller.serverToServer && scope != .public {
             return .error(.accessDenied, "server-to-server keys open the public database only")

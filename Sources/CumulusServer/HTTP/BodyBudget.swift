@@ -9,6 +9,11 @@ import Synchronization
 /// its `Content-Length` says (the most a body may be, when it is chunked) before its
 /// body is read, and gives it back when it is answered; a request that finds the
 /// budget spent is answered `TRY_AGAIN_LATER` at once, without reading its body.
+///
+/// Once read, a body also reserves what its JSON may take when parsed
+/// (`JSONValue.memoryLimit(forBodyBytes:)`, 24 times its size), which the parser
+/// then keeps to: a body built to parse into millions of values (`[[1],[1],…]`)
+/// would otherwise hold a hundred megabytes per request being parsed.
 final class BodyBudget: Sendable {
     private let remaining: Mutex<Int>
 

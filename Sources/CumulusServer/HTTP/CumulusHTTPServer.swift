@@ -52,15 +52,19 @@ public enum CumulusHTTPServer {
         // other request without one (chunked) may grow to the limit, so reserves it.
         let bodiless = request.method == .get || request.method == .head
         let needed = declared ?? (bodiless ? 0 : CloudKitAPI.maxBodyBytes)
-        guard let reservation = budget.reserve(needed) else {
-            api.metrics?.recordLimitHit(.bodyBuffer)
-            return json(.error(
-                .tryAgainLater, "the server is reading as many request bodies as it holds at once; retry shortly",
-                retryAfter: 1))
-        }
+        guard let reservation = budget.reserve(needed) else { return budgetRefusal("reading", api) }
         defer { withExtendedLifetime(reservation) {} }
+        var parsing: BodyBudget.Reservation?
+        defer { withExtendedLifetime(parsing) {} }
         do {
             let body = try await request.collectBody(upTo: max(needed, 1_024))
+            // What the body's JSON may take once parsed is held from the same budget.
+            if body.readableBytes > 0 {
+                guard let parse = budget.reserve(JSONValue.memoryLimit(forBodyBytes: body.readableBytes)) else {
+                    return budgetRefusal("parsing", api)
+                }
+                parsing = parse
+            }
             var query: [String: String] = [:]
             for (key, value) in request.uri.queryParameters { query[String(key)] = String(value) }
             var headers: [String: String] = [:]
@@ -92,6 +96,14 @@ public enum CumulusHTTPServer {
             answer = .error(.limitExceeded, "the request body is larger than \(max(needed, 1_024)) bytes (its declared length, or the limit) or could not be read")
         }
         return json(answer)
+    }
+
+    /// `TRY_AGAIN_LATER` for a request that found the body budget spent while the
+    /// server was `doing` (reading or parsing) others, counted.
+    static func budgetRefusal(_ doing: String, _ api: CloudKitAPI) -> Response {
+        api.metrics?.recordLimitHit(.bodyBuffer)
+        return json(.error(
+            .tryAgainLater, "the server is \(doing) as many request bodies as it holds at once; retry shortly", retryAfter: 1))
     }
 
     /// `/replication/*`: JSON answers, or the frame stream and snapshots as

@@ -19,9 +19,10 @@ public struct ServerLimits: Sendable, Equatable {
     public var requestBodyTimeout: Duration = .seconds(60)
     /// Bytes of header fields in one request head, all together (and for one field).
     public var maxHeaderBytes: Int = 64 << 10
-    /// Bytes of request bodies held at once over all connections (``BodyBudget``):
-    /// with every connection sending a 4 MiB body slowly, memory would otherwise grow
-    /// with the connection limit. Past it, `TRY_AGAIN_LATER` before the body is read.
+    /// Bytes of request bodies, and of the JSON they parse into, held at once over all
+    /// connections (``BodyBudget``): with every connection sending a 4 MiB body slowly,
+    /// memory would otherwise grow with the connection limit. Past it,
+    /// `TRY_AGAIN_LATER` before the body is read (or parsed).
     public var maxBodyBufferBytes: Int = 256 << 20
     /// A connection with nothing in flight, neither a request being read nor a
     /// response being written, is closed after this long. Streams (SSE, replication)

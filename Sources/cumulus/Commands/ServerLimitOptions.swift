@@ -18,7 +18,7 @@ struct ServerLimitOptions: ParsableArguments {
     var requestBodyTimeout = Int(defaults.requestBodyTimeout.components.seconds)
     @Option(help: "Bytes of header fields one request may send.")
     var maxHeaderBytes = defaults.maxHeaderBytes
-    @Option(help: "Bytes of request bodies held at once over all connections; past it, TRY_AGAIN_LATER.")
+    @Option(help: "Bytes of request bodies, and of the JSON they parse into, held at once over all connections; past it, TRY_AGAIN_LATER.")
     var maxBodyBufferBytes = defaults.maxBodyBufferBytes
     @Option(help: "Seconds a connection with no request or response under way stays open.")
     var idleTimeout = Int(defaults.idleTimeout.components.seconds)
@@ -43,8 +43,11 @@ struct ServerLimitOptions: ParsableArguments {
             throw ValidationError("timeouts are whole seconds, at least 1")
         }
         guard maxHeaderBytes >= 1_024 else { throw ValidationError("--max-header-bytes is at least 1024") }
-        guard maxBodyBufferBytes >= 4 << 20 else {
-            throw ValidationError("--max-body-buffer-bytes is at least 4194304 (one request's largest body)")
+        // One request's largest body and what its JSON may take once parsed, or such
+        // a request could never be served.
+        let largest = CloudKitAPI.maxBodyBytes + JSONValue.memoryLimit(forBodyBytes: CloudKitAPI.maxBodyBytes)
+        guard maxBodyBufferBytes >= largest else {
+            throw ValidationError("--max-body-buffer-bytes is at least \(largest) (one request's largest body and its parse)")
         }
         guard (1...Limits.maxItemsPerOperation).contains(maxItemsPerRequest) else {
             throw ValidationError("--max-items-per-request is from 1 to \(Limits.maxItemsPerOperation) (one operation's most)")

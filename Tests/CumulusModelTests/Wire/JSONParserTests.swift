@@ -74,4 +74,35 @@ struct JSONParserTests {
         }
         #expect(items.count == 400_000 / chain.utf8.count)
     }
+
+    @Test("memory: a body built to parse into many values is refused part-way with limitExceeded; CloudKit's shapes fit their body's limit")
+    func memoryLimit() throws {
+        func parse(_ text: String) throws -> JSONValue {
+            try JSONValue.parse(Data(text.utf8), memoryLimit: JSONValue.memoryLimit(forBodyBytes: text.utf8.count))
+        }
+        for amplifying in ["[1]", "[]", "{}", #"{"a":{}}"#] {
+            let body = "[" + Array(repeating: amplifying, count: 100_000).joined(separator: ",") + "]"
+            do {
+                _ = try parse(body)
+                Issue.record("\(amplifying) × 100,000 was parsed")
+            } catch let error as CumulusError {
+                #expect(error.code == .limitExceeded, "\(amplifying): \(error)")
+            }
+            // Without a limit (the tools' own files) it parses.
+            #expect(throws: Never.self) { try JSONValue.parse(Data(body.utf8)) }
+        }
+        // A list of one-digit numbers, the densest values CloudKit sends.
+        let digits = "[" + Array(repeating: "7", count: 500_000).joined(separator: ",") + "]"
+        #expect(try parse(digits).arrayValue?.count == 500_000)
+        // 200 records/modify operations, each with 40 short fields.
+        let fields = (0..<40).map { #""f\#($0)":{"value":\#($0 % 10)}"# }.joined(separator: ",")
+        let operation = #"{"operationType":"forceReplace","record":{"recordName":"r","recordType":"T","fields":{\#(fields)}}}"#
+        let modify = #"{"operations":["# + Array(repeating: operation, count: 200).joined(separator: ",") + "]}"
+        #expect(try parse(modify)["operations"]?.arrayValue?.count == 200)
+        // Small bodies get 64 KiB, so deep but tiny ones still parse.
+        #expect(JSONValue.memoryLimit(forBodyBytes: 0) == 0)
+        #expect(JSONValue.memoryLimit(forBodyBytes: 10) == 64 << 10)
+        let deep = String(repeating: "[", count: 512) + String(repeating: "]", count: 512)
+        #expect(throws: Never.self) { try parse(deep) }
+    }
 }
