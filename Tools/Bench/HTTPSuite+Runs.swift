@@ -185,7 +185,7 @@ extension HTTPSuite {
     }
 
     /// Polls until the server accepts connections (at most 10 s), failing early if it stopped.
-    private static func waitUntilListening(port: Int, server: Task<Void, any Error>) async throws {
+    static func waitUntilListening(port: Int, server: Task<Void, any Error>) async throws {
         for _ in 0..<200 {
             if canConnect(port: port) { return }
             try await Task.sleep(for: .milliseconds(50))

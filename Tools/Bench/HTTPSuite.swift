@@ -92,6 +92,8 @@ enum HTTPSuite: BenchSuite {
                 + "non-2xx \(remote.non2xx), socket errors \(remote.socketErrors); "
                 + "log head +\(Report.grouped(Int64(remote.headAdvance)))")
         if let problem = remote.problem { report.detail("  WARNING", problem) }
+
+        try await hostileLoadLatency(quick: quick, report: report)
     }
 }
 
