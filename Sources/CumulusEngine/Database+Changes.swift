@@ -17,10 +17,12 @@ extension Database {
     /// zone's creation). A token this server did not issue, from another log, or from
     /// before the zone was deleted and re-created is `changeTokenExpired`. A token
     /// ahead of this node's log (a follower catching up) is waited on for up to
-    /// `catchUpTimeout`, then refused as retryable.
+    /// `catchUpTimeout`, then refused as retryable. A page also ends once the records
+    /// it reports as changed take `byteLimit` bytes as stored (with at least one
+    /// change), so a page of large records does not build a response of gigabytes.
     public func fetchZoneChanges(
         _ zoneID: ZoneID, since token: ChangeToken? = nil, resultsLimit: Int? = nil, desiredKeys: [String]? = nil,
-        catchUpTimeout: Duration = .zero, as actor: String?
+        catchUpTimeout: Duration = .zero, byteLimit: Int = .max, as actor: String?
     ) async throws -> ZoneChanges {
         try AccessPolicy.checkRead(id, actor: actor)
         let limit = try changesLimit(resultsLimit)
@@ -50,7 +52,7 @@ extension Database {
         }
         let known = start
         let knownIncarnation = incarnation
-        let page = try store.environment.read { txn -> (changes: [String: ChangeState], order: [String], next: (UInt64, UInt32), more: Bool, incarnation: UInt64, lastSequence: UInt64) in
+        let page = try store.environment.read { txn -> (changes: [String: ChangeState], order: [String], next: (UInt64, UInt32), more: Bool, incarnation: UInt64, lastSequence: UInt64, bytes: Int) in
             let current: UInt64
             if zone.isDefaultZone {
                 guard database.scope != .shared else { throw CumulusError(.zoneNotFound, "the shared database has no default zone") }
@@ -72,7 +74,7 @@ extension Database {
             } else {
                 from = (try creationPosition(zone, incarnation: current, txn), 0)
             }
-            var walk = FeedWalk(limit: limit)
+            var walk = FeedWalk(limit: limit, byteLimit: byteLimit) { try views.storedRecordSize(zoneKey: zoneKey, name: $0, txn) }
             var after = from.0
             let skip = from.1
             outer: while true {
@@ -80,11 +82,11 @@ extension Database {
                 if entries.isEmpty { break }
                 for entry in entries {
                     let first = entry.zoneSequence == from.0 + 1 ? Int(skip) : 0
-                    if !walk.consume(entry.zoneSequence, entry.sequence, entry.changes, skipping: first) { break outer }
+                    if try !walk.consume(entry.zoneSequence, entry.sequence, entry.changes, skipping: first) { break outer }
                     after = entry.zoneSequence
                 }
             }
-            return (walk.states, walk.order, walk.next ?? (after, 0), walk.stopped, current, walk.lastSequence)
+            return (walk.states, walk.order, walk.next ?? (after, 0), walk.stopped, current, walk.lastSequence, walk.bytes)
         }
 
         // Build the answer in one snapshot: current records, and tombstones from the log.
@@ -136,7 +138,8 @@ extension Database {
                 incarnation: page.incarnation, position: page.next.0, offset: page.next.1),
             secret: secret)
         return ZoneChanges(
-            changed: changed, deleted: deleted, token: next, moreComing: page.more, clientChangeTokenData: clientToken)
+            changed: changed, deleted: deleted, token: next, moreComing: page.more, clientChangeTokenData: clientToken,
+            storedBytes: page.bytes)
     }
 
     /// The zones changed and deleted in this database since `token` (`nil`: ever).
@@ -222,21 +225,34 @@ extension Database {
         case deleted(sequence: UInt64)
     }
 
-    /// Accumulates feed changes into per-record states until the page is full.
+    /// Accumulates feed changes into per-record states until the page is full: `limit`
+    /// changes, or records of `byteLimit` stored bytes (at least one change).
     struct FeedWalk {
         let limit: Int
+        let byteLimit: Int
+        /// The stored size of a record by name, read only when `byteLimit` is finite.
+        let size: (String) throws -> Int
         var states: [String: ChangeState] = [:]
         var order: [String] = []
         var consumed = 0
+        /// Stored bytes of the records this page reports as changed, each counted once.
+        var bytes = 0
+        private var counted: Set<String> = []
         var next: (UInt64, UInt32)?
         /// The global sequence of the last change consumed.
         var lastSequence: UInt64 = 0
         var stopped: Bool { next != nil }
 
-        init(limit: Int) { self.limit = limit }
+        init(limit: Int, byteLimit: Int = .max, size: @escaping (String) throws -> Int = { _ in 0 }) {
+            self.limit = limit
+            self.byteLimit = byteLimit
+            self.size = size
+        }
 
         /// Consumes one entry's changes (after skipping `skip`); `false` once the page is full.
-        mutating func consume(_ zoneSequence: UInt64, _ sequence: UInt64, _ changes: [ZoneFeedEntry.Change], skipping skip: Int) -> Bool {
+        mutating func consume(
+            _ zoneSequence: UInt64, _ sequence: UInt64, _ changes: [ZoneFeedEntry.Change], skipping skip: Int
+        ) throws -> Bool {
             for (index, change) in changes.enumerated() where index >= skip {
                 let name: String
                 let state: ChangeState
@@ -250,12 +266,13 @@ extension Database {
                 case .zoneSaved, .zoneDeleted:
                     continue
                 }
-                if consumed == limit {
+                if consumed == limit || (consumed > 0 && bytes >= byteLimit) {
                     next = (zoneSequence - 1, UInt32(index))
                     return false
                 }
                 consumed += 1
                 lastSequence = sequence
+                if byteLimit < .max, case .changed = state, counted.insert(name).inserted { bytes += try size(name) }
                 if states[name] == nil { order.append(name) }
                 states[name] = state
             }

@@ -17,10 +17,12 @@ extension Database {
     /// Runs `query` in one zone, or in every zone of the database when `zoneID` is
     /// `nil`, and returns the first page. `desiredKeys` limits the user fields
     /// returned (`nil`: all; system fields always come back). `scanLimit` bounds the
-    /// records a page reads when no index serves its order (``defaultQueryScanLimit``).
+    /// records a page reads when no index serves its order (``defaultQueryScanLimit``);
+    /// a page also ends once its records take `byteLimit` bytes as stored (with at
+    /// least one record), its cursor resuming after the last.
     public func query(
         _ query: Query, in zoneID: ZoneID? = nil, resultsLimit: Int? = nil, desiredKeys: [String]? = nil,
-        scanLimit: Int = Database.defaultQueryScanLimit, as actor: String?
+        scanLimit: Int = Database.defaultQueryScanLimit, byteLimit: Int = .max, as actor: String?
     ) throws -> QueryResult {
         try AccessPolicy.checkRead(id, actor: actor)
         try NameRules.checkRecordType(query.recordType)
@@ -37,24 +39,28 @@ extension Database {
         }
         let zone = zoneID.map { Normalizer(database: id).zone($0) }
         return try page(QueryCursor.Contents(database: id, zoneID: zone, query: normalized, position: []),
-                        actor: actor, resultsLimit: resultsLimit, desiredKeys: desiredKeys, scanLimit: scanLimit)
+                        actor: actor, resultsLimit: resultsLimit, desiredKeys: desiredKeys, scanLimit: scanLimit,
+                        byteLimit: byteLimit)
     }
 
     /// The next page of the query a cursor came from.
     public func query(
         continuing cursor: QueryCursor, resultsLimit: Int? = nil, desiredKeys: [String]? = nil,
-        scanLimit: Int = Database.defaultQueryScanLimit, as actor: String?
+        scanLimit: Int = Database.defaultQueryScanLimit, byteLimit: Int = .max, as actor: String?
     ) throws -> QueryResult {
         try AccessPolicy.checkRead(id, actor: actor)
         let contents = try cursor.open(secret: container.secret)
         guard contents.database == id else {
             throw CumulusError(.invalidArguments, "the cursor belongs to another database")
         }
-        return try page(contents, actor: actor, resultsLimit: resultsLimit, desiredKeys: desiredKeys, scanLimit: scanLimit)
+        return try page(
+            contents, actor: actor, resultsLimit: resultsLimit, desiredKeys: desiredKeys, scanLimit: scanLimit,
+            byteLimit: byteLimit)
     }
 
     private func page(
-        _ contents: QueryCursor.Contents, actor: String?, resultsLimit: Int?, desiredKeys: [String]?, scanLimit: Int
+        _ contents: QueryCursor.Contents, actor: String?, resultsLimit: Int?, desiredKeys: [String]?, scanLimit: Int,
+        byteLimit: Int
     ) throws -> QueryResult {
         let limit = resultsLimit ?? Self.defaultResultsLimit
         guard limit > 0, limit <= Self.maxResultsLimit else {
@@ -81,6 +87,7 @@ extension Database {
             }
             var executor = QueryExecutor(views: views, txn: txn, database: database)
             executor.collectScanLimit = scanLimit
+            executor.byteLimit = byteLimit
             var page = try executor.run(
                 contents.query, zones: zones, after: contents.position.isEmpty ? nil : contents.position, limit: limit)
             let last = page.lastPosition

@@ -284,4 +284,61 @@ struct HostileClientTests {
             }
         }
     }
+
+    @Test("over real sockets, a response stops adding records at its byte budget: query pages, change pages and lookups of 100 KB records each come back whole, in parts")
+    func responsesAreBoundedInBytes() async throws {
+        let world = try APIWorld()
+        #expect(try await world.post("zones/modify", #"{"operations":[{"operationType":"create","zone":{"zoneID":{"zoneName":"big"}}}]}"#).status == 200)
+        let text = String(repeating: "x", count: 100_000)
+        let operations = (0..<30).map {
+            #"{"operationType":"forceReplace","record":{"recordName":"r\#($0)","recordType":"Blob","fields":{"n":{"value":\#($0)},"text":{"value":"\#(text)"}}}}"#
+        }
+        #expect(try await world.post("records/modify", #"{"zoneID":{"zoneName":"big"},"operations":[\#(operations.joined(separator: ","))]}"#).status == 200)
+        var api = world.api
+        api.limits.responseBytes = 512 << 10
+        let app = CumulusHTTPServer.application(api: api, port: 0, logger: Logger(label: "test"))
+        let zone = #""zoneID":{"zoneName":"big"}"#
+        try await app.test(.live) { client in
+            func post(_ operation: String, _ body: String) async throws -> JSONValue {
+                try await client.execute(uri: Self.uri(world, operation), method: .post, body: ByteBuffer(string: body)) {
+                    try JSONValue.parse(Data($0.body.readableBytesView))
+                }
+            }
+            // Query: pages of about five records, every record once, in order.
+            var names: [String] = []
+            var marker: String?
+            repeat {
+                let cursor = marker.map { #","continuationMarker":"\#($0)""# } ?? ""
+                let page = try await post("records/query", #"{\#(zone),"query":{"recordType":"Blob","sortBy":[{"fieldName":"n"}]}\#(cursor)}"#)
+                let records = page["records"]?.arrayValue ?? []
+                #expect(records.count >= 1 && records.count <= 6, "\(records.count) records in one page")
+                names += records.compactMap { $0["recordName"]?.stringValue }
+                marker = page["continuationMarker"]?.stringValue
+            } while marker != nil && names.count < 60
+            #expect(names == (0..<30).map { "r\($0)" })
+            // Zone changes: pages that say moreComing until every record came once.
+            var changed: [String] = []
+            var token: String?
+            var more = true
+            while more && changed.count < 60 {
+                let sync = token.map { #","syncToken":"\#($0)""# } ?? ""
+                let page = try await post("records/changes", #"{\#(zone)\#(sync)}"#)
+                let records = page["records"]?.arrayValue ?? []
+                #expect(records.count <= 6, "\(records.count) records in one page")
+                changed += records.compactMap { $0["recordName"]?.stringValue }
+                token = page["syncToken"]?.stringValue
+                more = page["moreComing"]?.boolValue ?? false
+            }
+            #expect(changed.sorted() == (0..<30).map { "r\($0)" }.sorted())
+            #expect(Set(changed).count == changed.count)
+            // Lookup: the records that fit, then each of the rest told to ask again.
+            let ids = (0..<30).map { #"{"recordName":"r\#($0)"}"# }.joined(separator: ",")
+            let lookup = try await post("records/lookup", #"{\#(zone),"records":[\#(ids)]}"#)
+            let items = lookup["records"]?.arrayValue ?? []
+            #expect(items.count == 30)
+            let found = items.filter { $0["recordName"] != nil && $0["serverErrorCode"] == nil }.count
+            #expect(found >= 5 && found <= 25, "\(found) records in one lookup")
+            #expect(items.dropFirst(found).allSatisfy { $0["serverErrorCode"] == "LIMIT_EXCEEDED" })
+        }
+    }
 }

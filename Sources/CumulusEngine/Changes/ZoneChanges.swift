@@ -24,6 +24,9 @@ public struct ZoneChanges: Sendable {
     public var moreComing: Bool
     /// The caller's `clientChangeTokenData` from its last modify in this zone.
     public var clientChangeTokenData: [UInt8]?
+    /// Bytes the page's changed records take as stored, as counted against its byte
+    /// limit: what a response sharing one budget over several zones takes off it.
+    public var storedBytes = 0
 }
 
 /// One page of a database's changes.

@@ -34,6 +34,9 @@ struct QueryExecutor {
     let database: DatabaseID
     /// Most records one collect-and-sort page reads (`Docs/SECURITY.md`, "Limits").
     var collectScanLimit = Database.defaultQueryScanLimit
+    /// Stored bytes of records after which a page ends, with at least one record: a
+    /// page of 400 records of 1 MiB would otherwise be 400 MiB (`Docs/SECURITY.md`).
+    var byteLimit = Int.max
 
     /// One page of results.
     struct Page {
@@ -45,12 +48,32 @@ struct QueryExecutor {
         var lastPosition: [UInt8]?
         /// Whether a record beyond the page matches too.
         var more = false
+        /// Stored bytes of the page's records, and where the page ends by them.
+        var bytes = 0
+        var byteLimit = Int.max
+
+        /// Whether the page holds `limit` records, or its records' bytes reached the
+        /// limit: the next match only says there is more.
+        func isFull(_ limit: Int) -> Bool { records.count == limit || bytes >= byteLimit }
+
+        /// Adds `record`; its position is built by the caller when it is the last.
+        mutating func append(_ record: Record) {
+            records.append(record)
+            bytes += record.storedValueByteCount ?? 0
+        }
 
         /// Adds `record`, found at `position`.
         mutating func append(_ record: Record, at position: [UInt8]) {
-            records.append(record)
+            append(record)
             lastPosition = position
         }
+    }
+
+    /// An empty page that ends at ``byteLimit``.
+    private var emptyPage: Page {
+        var page = Page()
+        page.byteLimit = byteLimit
+        return page
     }
 
     func run(_ query: Query, zones: [ZoneID], after position: [UInt8]?, limit: Int) throws -> Page {
@@ -126,7 +149,7 @@ struct QueryExecutor {
         // type's names as the by-type table keeps them.
         let names = try candidates?.names ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
         let rest = residual(query, candidatesFromIndex: candidates != nil)
-        var page = Page()
+        var page = emptyPage
         var hints = RecordDecodeHints()
         var candidatePosition: [UInt8] = []
         for name in names {
@@ -135,11 +158,11 @@ struct QueryExecutor {
                 if !position.lexicographicallyPrecedes(candidatePosition) { continue }
             }
             guard let record = try load(name, zone, zoneKey, rest, &hints) else { continue }
-            if page.records.count == limit {
+            if page.isFull(limit) {
                 page.more = true
                 break
             }
-            page.records.append(record)
+            page.append(record)
         }
         if let last = page.records.last {
             var position: [UInt8] = []
@@ -154,7 +177,7 @@ struct QueryExecutor {
     ) throws -> Page {
         let sort = query.sort[0]
         let (candidates, rest, prefix) = try sortIndexInputs(query, zone: zone, zoneKey: zoneKey, field: field)
-        var page = Page()
+        var page = emptyPage
         let inMissingPhase = position?.first == 0xFF
         var hints = RecordDecodeHints()
         // The last record's position is built once the page is done, from the index
@@ -163,11 +186,11 @@ struct QueryExecutor {
         var candidatePosition: [UInt8] = []
 
         func offer(_ record: Record) -> Bool {
-            if page.records.count == limit {
+            if page.isFull(limit) {
                 page.more = true
                 return false
             }
-            page.records.append(record)
+            page.append(record)
             return true
         }
         func finished() -> Page {
@@ -215,7 +238,7 @@ struct QueryExecutor {
     ) throws -> Page {
         let first = query.sort[0]
         let (candidates, rest, prefix) = try sortIndexInputs(query, zone: zone, zoneKey: zoneKey, field: field)
-        var page = Page()
+        var page = emptyPage
         var hints = RecordDecodeHints()
 
         func precedes(_ a: (record: Record, position: [UInt8]), _ b: (record: Record, position: [UInt8])) -> Bool {
@@ -243,7 +266,7 @@ struct QueryExecutor {
             group.sort(by: precedes)
             defer { group.removeAll(keepingCapacity: true) }
             for entry in group {
-                if page.records.count == limit {
+                if page.isFull(limit) {
                     page.more = true
                     return false
                 }
@@ -270,7 +293,7 @@ struct QueryExecutor {
                     keepGoing = emit()
                     // A later group lies wholly after the cursor: this record alone
                     // says a full page has more, without reading its group.
-                    if keepGoing, page.records.count == limit, groupValue != nil {
+                    if keepGoing, page.isFull(limit), groupValue != nil {
                         page.more = true
                         keepGoing = false
                     }
@@ -290,7 +313,7 @@ struct QueryExecutor {
         for name in names {
             guard let record = try load(name, zone, zoneKey, rest, &hints), SortPosition.sortValue(record, first) == nil
             else { continue }
-            if page.records.count == limit {
+            if page.isFull(limit) {
                 page.more = true
                 return page
             }
@@ -411,8 +434,15 @@ struct QueryExecutor {
             }
         }
         cut()
-        var page = Page(more: best.count > limit)
-        for match in best.prefix(limit) { page.append(match.record, at: match.position) }
+        var page = emptyPage
+        page.more = best.count > limit
+        for match in best.prefix(limit) {
+            if page.isFull(limit) {
+                page.more = true
+                break
+            }
+            page.append(match.record, at: match.position)
+        }
         return page
     }
 }

@@ -90,6 +90,10 @@ public struct Record: Sendable, Hashable {
     public var encryptedValues: [String: FieldValue] { storage.encoded?.encrypted ?? storage.decodedEncrypted }
     /// The values still in their stored bytes, or `nil` once decoded or set.
     var encoded: EncodedValues? { storage.encoded }
+    /// How many bytes the record's values take as stored, for a record read from the
+    /// views whose values are still in those bytes; `nil` otherwise. What a read
+    /// counts against the bytes one response may hold.
+    public var storedValueByteCount: Int? { storage.encoded?.bytes.count }
     /// When the record was first saved (server-set).
     public var creationDate: Timestamp? {
         get { storage.creationDate }

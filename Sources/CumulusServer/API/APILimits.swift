@@ -25,6 +25,12 @@ public struct APILimits: Sendable, Equatable {
     /// with `Last-Event-ID` and misses nothing. It bounds how long one stream holds
     /// its place, even for a client that never reads.
     public var notificationStreamLifetime: Duration = .seconds(3_600)
+    /// Bytes of records, as stored, after which one response stops adding them (a
+    /// query page, a zone's changes, a lookup): records may be 1 MiB each, so 1,000 of
+    /// them would make a response of a gigabyte, built in memory. What is left is
+    /// served by the next page (`moreComing`, a cursor), or, in a lookup, is that
+    /// item's `LIMIT_EXCEEDED` to ask for again. At least one record always goes.
+    public var responseBytes = 16 << 20
     /// Records one query page may read when no index serves its order
     /// (``Database/defaultQueryScanLimit``); more is `LIMIT_EXCEEDED`.
     public var queryScanRecords = Database.defaultQueryScanLimit

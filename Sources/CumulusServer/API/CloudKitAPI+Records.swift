@@ -99,6 +99,9 @@ extension CloudKitAPI {
         return APIResponse(json: ["records": .array(records)])
     }
 
+    /// IDs a lookup reads at a time: what it may read past the response's bytes.
+    static let lookupChunk = 20
+
     func lookupRecords(_ context: Context) throws -> APIResponse {
         guard case .array(let requested)? = context.body["records"] else {
             throw CumulusError(.invalidArguments, "'records' must be a list of {recordName}")
@@ -115,18 +118,39 @@ extension CloudKitAPI {
             ids.append(RecordID(recordName: name, zoneID: zone))
             keys.append(try desiredKeys(entry["desiredKeys"]) ?? topKeys)
         }
-        let results = try context.database.fetch(ids, as: context.caller.user)
-        let records: [JSONValue] = zip(results, keys).map { item, keys in
-            switch item.result {
-            case .success(let record):
-                // A record whose stored values turn out damaged is that item's error.
-                do throws(CumulusError) {
-                    return try RecordJSON.encode(record, desiredKeys: keys, numbersAsStrings: context.numbersAsStrings)
-                } catch {
-                    return itemError(error, name: item.recordID.recordName)
+        // Read a few at a time, so that once the records read take the response's
+        // bytes, the rest are not read at all: each is told to ask again.
+        var records: [JSONValue] = []
+        var bytes = 0
+        var start = 0
+        while start < ids.count {
+            guard bytes < limits.responseBytes else {
+                metrics?.recordLimitHit(.recordsPerResponse)
+                records += ids[start...].map { id in
+                    itemError(
+                        CumulusError(
+                            .limitExceeded,
+                            "this response already holds \(bytes) bytes of records; look this record up again"),
+                        name: id.recordName)
                 }
-            case .failure(let error): return itemError(error, name: item.recordID.recordName)
+                break
             }
+            let end = min(ids.count, start + Self.lookupChunk)
+            let results = try context.database.fetch(Array(ids[start..<end]), as: context.caller.user)
+            for (item, keys) in zip(results, keys[start..<end]) {
+                switch item.result {
+                case .success(let record):
+                    bytes += record.storedValueByteCount ?? 0
+                    // A record whose stored values turn out damaged is that item's error.
+                    do throws(CumulusError) {
+                        records.append(try RecordJSON.encode(record, desiredKeys: keys, numbersAsStrings: context.numbersAsStrings))
+                    } catch {
+                        records.append(itemError(error, name: item.recordID.recordName))
+                    }
+                case .failure(let error): records.append(itemError(error, name: item.recordID.recordName))
+                }
+            }
+            start = end
         }
         return APIResponse(json: ["records": .array(records)])
     }
@@ -147,7 +171,7 @@ extension CloudKitAPI {
             }
             result = try context.database.query(
                 continuing: cursor, resultsLimit: limit, desiredKeys: keys, scanLimit: limits.queryScanRecords,
-                as: context.caller.user)
+                byteLimit: limits.responseBytes, as: context.caller.user)
         } else {
             guard let queryJSON = body["query"] else { throw CumulusError(.invalidArguments, "'query' is required") }
             let zoneGiven = body["zoneID"] != nil && body["zoneID"] != .null
@@ -157,7 +181,7 @@ extension CloudKitAPI {
             let everyZone = !zoneGiven && (body["zoneWide"]?.boolValue ?? false)
             result = try context.database.query(
                 query, in: everyZone ? nil : zone, resultsLimit: limit, desiredKeys: keys,
-                scanLimit: limits.queryScanRecords, as: context.caller.user)
+                scanLimit: limits.queryScanRecords, byteLimit: limits.responseBytes, as: context.caller.user)
         }
         var answer: [String: JSONValue] = [
             "records": .array(try result.records.map { try RecordJSON.encode($0, numbersAsStrings: context.numbersAsStrings) }),
@@ -169,12 +193,15 @@ extension CloudKitAPI {
     func recordChanges(_ context: Context) async throws -> APIResponse {
         guard context.body["zoneID"] != nil else { throw CumulusError(.invalidArguments, "'zoneID' is required") }
         let zone = try zone(context.body)
-        let page = try await zonePage(context, zone: zone, options: context.body)
-        return APIResponse(json: .object(page))
+        let page = try await zonePage(context, zone: zone, options: context.body, byteLimit: limits.responseBytes)
+        return APIResponse(json: .object(page.json))
     }
 
-    /// One zone's changes as `records/changes` and `changes/zone` answer them.
-    func zonePage(_ context: Context, zone: ZoneID, options: JSONValue) async throws -> [String: JSONValue] {
+    /// One zone's changes as `records/changes` and `changes/zone` answer them, ending
+    /// once its records take `byteLimit` bytes as stored; those bytes.
+    func zonePage(_ context: Context, zone: ZoneID, options: JSONValue, byteLimit: Int) async throws
+        -> (json: [String: JSONValue], storedBytes: Int)
+    {
         var token: ChangeToken?
         if let string = options["syncToken"]?.stringValue {
             guard let parsed = ChangeToken(base64: string) else {
@@ -191,7 +218,7 @@ extension CloudKitAPI {
         let keys = try desiredKeys(options["desiredKeys"]).map(Array.init)
         let changes = try await context.database.fetchZoneChanges(
             zone, since: token, resultsLimit: limit, desiredKeys: keys, catchUpTimeout: context.catchUpWait,
-            as: context.caller.user)
+            byteLimit: byteLimit, as: context.caller.user)
         let records = try changes.changed.map { try RecordJSON.encode($0, numbersAsStrings: context.numbersAsStrings) }
             + changes.deleted.map(RecordJSON.deletion)
         var page: [String: JSONValue] = [
@@ -204,6 +231,6 @@ extension CloudKitAPI {
         if let client = changes.clientChangeTokenData {
             page["clientChangeTokenData"] = .string(Data(client).base64EncodedString())
         }
-        return page
+        return (page, changes.storedBytes)
     }
 }

@@ -102,16 +102,18 @@ extension CloudKitAPI {
         // before it left, and a zone that gets nothing is told to ask again, as
         // CloudKit tells a client whose request is too large.
         var budget = limits.recordsPerResponse
+        var bytes = limits.responseBytes
         var budgetSpent = false  // counted once per response
         for (index, entry) in requested.enumerated() {
             guard let zoneJSON = entry["zoneID"] else { throw CumulusError(.invalidArguments, "zones[\(index)] needs a 'zoneID'") }
             let zoneID = try ZoneID(wire: zoneJSON, field: "zones[\(index)].zoneID")
-            guard budget > 0 else {
+            guard budget > 0, bytes > 0 else {
                 if !budgetSpent { metrics?.recordLimitHit(.recordsPerResponse) }
                 budgetSpent = true
                 answers.append(Self.zoneError(zoneID, CumulusError(
                     .limitExceeded,
-                    "this response already holds \(limits.recordsPerResponse) records; ask for this zone's changes again")))
+                    "this response already holds \(limits.recordsPerResponse - budget) records of "
+                        + "\(limits.responseBytes - bytes) bytes; ask for this zone's changes again")))
                 continue
             }
             var options = entry.objectValue ?? [:]
@@ -126,9 +128,10 @@ extension CloudKitAPI {
             default: break
             }
             do {
-                let page = try await zonePage(context, zone: zoneID, options: .object(options))
-                budget -= page["records"]?.arrayValue?.count ?? 0
-                answers.append(.object(page))
+                let page = try await zonePage(context, zone: zoneID, options: .object(options), byteLimit: bytes)
+                budget -= page.json["records"]?.arrayValue?.count ?? 0
+                bytes -= page.storedBytes
+                answers.append(.object(page.json))
             } catch let error as CumulusError {
                 answers.append(Self.zoneError(zoneID, error))
             }

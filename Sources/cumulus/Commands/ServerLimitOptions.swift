@@ -34,6 +34,8 @@ struct ServerLimitOptions: ParsableArguments {
     var maxStreams = apiDefaults.notificationStreams
     @Option(help: "Seconds an SSE notification stream lasts before the client must reconnect (it misses nothing).")
     var streamLifetime = Int(apiDefaults.notificationStreamLifetime.components.seconds)
+    @Option(help: "Bytes of records (as stored) after which one response stops adding them; the rest come on the next page.")
+    var maxResponseBytes = apiDefaults.responseBytes
     @Option(help: "Records one query page may read when no index serves its order; past it, LIMIT_EXCEEDED.")
     var maxQueryScan = apiDefaults.queryScanRecords
 
@@ -53,6 +55,9 @@ struct ServerLimitOptions: ParsableArguments {
             throw ValidationError("--max-items-per-request is from 1 to \(Limits.maxItemsPerOperation) (one operation's most)")
         }
         guard maxRecordsPerResponse >= 1 else { throw ValidationError("--max-records-per-response is at least 1") }
+        guard maxResponseBytes >= Limits.maxRecordSize else {
+            throw ValidationError("--max-response-bytes is at least \(Limits.maxRecordSize) (one record's largest size)")
+        }
         guard maxStreamsPerUser >= 1, maxStreams >= maxStreamsPerUser else {
             throw ValidationError("--max-streams-per-user is at least 1, and --max-streams at least that")
         }
@@ -84,6 +89,7 @@ struct ServerLimitOptions: ParsableArguments {
         limits.notificationStreams = maxStreams
         limits.notificationStreamLifetime = .seconds(streamLifetime)
         limits.queryScanRecords = maxQueryScan
+        limits.responseBytes = maxResponseBytes
         return limits
     }
 }
