@@ -23,8 +23,8 @@ public final class ReplicationLeader: Sendable {
     let logger: Logger
     /// Where snapshots are written before they are streamed.
     let snapshotDirectory: String
-    /// Whether a snapshot is being written: one at a time, so followers seeding at
-    /// once cannot fill the leader's disk with copies.
+    /// Whether a snapshot is being written or sent: one at a time, so followers
+    /// seeding at once cannot fill the leader's disk with copies.
     let copying = Mutex(false)
 
     /// The header that carries the replication secret.
@@ -106,19 +106,28 @@ public final class ReplicationLeader: Sendable {
             return copying
         }
         guard !busy else {
-            throw ReplicationError.unreachable("another follower's snapshot is being written; retry shortly")
+            throw ReplicationError.unreachable("another follower's snapshot is being written or sent; retry shortly")
         }
-        defer { copying.withLock { $0 = false } }
+        // Held until the copy is deleted, after its stream: released as soon as the
+        // copy is written, a second could be written beside a first still being sent,
+        // and so on, each a full copy on disk.
+        let release: @Sendable () -> Void = { [self] in copying.withLock { $0 = false } }
         let directory = snapshotDirectory + "/" + UUID().uuidString
         let environment = container.store.environment
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            // A long blocking copy: keep it off Swift's cooperative threads.
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try environment.copy(to: directory, compact: true) })
+        do {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                // A long blocking copy: keep it off Swift's cooperative threads.
+                Thread.detachNewThread {
+                    continuation.resume(with: Result { try environment.copy(to: directory, compact: true) })
+                }
             }
+            logger.info("snapshot written for a follower: \(directory)")
+            return try SnapshotFile(directory: directory, released: release)
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            release()
+            throw error
         }
-        logger.info("snapshot written for a follower: \(directory)")
-        return try SnapshotFile(directory: directory)
     }
 
     /// This node's replication status: identity, head, and each follower's lag.

@@ -173,4 +173,19 @@ struct ReplicationLeaderTests {
         }
         reopened.close()
     }
+
+    @Test("one snapshot at a time, until its stream is done: a second is refused while the first is still held, served after")
+    func oneSnapshotUntilStreamed() async throws {
+        let (container, leader) = try await Self.leader()
+        var first: SnapshotFile? = try await leader.snapshot()
+        #expect(first?.size ?? 0 > 0)
+        // Written, but still being streamed: another copy would double the disk it takes.
+        await #expect(throws: ReplicationError.self) { _ = try await leader.snapshot() }
+        let directory = try #require(first?.directory)
+        first = nil
+        #expect(!FileManager.default.fileExists(atPath: directory))
+        let second = try await leader.snapshot()
+        #expect(second.size > 0)
+        container.close()
+    }
 }
