@@ -179,6 +179,48 @@ struct SlowClientTests {
         }
     }
 
+    @Test("a client that stops reading a large response is cut at the response write timeout, counted; the server answers the next")
+    func responseWriteTimeout() async throws {
+        let world = try APIWorld()
+        #expect(try await world.post("zones/modify", #"{"operations":[{"operationType":"create","zone":{"zoneID":{"zoneName":"big"}}}]}"#).status == 200)
+        // 10 MB of records: more than the socket buffers between the server and a
+        // client that reads nothing (4 MiB on the server's side at most, here).
+        let text = String(repeating: "x", count: 100_000)
+        for batch in 0..<4 {
+            let operations = (0..<25).map {
+                #"{"operationType":"forceReplace","record":{"recordName":"r\#(batch)-\#($0)","recordType":"Blob","fields":{"text":{"value":"\#(text)"}}}}"#
+            }
+            let body = #"{"zoneID":{"zoneName":"big"},"operations":[\#(operations.joined(separator: ","))]}"#
+            #expect(try await world.post("records/modify", body).status == 200)
+        }
+        var limits = Self.limits(head: 30, body: 30)
+        limits.responseWriteTimeout = .seconds(1)
+        let app = Self.app(world, limits)
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            let stalled = try RawConnection(port: port, receiveBuffer: 4_096)
+            defer { stalled.close() }
+            let body = #"{"zoneID":{"zoneName":"big"},"resultsLimit":200,"query":{"recordType":"Blob"}}"#
+            stalled.send(
+                "POST \(HostileClientTests.uri(world, "records/query")) HTTP/1.1\r\nHost: cumulus\r\n"
+                    + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+            // Waits for the server to give up on the client, however long the machine takes.
+            let deadline = ContinuousClock.now + .seconds(60)
+            while try await Self.hits(.responseWriteTimeout, port: port) < 1, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(try await Self.hits(.responseWriteTimeout, port: port) == 1)
+            // What the client gets now is what was in flight, then the end: not the answer.
+            let received = await stalled.untilClosed() ?? ""
+            #expect(received.hasPrefix("HTTP/1.1 200"))
+            #expect(received.utf8.count < 10_000_000, "\(received.utf8.count) bytes")
+            let next = try RawConnection(port: port)
+            defer { next.close() }
+            let listed = await next.get(HostileClientTests.uri(world, "zones/list"))
+            #expect(listed?.hasPrefix("HTTP/1.1 200") == true)
+        }
+    }
+
     @Test("at the connection limit new connections wait, and are served once the head timeout frees a slot")
     func connectionLimitHoldsNewcomers() async throws {
         let world = try APIWorld()

@@ -13,9 +13,14 @@ public final class RawConnection: @unchecked Sendable {
     /// The socket.
     public let descriptor: Int32
 
-    /// Connects to `127.0.0.1:port`.
-    public init(port: Int) throws {
+    /// Connects to `127.0.0.1:port`. `receiveBuffer`, when given, is the socket's
+    /// receive buffer (`SO_RCVBUF`, set before connecting so the window stays small):
+    /// a client that reads nothing then stalls a server's larger response at once.
+    public init(port: Int, receiveBuffer: Int? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer.map(Int32.init) {
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

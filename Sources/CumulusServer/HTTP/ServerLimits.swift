@@ -37,6 +37,11 @@ public struct ServerLimits: Sendable, Equatable {
     /// poll (60 s) and a read-your-writes wait (30 s). Streams (SSE, replication) are
     /// not bound by it once they have started.
     public var requestTimeout: Duration = .seconds(90)
+    /// How long a response may wait for its client to read: from when the connection
+    /// stops taking bytes (its buffers full) until it takes some again. A client that
+    /// asks for a large answer and never reads it would otherwise hold the answer in
+    /// the server's memory, and its connection, for as long as it stays connected.
+    public var responseWriteTimeout: Duration = .seconds(60)
 
     /// The defaults.
     public init() {}
@@ -56,7 +61,8 @@ public struct ServerLimits: Sendable, Equatable {
         case bodyBuffer = "body_buffer"
         /// A request refused for the number of items it lists.
         case itemsPerRequest = "items_per_request"
-        /// A zone's changes cut short by the records-per-response budget.
+        /// A `changes/zone` answer or a lookup cut short by what one response may hold
+        /// (its records, or their bytes).
         case recordsPerResponse = "records_per_response"
         /// A notification stream refused: too many open for the user or in all.
         case notificationStreams = "notification_streams"
@@ -64,5 +70,7 @@ public struct ServerLimits: Sendable, Equatable {
         case signatureReplayCache = "signature_replay_cache"
         /// A request answered `TRY_AGAIN_LATER` by ``ServerLimits/requestTimeout``.
         case requestTimeout = "request_timeout"
+        /// A connection closed by ``ServerLimits/responseWriteTimeout``.
+        case responseWriteTimeout = "response_write_timeout"
     }
 }

@@ -24,6 +24,8 @@ struct ServerLimitOptions: ParsableArguments {
     var idleTimeout = Int(defaults.idleTimeout.components.seconds)
     @Option(help: "Seconds the server may take to answer one request once its body is read; past it, TRY_AGAIN_LATER.")
     var requestTimeout = Int(defaults.requestTimeout.components.seconds)
+    @Option(help: "Seconds a response may wait for its client to read before the connection is closed.")
+    var responseWriteTimeout = Int(defaults.responseWriteTimeout.components.seconds)
     @Option(help: "Items one request may list (operations, lookups, zones of changes/zone, results of a query page); CloudKit's is 200.")
     var maxItemsPerRequest = apiDefaults.itemsPerRequest
     @Option(help: "Records one changes/zone response may hold over all its zones.")
@@ -41,7 +43,9 @@ struct ServerLimitOptions: ParsableArguments {
 
     func validate() throws {
         guard maxConnections >= 1 else { throw ValidationError("--max-connections is at least 1") }
-        guard requestHeadTimeout >= 1, requestBodyTimeout >= 1, idleTimeout >= 1, requestTimeout >= 1 else {
+        guard requestHeadTimeout >= 1, requestBodyTimeout >= 1, idleTimeout >= 1, requestTimeout >= 1,
+            responseWriteTimeout >= 1
+        else {
             throw ValidationError("timeouts are whole seconds, at least 1")
         }
         guard maxHeaderBytes >= 1_024 else { throw ValidationError("--max-header-bytes is at least 1024") }
@@ -77,6 +81,7 @@ struct ServerLimitOptions: ParsableArguments {
         limits.maxBodyBufferBytes = maxBodyBufferBytes
         limits.idleTimeout = .seconds(idleTimeout)
         limits.requestTimeout = .seconds(requestTimeout)
+        limits.responseWriteTimeout = .seconds(responseWriteTimeout)
         return limits
     }
 
