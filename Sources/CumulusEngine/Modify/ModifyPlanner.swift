@@ -110,8 +110,7 @@ struct ModifyPlanner {
         }
         // In the public database a reference changes nothing the target's writers did
         // not allow: a target the actor may not write keeps its change tag.
-        let scope = database.scope
-        try overlay.emitTagBumps(tag: tag, allowing: scope == .public ? { mayWrite($0, rules) } : nil)
+        try overlay.emitTagBumps(tag: tag, allowing: database.scope == .public ? { mayWrite($0, rules) } : nil)
         let events = justInTimeEvents(original, overlay.events) + overlay.events
 
         let result = ModifyResult(

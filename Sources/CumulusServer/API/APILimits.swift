@@ -2,8 +2,9 @@ import CumulusEngine
 import CumulusModel
 
 /// What one request may ask of the API: how many items it lists, how many records one
-/// response holds, how many notification streams a user keeps open and for how long,
-/// how many records a query page may read when no index serves it. Each is a
+/// response holds and how many bytes they take, how many notification streams a user
+/// keeps open and for how long, how many records a query page may read when no index
+/// serves it. Each is a
 /// `cumulus serve` option (`ServerLimitOptions`); `Docs/SECURITY.md` ("Limits")
 /// says what each protects. The HTTP server's own limits (connections, deadlines,
 /// body buffers) are ``ServerLimits``.
