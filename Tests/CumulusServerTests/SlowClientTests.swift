@@ -181,29 +181,14 @@ struct SlowClientTests {
 
     @Test("a client that stops reading a large response is cut at the response write timeout, counted; the server answers the next")
     func responseWriteTimeout() async throws {
-        let world = try APIWorld()
-        #expect(try await world.post("zones/modify", #"{"operations":[{"operationType":"create","zone":{"zoneID":{"zoneName":"big"}}}]}"#).status == 200)
-        // 10 MB of records: more than the socket buffers between the server and a
-        // client that reads nothing (4 MiB on the server's side at most, here).
-        let text = String(repeating: "x", count: 100_000)
-        for batch in 0..<4 {
-            let operations = (0..<25).map {
-                #"{"operationType":"forceReplace","record":{"recordName":"r\#(batch)-\#($0)","recordType":"Blob","fields":{"text":{"value":"\#(text)"}}}}"#
-            }
-            let body = #"{"zoneID":{"zoneName":"big"},"operations":[\#(operations.joined(separator: ","))]}"#
-            #expect(try await world.post("records/modify", body).status == 200)
-        }
+        let world = try await Self.worldWithBigZone()
         var limits = Self.limits(head: 30, body: 30)
         limits.responseWriteTimeout = .seconds(1)
         let app = Self.app(world, limits)
         try await app.test(.live) { client in
             let port = try #require(client.port)
-            let stalled = try RawConnection(port: port, receiveBuffer: 4_096)
+            let stalled = try Self.bigQuery(world, port: port)
             defer { stalled.close() }
-            let body = #"{"zoneID":{"zoneName":"big"},"resultsLimit":200,"query":{"recordType":"Blob"}}"#
-            stalled.send(
-                "POST \(HostileClientTests.uri(world, "records/query")) HTTP/1.1\r\nHost: cumulus\r\n"
-                    + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
             // Waits for the server to give up on the client, however long the machine takes.
             let deadline = ContinuousClock.now + .seconds(60)
             while try await Self.hits(.responseWriteTimeout, port: port) < 1, ContinuousClock.now < deadline {
@@ -218,6 +203,74 @@ struct SlowClientTests {
             defer { next.close() }
             let listed = await next.get(HostileClientTests.uri(world, "zones/list"))
             #expect(listed?.hasPrefix("HTTP/1.1 200") == true)
+        }
+    }
+
+    /// A world whose zone `big` holds 10 MB of records (100 of 100 KB): more than the
+    /// socket buffers between the server and a client that reads nothing (4 MiB on
+    /// the server's side at most, here).
+    static func worldWithBigZone() async throws -> APIWorld {
+        let world = try APIWorld()
+        #expect(try await world.post("zones/modify", #"{"operations":[{"operationType":"create","zone":{"zoneID":{"zoneName":"big"}}}]}"#).status == 200)
+        let text = String(repeating: "x", count: 100_000)
+        for batch in 0..<4 {
+            let operations = (0..<25).map {
+                #"{"operationType":"forceReplace","record":{"recordName":"r\#(batch)-\#($0)","recordType":"Blob","fields":{"text":{"value":"\#(text)"}}}}"#
+            }
+            let body = #"{"zoneID":{"zoneName":"big"},"operations":[\#(operations.joined(separator: ","))]}"#
+            #expect(try await world.post("records/modify", body).status == 200)
+        }
+        return world
+    }
+
+    /// A connection that asks for `count` of zone `big`'s records in one query page;
+    /// with `receiveBuffer` 4 KiB and nothing read, it stalls the answer.
+    static func bigQuery(_ world: APIWorld, port: Int, count: Int = 200, receiveBuffer: Int? = 4_096) throws
+        -> RawConnection
+    {
+        let connection = try RawConnection(port: port, receiveBuffer: receiveBuffer)
+        let body = #"{"zoneID":{"zoneName":"big"},"resultsLimit":\#(count),"query":{"recordType":"Blob"}}"#
+        connection.send(
+            "POST \(HostileClientTests.uri(world, "records/query")) HTTP/1.1\r\nHost: cumulus\r\n"
+                + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+        return connection
+    }
+
+    @Test("large answers are held from the response budget until sent: while a stalled client holds it, another is TRY_AGAIN_LATER and a small one is served; once it is cut, the large one is served")
+    func responseBudget() async throws {
+        let world = try await Self.worldWithBigZone()
+        var limits = Self.limits(head: 30, body: 30)
+        limits.maxResponseBufferBytes = 1 << 20
+        limits.responseWriteTimeout = .seconds(3)
+        let app = Self.app(world, limits)
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            let stalled = try Self.bigQuery(world, port: port)
+            defer { stalled.close() }
+            /// A 2 MB answer (20 records), read whole: its status line.
+            func largeQuery() async throws -> String {
+                let connection = try Self.bigQuery(world, port: port, count: 20, receiveBuffer: nil)
+                defer { connection.close() }
+                return await connection.untilClosed() ?? ""
+            }
+            // Its answer has begun to arrive, so it holds the budget (the client reads the
+            // status line and no more; the rest stays stalled).
+            #expect(await stalled.statusLine()?.hasPrefix("HTTP/1.1 200") == true)
+            let refused = try await largeQuery()
+            #expect(refused.hasPrefix("HTTP/1.1 503"), "\(refused.prefix(200))")
+            #expect(refused.contains(#""retryAfter":1"#))
+            #expect(try await Self.hits(.responseBuffer, port: port) >= 1)
+            let small = try RawConnection(port: port)
+            defer { small.close() }
+            #expect(await small.get(HostileClientTests.uri(world, "zones/list"))?.hasPrefix("HTTP/1.1 200") == true)
+            // The write timeout cuts the stalled client and gives its bytes back.
+            let deadline = ContinuousClock.now + .seconds(60)
+            while try await Self.hits(.responseWriteTimeout, port: port) < 1, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let served = try await largeQuery()
+            #expect(served.hasPrefix("HTTP/1.1 200"), "\(served.prefix(200))")
+            #expect(served.utf8.count > 2_000_000)
         }
     }
 

@@ -14,13 +14,14 @@ public enum CumulusHTTPServer {
         api: CloudKitAPI, host: String = "127.0.0.1", port: Int = 8765, limits: ServerLimits = .init(), logger: Logger
     ) -> some ApplicationProtocol {
         let budget = BodyBudget(bytes: limits.maxBodyBufferBytes)
+        let responses = ResponseBytes(limit: limits.maxResponseBufferBytes)
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
-            await respond(to: request, api: api, budget: budget, timeout: limits.requestTimeout)
+            await respond(to: request, api: api, budget: budget, responses: responses, timeout: limits.requestTimeout)
         }
         let metrics = api.metrics
         let onHit: @Sendable (ServerLimits.Hit) -> Void = { hit in metrics?.recordLimitHit(hit) }
         let http = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [RequestDeadlineHandler(limits: limits, onHit: onHit)],
+            additionalChannelHandlers: [RequestDeadlineHandler(limits: limits, onHit: onHit), ResponseBytes.Handler(responses)],
             // An idle SSE client reconnects with Last-Event-ID.
             idleTimeout: TimeAmount(limits.idleTimeout),
             httpDecoderConfiguration: .init(
@@ -36,9 +37,11 @@ public enum CumulusHTTPServer {
 
     /// One exchange; over-long bodies and unreadable streams become CloudKit errors.
     /// The body's bytes are reserved from `budget` before it is read, and held until
-    /// the answer is made; the API has `timeout` to make it (``RequestDeadline``).
+    /// the answer is made; the API has `timeout` to make it (``RequestDeadline``). A
+    /// large answer is sent only if `responses` admits it.
     static func respond(
-        to request: Request, api: CloudKitAPI, budget: BodyBudget, timeout: Duration = ServerLimits().requestTimeout
+        to request: Request, api: CloudKitAPI, budget: BodyBudget, responses: ResponseBytes? = nil,
+        timeout: Duration = ServerLimits().requestTimeout
     ) async -> Response {
         var request = request
         let answer: APIResponse
@@ -95,7 +98,7 @@ public enum CumulusHTTPServer {
             api.metrics?.recordLimitHit(.bodyBytes)
             answer = .error(.limitExceeded, "the request body is larger than \(max(needed, 1_024)) bytes (its declared length, or the limit) or could not be read")
         }
-        return json(answer)
+        return json(answer, holdingFrom: responses, api: api)
     }
 
     /// `TRY_AGAIN_LATER` for a request that found the body budget spent while the
@@ -132,14 +135,28 @@ public enum CumulusHTTPServer {
     /// A header name, if `name` is a valid one.
     static func fieldName(_ name: String) -> HTTPField.Name? { HTTPField.Name(name) }
 
-    static func json(_ answer: APIResponse) -> Response {
+    /// Answers up to this size are sent without asking the response budget: most are a
+    /// few kilobytes, and the connection limit bounds what they hold together.
+    static let unbudgetedResponseBytes = 64 << 10
+
+    /// `answer` as an HTTP response. With `responses`, a body over
+    /// ``unbudgetedResponseBytes`` is refused with `TRY_AGAIN_LATER` unless the bytes
+    /// other connections have not yet sent leave room for it.
+    static func json(_ answer: APIResponse, holdingFrom responses: ResponseBytes? = nil, api: CloudKitAPI? = nil) -> Response {
         var headers = HTTPFields()
         for (name, value) in answer.headers {
             if let field = fieldName(name) { headers[field] = value }
         }
         headers[.contentType] = answer.text == nil ? "application/json; charset=utf-8" : "text/plain; version=0.0.4"
+        let bytes = answer.bodyBytes()
+        if let responses, bytes.count > unbudgetedResponseBytes, !responses.admits(bytes.count) {
+            api?.metrics?.recordLimitHit(.responseBuffer)
+            return json(.error(
+                .tryAgainLater, "the server is sending as many large answers as it holds at once; retry shortly",
+                retryAfter: 1))
+        }
         return Response(
             status: HTTPResponse.Status(code: answer.status), headers: headers,
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.bodyBytes())))
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 }

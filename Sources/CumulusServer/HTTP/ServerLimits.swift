@@ -24,6 +24,13 @@ public struct ServerLimits: Sendable, Equatable {
     /// memory would otherwise grow with the connection limit. Past it,
     /// `TRY_AGAIN_LATER` before the body is read (or parsed).
     public var maxBodyBufferBytes: Int = 256 << 20
+    /// Bytes of responses handed to connections and not yet sent, over all connections
+    /// (``ResponseBytes``): each answer may hold up to ``APILimits/responseBytes`` of
+    /// records, and a thousand clients asking for such answers at once, reading them
+    /// slowly, would otherwise hold them all. A large answer (past 64 KiB) that would
+    /// not fit is `TRY_AGAIN_LATER`; one larger than the whole budget is sent when
+    /// nothing else is in flight.
+    public var maxResponseBufferBytes: Int = 256 << 20
     /// A connection with nothing in flight, neither a request being read nor a
     /// response being written, is closed after this long. Streams (SSE, replication)
     /// keep writing, so they stay open. With the defaults ``requestHeadTimeout``,
@@ -59,6 +66,8 @@ public struct ServerLimits: Sendable, Equatable {
         case bodyBytes = "body_bytes"
         /// A request refused because ``ServerLimits/maxBodyBufferBytes`` were held.
         case bodyBuffer = "body_buffer"
+        /// An answer refused because ``ServerLimits/maxResponseBufferBytes`` were held.
+        case responseBuffer = "response_buffer"
         /// A request refused for the number of items it lists.
         case itemsPerRequest = "items_per_request"
         /// A `changes/zone` answer or a lookup cut short by what one response may hold

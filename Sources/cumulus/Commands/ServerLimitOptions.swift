@@ -20,6 +20,8 @@ struct ServerLimitOptions: ParsableArguments {
     var maxHeaderBytes = defaults.maxHeaderBytes
     @Option(help: "Bytes of request bodies, and of the JSON they parse into, held at once over all connections; past it, TRY_AGAIN_LATER.")
     var maxBodyBufferBytes = defaults.maxBodyBufferBytes
+    @Option(help: "Bytes of large answers held at once over all connections until they are sent; past it, TRY_AGAIN_LATER.")
+    var maxResponseBufferBytes = defaults.maxResponseBufferBytes
     @Option(help: "Seconds a connection with no request or response under way stays open.")
     var idleTimeout = Int(defaults.idleTimeout.components.seconds)
     @Option(help: "Seconds the server may take to answer one request once its body is read; past it, TRY_AGAIN_LATER.")
@@ -55,6 +57,9 @@ struct ServerLimitOptions: ParsableArguments {
         guard maxBodyBufferBytes >= largest else {
             throw ValidationError("--max-body-buffer-bytes is at least \(largest) (one request's largest body and its parse)")
         }
+        guard maxResponseBufferBytes >= 16 << 20 else {
+            throw ValidationError("--max-response-buffer-bytes is at least 16777216")
+        }
         guard (1...Limits.maxItemsPerOperation).contains(maxItemsPerRequest) else {
             throw ValidationError("--max-items-per-request is from 1 to \(Limits.maxItemsPerOperation) (one operation's most)")
         }
@@ -79,6 +84,7 @@ struct ServerLimitOptions: ParsableArguments {
         limits.requestBodyTimeout = .seconds(requestBodyTimeout)
         limits.maxHeaderBytes = maxHeaderBytes
         limits.maxBodyBufferBytes = maxBodyBufferBytes
+        limits.maxResponseBufferBytes = maxResponseBufferBytes
         limits.idleTimeout = .seconds(idleTimeout)
         limits.requestTimeout = .seconds(requestTimeout)
         limits.responseWriteTimeout = .seconds(responseWriteTimeout)
