@@ -117,7 +117,8 @@ public struct BinaryReader {
     /// `minimumItemSize` bytes), so a forged count cannot cause a huge allocation.
     @inlinable public mutating func length(minimumItemSize: Int = 1) throws -> Int {
         let value = try varint()
-        guard value <= UInt64(remaining / max(minimumItemSize, 1)) else {
+        // Most lengths count bytes: no integer division for them.
+        guard value <= UInt64(minimumItemSize <= 1 ? remaining : remaining / minimumItemSize) else {
             throw lengthFailure(value)
         }
         return Int(value)

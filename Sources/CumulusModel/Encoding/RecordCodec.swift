@@ -192,29 +192,28 @@ public enum RecordCodec {
         let recordType = try reader.string(reusing: hints.recordType)
         let recordID = try reader.recordID(reusing: hints.recordID)
         let zone = recordID.zoneID
-        var record = Record(recordType: recordType, recordID: recordID)
         hints.recordType = recordType
 
         let mask = try reader.u8()
         guard mask & 0x80 == 0 else { throw reader.failure("unknown system-field bits \(mask)") }
-        if mask & hasCreationDate != 0 { record.creationDate = Timestamp(millisecondsSince1970: try reader.zigzag()) }
-        if mask & hasModificationDate != 0 {
-            record.modificationDate = Timestamp(millisecondsSince1970: try reader.zigzag())
-        }
+        let created = try mask & hasCreationDate != 0 ? Timestamp(millisecondsSince1970: reader.zigzag()) : nil
+        let modified = try mask & hasModificationDate != 0 ? Timestamp(millisecondsSince1970: reader.zigzag()) : nil
+        var creator: RecordID?
         if mask & hasCreator != 0 {
-            let creator = try reader.recordID(reusing: hints.user)
-            record.creatorUserRecordID = creator
+            creator = try reader.recordID(reusing: hints.user)
             hints.user = creator
         }
+        var modifier: RecordID?
         if mask & hasLastModifier != 0 {
-            let modifier = try reader.recordID(reusing: hints.user)
-            record.lastModifiedUserRecordID = modifier
+            modifier = try reader.recordID(reusing: hints.user)
             hints.user = modifier
         }
-        if mask & hasChangeTag != 0 { record.recordChangeTag = try reader.string() }
-        if mask & hasParent != 0 { record.parent = try readReference(home: zone, from: &reader) }
-        if mask & hasShare != 0 { record.share = try readReference(home: zone, from: &reader) }
-        return record
+        let changeTag = try mask & hasChangeTag != 0 ? reader.string() : nil
+        let parent = try mask & hasParent != 0 ? readReference(home: zone, from: &reader) : nil
+        let share = try mask & hasShare != 0 ? readReference(home: zone, from: &reader) : nil
+        return Record(
+            storedType: recordType, recordID: recordID, creationDate: created, modificationDate: modified,
+            creator: creator, modifier: modifier, changeTag: changeTag, parent: parent, share: share)
     }
 
     // MARK: - Pieces shared with the system-fields archive

@@ -142,6 +142,25 @@ public struct Record: Sendable, Hashable {
         storage = Storage(recordType: recordType, recordID: recordID, fields: fields, changedKeys: Set(fields.keys))
     }
 
+    /// A record as its stored header describes it, with no values and no changed keys:
+    /// what a decode builds, in one box, without the setters' copy checks or the
+    /// changed-keys set a caller's new record starts with (together about a twentieth
+    /// of a read's decode in a profile; `Docs/PERFORMANCE.md`, fifteenth session).
+    init(
+        storedType recordType: String, recordID: RecordID, creationDate: Timestamp?, modificationDate: Timestamp?,
+        creator: RecordID?, modifier: RecordID?, changeTag: String?, parent: Reference?, share: Reference?
+    ) {
+        let box = Storage(recordType: recordType, recordID: recordID, fields: [:], changedKeys: [])
+        box.creationDate = creationDate
+        box.modificationDate = modificationDate
+        box.creatorUserRecordID = creator
+        box.lastModifiedUserRecordID = modifier
+        box.recordChangeTag = changeTag
+        box.parent = parent
+        box.share = share
+        storage = box
+    }
+
     /// A field's value; assigning (or assigning `nil`) marks the key changed.
     public subscript(key: String) -> FieldValue? {
         get { storage.encoded.map { $0.value(key, encrypted: false) } ?? storage.decodedFields[key] }
