@@ -96,40 +96,20 @@ struct HostileLoadProcessTests {
             "leader", extra: ["--max-body-buffer-bytes", String(budget), "--request-body-timeout", "20"])
         let pid = try #require(node.processID)
         let before = try #require(Self.residentBytes(pid))
-        let base = "/database/1/\(Cluster.containerName)/development"
-        let credentials = "ckAPIToken=\(cluster.apiToken)&ckWebAuthToken=\(cluster.webToken)"
-        var held: [RawConnection] = []
-        defer { held.forEach { $0.close() } }
-        // 100 heads trickled and left unfinished (slowloris).
-        for index in 0..<100 {
-            let connection = try RawConnection(port: node.port)
-            connection.send("GET \(base)/private/zones/list?\(credentials) HTTP/1.1\r\nHost: cumulus\r\nX-Pad-\(index): ")
-            held.append(connection)
-        }
-        // 8 bodies announced at 4 MB, 1 MiB sent, then stalled: 32 MB of the budget.
-        let megabyte = [UInt8](repeating: 0x20, count: 1 << 20)
-        for _ in 0..<8 {
-            let connection = try RawConnection(port: node.port)
-            connection.send("POST \(base)/private/records/modify?\(credentials) HTTP/1.1\r\nHost: cumulus\r\nContent-Length: 4000000\r\n\r\n")
-            connection.sendWithoutWaiting(megabyte)
-            held.append(connection)
-        }
-        // Six notification streams for one user, none read: four are held, two refused.
-        for _ in 0..<6 {
-            let connection = try RawConnection(port: node.port)
-            connection.send("GET \(base)/notifications/stream?\(credentials) HTTP/1.1\r\nHost: cumulus\r\n\r\n")
-            held.append(connection)
-        }
-        // Eight complete 4 MB bodies of one-element arrays: parsed whole, each would
-        // hold about 85 MB (measured before the parser kept to its reservation).
-        let amplifying = Array(("[" + Array(repeating: "[1]", count: 1_000_000).joined(separator: ",") + "]").utf8)
-        let parsers = try (0..<8).map { _ in
-            let connection = try RawConnection(port: node.port)
-            connection.send("POST \(base)/private/records/lookup?\(credentials) HTTP/1.1\r\nHost: cumulus\r\nContent-Length: \(amplifying.count)\r\nConnection: close\r\n\r\n")
-            return connection
-        }
+        let load = HostileLoad(
+            port: node.port, base: "/database/1/\(Cluster.containerName)/development",
+            credentials: "ckAPIToken=\(cluster.apiToken)&ckWebAuthToken=\(cluster.webToken)")
+        defer { load.close() }
+        try load.trickleHeads(100)
+        // 32 MB of the budget.
+        try load.stallBodies(8)
+        // For one user: four are held, two refused.
+        try load.holdStreams(6)
+        // Eight complete amplifying bodies: parsed whole, each would hold about 85 MB
+        // (measured before the parser kept to its reservation).
+        let parsers = try (0..<8).map { _ in try load.amplifyingLookup() }
         defer { parsers.forEach { $0.close() } }
-        let sending = parsers.map { connection in Task { await connection.sendAll(amplifying) } }
+        let sending = parsers.map { connection in Task { await connection.sendAll(HostileLoad.amplifyingBody) } }
         // A well-behaved client, answered while all of it is under way.
         var peak = before
         for _ in 0..<5 {

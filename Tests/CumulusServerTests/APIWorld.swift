@@ -67,6 +67,23 @@ final class APIWorld: @unchecked Sendable {
     }
 }
 
+extension APIWorld {
+    /// Creates alice's zone `big` holding `count` `Blob` records of about 100 KB each,
+    /// named `r0`, `r1`, … with `n` their number: answers larger than the socket
+    /// buffers, or than a byte budget.
+    func fillBigZone(records count: Int) async throws {
+        #expect(try await post("zones/modify", #"{"operations":[{"operationType":"create","zone":{"zoneID":{"zoneName":"big"}}}]}"#).status == 200)
+        let text = String(repeating: "x", count: 100_000)
+        for start in stride(from: 0, to: count, by: 25) {
+            let operations = (start..<min(start + 25, count)).map {
+                #"{"operationType":"forceReplace","record":{"recordName":"r\#($0)","recordType":"Blob","fields":{"n":{"value":\#($0)},"text":{"value":"\#(text)"}}}}"#
+            }
+            let body = #"{"zoneID":{"zoneName":"big"},"operations":[\#(operations.joined(separator: ","))]}"#
+            #expect(try await post("records/modify", body).status == 200)
+        }
+    }
+}
+
 extension JSONValue {
     /// `records[i]`-style access for tests.
     subscript(index: Int) -> JSONValue? {

@@ -288,12 +288,7 @@ struct HostileClientTests {
     @Test("over real sockets, a response stops adding records at its byte budget: query pages, change pages and lookups of 100 KB records each come back whole, in parts")
     func responsesAreBoundedInBytes() async throws {
         let world = try APIWorld()
-        #expect(try await world.post("zones/modify", #"{"operations":[{"operationType":"create","zone":{"zoneID":{"zoneName":"big"}}}]}"#).status == 200)
-        let text = String(repeating: "x", count: 100_000)
-        let operations = (0..<30).map {
-            #"{"operationType":"forceReplace","record":{"recordName":"r\#($0)","recordType":"Blob","fields":{"n":{"value":\#($0)},"text":{"value":"\#(text)"}}}}"#
-        }
-        #expect(try await world.post("records/modify", #"{"zoneID":{"zoneName":"big"},"operations":[\#(operations.joined(separator: ","))]}"#).status == 200)
+        try await world.fillBigZone(records: 30)
         var api = world.api
         api.limits.responseBytes = 512 << 10
         let app = CumulusHTTPServer.application(api: api, port: 0, logger: Logger(label: "test"))

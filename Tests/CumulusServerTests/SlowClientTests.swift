@@ -211,15 +211,7 @@ struct SlowClientTests {
     /// the server's side at most, here).
     static func worldWithBigZone() async throws -> APIWorld {
         let world = try APIWorld()
-        #expect(try await world.post("zones/modify", #"{"operations":[{"operationType":"create","zone":{"zoneID":{"zoneName":"big"}}}]}"#).status == 200)
-        let text = String(repeating: "x", count: 100_000)
-        for batch in 0..<4 {
-            let operations = (0..<25).map {
-                #"{"operationType":"forceReplace","record":{"recordName":"r\#(batch)-\#($0)","recordType":"Blob","fields":{"text":{"value":"\#(text)"}}}}"#
-            }
-            let body = #"{"zoneID":{"zoneName":"big"},"operations":[\#(operations.joined(separator: ","))]}"#
-            #expect(try await world.post("records/modify", body).status == 200)
-        }
+        try await world.fillBigZone(records: 100)
         return world
     }
 

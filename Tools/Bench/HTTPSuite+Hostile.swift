@@ -1,8 +1,5 @@
-import CumulusServer
 import CumulusTestSupport
 import Foundation
-import Logging
-import ServiceLifecycle
 
 // A well-behaved client's latency while the server is under every kind of hostile
 // load at once (issue 15): the same requests without the load are the baseline, and
@@ -10,7 +7,7 @@ import ServiceLifecycle
 
 extension HTTPSuite {
     /// How the hostile load is made up, and how many requests the well-behaved client times.
-    struct HostileLoad {
+    struct HostileLoadSizes {
         var trickledHeads = 100
         var stalledBodies = 8
         var streams = 6
@@ -18,12 +15,12 @@ extension HTTPSuite {
         var amplifiers = 2
         var timedRequests = 200
 
-        static let full = HostileLoad()
-        static let quick = HostileLoad(timedRequests: 60)
+        static let full = HostileLoadSizes()
+        static let quick = HostileLoadSizes(timedRequests: 60)
     }
 
     static func hostileLoadLatency(quick: Bool, report: Report) async throws {
-        let load = quick ? HostileLoad.quick : HostileLoad.full
+        let load = quick ? HostileLoadSizes.quick : HostileLoadSizes.full
         report.section("http: a well-behaved client under hostile load")
         report.note(
             "server as above with its default limits; the client: \(load.timedRequests) sequential GET zones/list, "
@@ -33,50 +30,26 @@ extension HTTPSuite {
                 + "the baseline is the same client on the same server before the load starts")
         let store = try await HTTPBenchStore("hostile")
         defer { store.close() }
-        let port = try freeLoopbackPort()
-        var logger = Logger(label: "cumulus-bench-http")
-        logger.logLevel = .error
-        let api = CloudKitAPI(container: store.container, auth: store.auth, metrics: store.metrics)
-        let app = CumulusHTTPServer.application(api: api, host: "127.0.0.1", port: port, logger: logger)
-        let services = ServiceGroup(services: [app], logger: logger)
-        let server = Task { try await services.run() }
-        defer { server.cancel() }
-        try await waitUntilListening(port: port, server: server)
+        let server = try await BenchServer.start(store)
+        defer { server.task.cancel() }
+        let port = server.port
 
         let base = "/database/1/\(containerName)/development"
         let credentials = "ckAPIToken=\(store.apiToken)&ckWebAuthToken=\(store.webToken)"
         let list = "\(base)/private/zones/list?\(credentials)"
         let quiet = try await timeRequests(list, port: port, count: load.timedRequests)
 
-        var held: [RawConnection] = []
-        defer { held.forEach { $0.close() } }
-        for index in 0..<load.trickledHeads {
-            let connection = try RawConnection(port: port)
-            connection.send("GET \(list) HTTP/1.1\r\nHost: cumulus\r\nX-Pad-\(index): ")
-            held.append(connection)
-        }
-        let megabyte = [UInt8](repeating: 0x20, count: 1 << 20)
-        for _ in 0..<load.stalledBodies {
-            let connection = try RawConnection(port: port)
-            connection.send("POST \(base)/private/records/modify?\(credentials) HTTP/1.1\r\nHost: cumulus\r\nContent-Length: 4000000\r\n\r\n")
-            _ = connection.sendWithoutWaiting(megabyte)
-            held.append(connection)
-        }
-        for _ in 0..<load.streams {
-            let connection = try RawConnection(port: port)
-            connection.send("GET \(base)/notifications/stream?\(credentials) HTTP/1.1\r\nHost: cumulus\r\n\r\n")
-            held.append(connection)
-        }
-        let amplifying = Array(("[" + Array(repeating: "[1]", count: 1_000_000).joined(separator: ",") + "]").utf8)
-        let lookup = "POST \(base)/private/records/lookup?\(credentials) HTTP/1.1\r\nHost: cumulus\r\n"
-            + "Content-Length: \(amplifying.count)\r\nConnection: close\r\n\r\n"
+        let hostile = HostileLoad(port: port, base: base, credentials: credentials)
+        defer { hostile.close() }
+        try hostile.trickleHeads(load.trickledHeads)
+        try hostile.stallBodies(load.stalledBodies)
+        try hostile.holdStreams(load.streams)
         let amplifiers = (0..<load.amplifiers).map { _ in
             Task.detached {
                 var answers: [String: Int] = [:]
                 while !Task.isCancelled {
-                    guard let connection = try? RawConnection(port: port) else { break }
-                    connection.send(lookup)
-                    _ = await connection.sendAll(amplifying)
+                    guard let connection = try? hostile.amplifyingLookup() else { break }
+                    _ = await connection.sendAll(HostileLoad.amplifyingBody)
                     let answer = await connection.untilClosed() ?? ""
                     connection.close()
                     let code = ["LIMIT_EXCEEDED", "TRY_AGAIN_LATER"].first { answer.contains($0) } ?? "other"
@@ -89,7 +62,7 @@ extension HTTPSuite {
         amplifiers.forEach { $0.cancel() }
         var answers: [String: Int] = [:]
         for task in amplifiers { answers.merge(await task.value, uniquingKeysWith: +) }
-        await services.triggerGracefulShutdown()
+        try await server.stop()
 
         report.compare(
             "p50 latency under hostile load", Figure(loaded.p50 * 1000, "ms"),

@@ -88,17 +88,9 @@ extension HTTPSuite {
     static func httpRun(connections: Int, sizes: Sizes, wrk: Wrk, durable: Bool = true) async throws -> HTTPRun {
         let store = try await HTTPBenchStore("server-\(connections)", durable: durable)
         defer { store.close() }
-        let port = try freeLoopbackPort()
-        var logger = Logger(label: "cumulus-bench-http")
-        logger.logLevel = .error
-        let api = CloudKitAPI(container: store.container, auth: store.auth, metrics: store.metrics)
-        let app = CumulusHTTPServer.application(api: api, host: "127.0.0.1", port: port, logger: logger)
-        // What `runService()` does, minus the signal handlers, so the bench can shut
-        // the server down gracefully itself.
-        let services = ServiceGroup(services: [app], logger: logger)
-        let server = Task { try await services.run() }
-        defer { server.cancel() }
-        try await waitUntilListening(port: port, server: server)
+        let server = try await BenchServer.start(store)
+        defer { server.task.cancel() }
+        let port = server.port
 
         let url =
             "http://127.0.0.1:\(port)/database/1/\(containerName)/development/private/records/modify"
@@ -115,8 +107,7 @@ extension HTTPSuite {
         try await settle(store)
         let countsAfter = store.writerCounts
         let advance = Int(store.head - headBefore)
-        await services.triggerGracefulShutdown()
-        if case .failure(let error) = await server.result { throw BenchFailure("the server stopped with \(error)") }
+        try await server.stop()
 
         var problems: [String] = []
         if result.non2xx != 0 { problems.append("\(result.non2xx) non-2xx responses") }
@@ -185,7 +176,7 @@ extension HTTPSuite {
     }
 
     /// Polls until the server accepts connections (at most 10 s), failing early if it stopped.
-    static func waitUntilListening(port: Int, server: Task<Void, any Error>) async throws {
+    fileprivate static func waitUntilListening(port: Int, server: Task<Void, any Error>) async throws {
         for _ in 0..<200 {
             if canConnect(port: port) { return }
             try await Task.sleep(for: .milliseconds(50))
@@ -193,5 +184,38 @@ extension HTTPSuite {
         server.cancel()
         if case .failure(let error) = await server.result { throw BenchFailure("the server did not start: \(error)") }
         throw BenchFailure("the server did not listen on 127.0.0.1:\(port) within 10 s")
+    }
+}
+
+/// The HTTP server in this process over a bench store, on a free loopback port,
+/// listening: what `runService()` does, minus the signal handlers, so the bench can
+/// shut it down gracefully itself.
+struct BenchServer {
+    let port: Int
+    let services: ServiceGroup
+    let task: Task<Void, any Error>
+
+    /// Starts the server over `store` with its default limits and waits until it listens.
+    static func start(_ store: HTTPBenchStore) async throws -> BenchServer {
+        let port = try HTTPSuite.freeLoopbackPort()
+        var logger = Logger(label: "cumulus-bench-http")
+        logger.logLevel = .error
+        let api = CloudKitAPI(container: store.container, auth: store.auth, metrics: store.metrics)
+        let app = CumulusHTTPServer.application(api: api, host: "127.0.0.1", port: port, logger: logger)
+        let services = ServiceGroup(services: [app], logger: logger)
+        let task = Task { try await services.run() }
+        do {
+            try await HTTPSuite.waitUntilListening(port: port, server: task)
+        } catch {
+            task.cancel()
+            throw error
+        }
+        return BenchServer(port: port, services: services, task: task)
+    }
+
+    /// Shuts the server down gracefully; throws if it had stopped with an error.
+    func stop() async throws {
+        await services.triggerGracefulShutdown()
+        if case .failure(let error) = await task.result { throw BenchFailure("the server stopped with \(error)") }
     }
 }

@@ -10,7 +10,8 @@ import Synchronization
 /// given back while the bytes still sit in the channel's outbound buffer, where a
 /// client that reads nothing keeps them. So ``Handler`` counts each body part from its
 /// write until NIO completes that write (sent, or failed when the connection closed),
-/// and the responder asks ``admits(_:)`` before it hands on a large answer.
+/// and the responder asks ``admits(_:)`` before it hands on a large answer. Parts of
+/// at most 64 KiB are not counted: the connection limit bounds what they hold.
 final class ResponseBytes: Sendable {
     private let pending = Atomic<Int>(0)
     /// The budget.
@@ -38,7 +39,11 @@ final class ResponseBytes: Sendable {
         init(_ ledger: ResponseBytes) { self.ledger = ledger }
 
         func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-            guard case .body(let buffer) = unwrapOutboundIn(data), buffer.readableBytes > 0 else {
+            // Only parts the budget is about: small ones (most answers) go by without a
+            // promise made and settled for each.
+            guard case .body(let buffer) = unwrapOutboundIn(data),
+                buffer.readableBytes > CumulusHTTPServer.unbudgetedResponseBytes
+            else {
                 context.write(data, promise: promise)
                 return
             }
