@@ -93,6 +93,7 @@ let package = Package(
             dependencies: [
                 "CumulusModel", "CumulusStorage", "CumulusLog", "CumulusEngine",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

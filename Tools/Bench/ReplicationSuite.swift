@@ -38,8 +38,16 @@ enum ReplicationSuite: BenchSuite {
         let server: Task<Void, any Error>
         let following: Mutex<Task<Void, any Error>?> = Mutex(nil)
         let directory: ScratchDirectory
+        /// What seeding the follower did, and how long it took (inside `init`).
+        let seeded: FollowerSeeder.Outcome
+        let seedSeconds: Double
 
-        init(leader: Container, directory: ScratchDirectory) async throws {
+        /// Starts the leader's server, then seeds the follower as `serve --follow --seed`
+        /// does: `.stream` gives it the identity only, `.snapshot` copies the leader's
+        /// environment over HTTP.
+        init(
+            leader: Container, directory: ScratchDirectory, seed: FollowerSeeder.Mode = .stream, followerName: String = "follower"
+        ) async throws {
             self.leader = leader
             self.directory = directory
             let secret = "bench"
@@ -52,15 +60,16 @@ enum ReplicationSuite: BenchSuite {
             let api = CloudKitAPI(container: leader, auth: auth, replication: endpoints)
             let app = CumulusHTTPServer.application(api: api, host: "127.0.0.1", port: port, logger: logger)
             server = Task { try await app.runService(gracefulShutdownSignals: []) }
-            let followerPath = directory.path + "/follower"
-            try FollowerSeeder.seedIdentity(
-                path: followerPath, identity: leader.store.identity,
-                configuration: try ReplicatedConfiguration.read(from: leader.store.environment))
-            follower = try Container(path: followerPath, role: .follower(leaderURL: "http://127.0.0.1:\(port)"))
-            client = LeaderClient(leaderURL: "http://127.0.0.1:\(port)", secret: secret)
-            replica = ReplicaFollower(container: follower, client: client, name: "bench", logger: logger)
+            let leaderURL = "http://127.0.0.1:\(port)"
+            client = LeaderClient(leaderURL: leaderURL, secret: secret)
             // Wait for the server to listen before the follower's first try.
             for _ in 0..<100 where (try? await client.hello()) == nil { try await Task.sleep(for: .milliseconds(50)) }
+            let followerPath = directory.path + "/" + followerName
+            let began = ContinuousClock.now
+            seeded = try await FollowerSeeder.prepare(path: followerPath, client: client, mode: seed, reseed: false, logger: logger)
+            follower = try Container(path: followerPath, role: .follower(leaderURL: leaderURL))
+            seedSeconds = seconds(ContinuousClock.now - began)
+            replica = ReplicaFollower(container: follower, client: client, name: "bench", logger: logger)
         }
 
         func startFollowing() {
@@ -68,14 +77,18 @@ enum ReplicationSuite: BenchSuite {
             following.withLock { $0 = Task { try await replica.run() } }
         }
 
-        func close() async {
+        /// Stops the follower and the server; with `leaderToo`, also closes the leader
+        /// and removes the directory, which another pair may otherwise still use.
+        func close(leaderToo: Bool = true) async {
             following.withLock { $0?.cancel() }
             _ = try? await following.withLock { $0 }?.value
             server.cancel()
             await client.shutdown()
             follower.close()
-            leader.close()
-            directory.remove()
+            if leaderToo {
+                leader.close()
+                directory.remove()
+            }
         }
     }
 
@@ -192,7 +205,7 @@ enum ReplicationSuite: BenchSuite {
         let began = clock.now
         pair.startFollowing()
         while pair.follower.store.head.sequence < head { try await Task.sleep(for: .milliseconds(5)) }
-        let catchUpSeconds = seconds(clock.now - began)
+        let catchUpSeconds = seconds(clock.now - began) + pair.seedSeconds
         let same = pair.follower.store.head == leader.store.head
         report.note(
             "leader log of \(Report.grouped(Int64(head))) commits, single-record saves in production after the import of "
@@ -200,16 +213,35 @@ enum ReplicationSuite: BenchSuite {
                 + "checks each frame, appends it and applies it to its views (one transaction per message of up to 1,024 frames); "
                 + "baseline = the leader reading and decoding the same log (LogStore.commits), in the same run"
                 + (same ? "" : "; HEADS DIFFER"))
+        let readRate = Figure(Double(decoded) / readSeconds, "commits/s")
         report.compare(
-            "catch-up rate", Figure(same ? Double(head) / catchUpSeconds : 0, "commits/s"),
-            baseline: "leader read + decode", Figure(Double(decoded) / readSeconds, "commits/s"), target: .atLeast(0.5))
+            "catch-up rate, --seed stream", Figure(same ? Double(head) / catchUpSeconds : 0, "commits/s"),
+            baseline: "leader read + decode", readRate, target: .atLeast(0.5))
         // What bounds catch-up: deriving the views. The leader rebuilding its own views
         // from the same log runs the same Views.apply, without network or frame checks.
-        pair.following.withLock { $0?.cancel() }
+        await pair.close(leaderToo: false)
         let rebuildSeconds = try measure { try leader.rebuild() }
         ChangesSuite.compareWithoutTarget(
-            "catch-up rate", Figure(same ? Double(head) / catchUpSeconds : 0, "commits/s"),
+            "catch-up rate, --seed stream", Figure(same ? Double(head) / catchUpSeconds : 0, "commits/s"),
             baseline: "leader rebuild (Views.apply)", Figure(Double(head) / rebuildSeconds, "commits/s"))
-        await pair.close()
+        // What a new follower does by default: the leader's environment (log and views)
+        // copied over HTTP, then the stream from the snapshot's head. Timed from the
+        // first request of the seeding to the follower holding the leader's head.
+        let seeded = try await Pair(leader: leader, directory: directory, seed: .snapshot, followerName: "seeded")
+        let tailBegan = clock.now
+        seeded.startFollowing()
+        while seeded.follower.store.head.sequence < head { try await Task.sleep(for: .milliseconds(5)) }
+        let seededSeconds = seeded.seedSeconds + seconds(clock.now - tailBegan)
+        let seededSame = seeded.follower.store.head == leader.store.head
+        let snapshotBytes: Int
+        if case .snapshot(_, let bytes) = seeded.seeded { snapshotBytes = bytes } else { snapshotBytes = 0 }
+        report.note(
+            "--seed snapshot (serve --follow's default): the leader's environment, \(Report.grouped(Int64(snapshotBytes))) bytes, "
+                + "streamed over loopback, checked (identity, last frame) and opened, then the stream from its head; "
+                + "the views arrive built, so nothing is applied" + (seededSame ? "" : "; HEADS DIFFER"))
+        report.compare(
+            "catch-up rate, --seed snapshot", Figure(seededSame ? Double(head) / seededSeconds : 0, "commits/s"),
+            baseline: "leader read + decode", readRate, target: .atLeast(0.5))
+        await seeded.close()
     }
 }

@@ -3,6 +3,9 @@ import CumulusLog
 import CumulusModel
 import CumulusStorage
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 import NIOHTTP1
 
@@ -104,20 +107,21 @@ public final class LeaderClient: Sendable {
         let response = try await open("/replication/snapshot", method: .GET, using: snapshotClient, deadline: .hours(24))
         try await check(response)
         let expected = response.headers.first(name: "x-cumulus-snapshot-bytes").flatMap(Int.init) ?? -1
-        _ = FileManager.default.createFile(
-            atPath: file, contents: nil, attributes: [.posixPermissions: Int(FilePermissions.file)])
-        guard let handle = FileHandle(forWritingAtPath: file) else {
-            throw ReplicationError.refused("cannot write the snapshot to \(file)")
+        let descriptor = Glibc.open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode_t(FilePermissions.file))
+        guard descriptor >= 0 else {
+            throw ReplicationError.refused("cannot write the snapshot to \(file): \(String(cString: strerror(errno)))")
         }
-        defer { try? handle.close() }
+        defer { close(descriptor) }
         var received = 0
         do {
+            // Each chunk goes from the response's buffer to the file, with no copy
+            // between: a snapshot is the leader's whole environment.
             for try await chunk in response.body {
-                try handle.write(contentsOf: Data(chunk.readableBytesView))
+                try chunk.withUnsafeReadableBytes { try Self.writeAll($0, to: descriptor) }
                 received += chunk.readableBytes
                 progress?(received, expected)
             }
-            try handle.synchronize()
+            guard fsync(descriptor) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         } catch {
             throw ReplicationError.unreachable("the snapshot download broke after \(received) bytes: \(error)")
         }
@@ -125,6 +129,18 @@ public final class LeaderClient: Sendable {
             throw ReplicationError.unreachable("the snapshot ended after \(received) of \(expected) bytes")
         }
         return received
+    }
+
+    /// Writes all of `bytes` to `descriptor`, retrying short writes.
+    private static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws {
+        guard let base = bytes.baseAddress else { return }
+        var done = 0
+        while done < bytes.count {
+            let wrote = write(descriptor, base + done, bytes.count - done)
+            if wrote < 0, errno == EINTR { continue }
+            guard wrote > 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            done += wrote
+        }
     }
 
     // MARK: - HTTP
