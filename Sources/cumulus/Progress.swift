@@ -6,6 +6,7 @@ import Foundation
 /// piped from standard output.
 final class Progress {
     let label: String
+    /// What `done` counts up to; 0 if not known.
     let total: UInt64
     let unit: String
     let isTerminal = isatty(STDERR_FILENO) != 0
@@ -38,6 +39,12 @@ final class Progress {
         let rate = Double(done) / elapsed
         let remaining = rate > 0 && total > done ? Double(total - done) / rate : 0
         let suffix = unit.isEmpty ? "" : " " + unit
+        guard total > 0 else {
+            // An unknown total (a snapshot sent while it is written): no bar, no end.
+            let line = "\(label): \(done)\(suffix)  \(Int(rate))/s"
+            FileHandle.standardError.write(Data((isTerminal ? "\r\(line)\u{1B}[K" : line + "\n").utf8))
+            return
+        }
         let figures = "\(done)/\(total)\(suffix)  \(Int(rate))/s  \(Self.duration(remaining)) left"
         if isTerminal {
             let width = 30

@@ -149,8 +149,15 @@ enum ReplicationSuite: BenchSuite {
         let offered = Double(total) / seconds(clock.now - began)
         let deadline = clock.now + .seconds(30)
         while pair.follower.store.head.sequence < last && clock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        leaderWatch.cancel()
-        followerWatch.cancel()
+        // A watcher notes a sequence after the head passed it: stopped as soon as the
+        // follower's head reached the last one, it could miss noting that one. Each
+        // ends by itself once it has; only a follower that never got there stops them.
+        if pair.follower.store.head.sequence < last {
+            leaderWatch.cancel()
+            followerWatch.cancel()
+        }
+        await leaderWatch.value
+        await followerWatch.value
         let durableTimes = durable.times.withLock { $0 }
         let appliedTimes = applied.times.withLock { $0 }
         var lags: [Double] = []

@@ -106,6 +106,9 @@ public final class LeaderClient: Sendable {
     public func downloadSnapshot(to file: String, progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> Int {
         let response = try await open("/replication/snapshot", method: .GET, using: snapshotClient, deadline: .hours(24))
         try await check(response)
+        // A leader sends its copy while writing it, so it does not know the size: the
+        // chunked response's end says the copy is whole (and a copy that fails ends the
+        // response without it). Leaders before that sent the size; it is still checked.
         let expected = response.headers.first(name: "x-cumulus-snapshot-bytes").flatMap(Int.init) ?? -1
         let descriptor = Glibc.open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode_t(FilePermissions.file))
         guard descriptor >= 0 else {

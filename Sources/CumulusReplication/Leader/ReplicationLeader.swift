@@ -21,7 +21,7 @@ public final class ReplicationLeader: Sendable {
     public let heartbeatInterval: Duration
     let followers = FollowerRegistry()
     let logger: Logger
-    /// Where snapshots are written before they are streamed.
+    /// Where snapshots are written while they are streamed.
     let snapshotDirectory: String
     /// Whether a snapshot is being written or sent: one at a time, so followers
     /// seeding at once cannot fill the leader's disk with copies.
@@ -97,9 +97,8 @@ public final class ReplicationLeader: Sendable {
     }
 
     /// A consistent, compacted copy of the whole environment — log, views,
-    /// credentials and secret — written to a scratch file and streamed from it, so
-    /// LMDB's copy holds its read snapshot only as long as the local copy takes,
-    /// not as long as a slow network does. The file is deleted when the stream ends.
+    /// credentials and secret — sent while it is written to a scratch file (see
+    /// ``SnapshotFile``). The file is deleted when the stream ends.
     public func snapshot() async throws -> SnapshotFile {
         let busy = copying.withLock { copying -> Bool in
             defer { copying = true }
@@ -108,21 +107,15 @@ public final class ReplicationLeader: Sendable {
         guard !busy else {
             throw ReplicationError.unreachable("another follower's snapshot is being written or sent; retry shortly")
         }
-        // Held until the copy is deleted, after its stream: released as soon as the
-        // copy is written, a second could be written beside a first still being sent,
-        // and so on, each a full copy on disk.
+        // Held until both the copy and its stream are done: released earlier, a second
+        // could be written beside a first still being sent, and so on, each a full copy
+        // on disk.
         let release: @Sendable () -> Void = { [self] in copying.withLock { $0 = false } }
         let directory = snapshotDirectory + "/" + UUID().uuidString
-        let environment = container.store.environment
         do {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                // A long blocking copy: keep it off Swift's cooperative threads.
-                Thread.detachNewThread {
-                    continuation.resume(with: Result { try environment.copy(to: directory, compact: true) })
-                }
-            }
-            logger.info("snapshot written for a follower: \(directory)")
-            return try SnapshotFile(directory: directory, released: release)
+            let file = try SnapshotFile(copying: container.store.environment, into: directory, released: release)
+            logger.info("snapshot being written and sent to a follower: \(directory)")
+            return file
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
             release()

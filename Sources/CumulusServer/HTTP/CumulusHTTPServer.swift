@@ -127,7 +127,6 @@ public enum CumulusHTTPServer {
         case .stream(let stream):
             return Response(status: .ok, headers: fields, body: ResponseBody(asyncSequence: stream.map { ByteBuffer(bytes: $0) }.cancelOnGracefulShutdown()))
         case .snapshot(let file):
-            if let name = Self.fieldName("x-cumulus-snapshot-bytes") { fields[name] = String(file.size) }
             return Response(status: .ok, headers: fields, body: ResponseBody(asyncSequence: file.cancelOnGracefulShutdown()))
         }
     }

@@ -429,6 +429,24 @@ public final class LMDBEnvironment: @unchecked Sendable {
         try FilePermissions.set(FilePermissions.file, on: destination + "/data.mdb")
     }
 
+    /// Writes a consistent copy of the environment's data file to the open file
+    /// `descriptor`, from its current offset, in order and with plain `write(2)`
+    /// calls; returns when the copy is written. A reader of the same file may follow
+    /// the copy as it grows. Otherwise as ``copy(to:compact:)``: one committed
+    /// snapshot, writers continue meanwhile, map growth waits until the copy ends.
+    ///
+    /// Must not be called from inside a transaction on this thread (`.invalidArgument`).
+    /// Does not close or sync `descriptor`.
+    public func copy(toDescriptor descriptor: Int32, compact: Bool = false) throws(StorageError) {
+        guard threadState.current.depth == 0 else {
+            throw .invalidArgument("copy(toDescriptor:) called inside a transaction")
+        }
+        mapLock.lockShared()
+        defer { mapLock.unlock() }
+        let flags = compact ? UInt32(MDB_CP_COMPACT) : 0
+        try StorageError.check(mdb_env_copyfd2(handle, descriptor, flags), "mdb_env_copyfd2")
+    }
+
     // MARK: Helpers for transactions
 
     /// The error for a key LMDB would reject, checked before calling it so the

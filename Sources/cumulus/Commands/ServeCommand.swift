@@ -97,7 +97,8 @@ struct ServeCommand: AsyncParsableCommand {
         var role = NodeRole.leader
         if let leader = client {
             role = .follower(leaderURL: leader.leaderURL)
-            // Created at the first chunk, when the snapshot's size is known.
+            // Created at the first chunk, when the snapshot's size is known if the leader
+            // sends it (an older one does; a current one sends its copy as it is written).
             let bar = Mutex<Progress?>(nil)
             let outcome = try await FollowerSeeder.prepare(
                 path: data, client: leader, mode: FollowerSeeder.Mode(rawValue: seed) ?? .snapshot, reseed: reseed,

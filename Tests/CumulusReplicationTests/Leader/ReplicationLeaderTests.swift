@@ -1,6 +1,7 @@
 import CumulusEngine
 import CumulusLog
 import CumulusModel
+import CumulusStorage
 import Foundation
 import Logging
 import Testing
@@ -174,18 +175,45 @@ struct ReplicationLeaderTests {
         reopened.close()
     }
 
-    @Test("one snapshot at a time, until its stream is done: a second is refused while the first is still held, served after")
+    @Test("a snapshot streams the leader's environment; one at a time, until its copy and its stream are done")
     func oneSnapshotUntilStreamed() async throws {
         let (container, leader) = try await Self.leader()
         var first: SnapshotFile? = try await leader.snapshot()
-        #expect(first?.size ?? 0 > 0)
-        // Written, but still being streamed: another copy would double the disk it takes.
+        // Being written and sent: another copy would double the disk it takes.
+        await #expect(throws: ReplicationError.self) { _ = try await leader.snapshot() }
+        var bytes: [UInt8] = []
+        for try await chunk in try #require(first) { bytes += chunk.readableBytesView }
+        // What was sent is the environment: it opens, holding the leader's log.
+        let copy = ReplicationWorld.temporaryPath()
+        try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: copy + "/data.mdb", contents: Data(bytes)))
+        let store = try LogStore(environment: try LMDBEnvironment(path: copy))
+        #expect(store.identity == container.store.identity)
+        #expect(store.head == container.store.head)
+        #expect(try store.verifyChain(from: 1).isIntact)
+        // Sent whole, but not yet dropped: still held.
         await #expect(throws: ReplicationError.self) { _ = try await leader.snapshot() }
         let directory = try #require(first?.directory)
         first = nil
         #expect(!FileManager.default.fileExists(atPath: directory))
-        let second = try await leader.snapshot()
-        #expect(second.size > 0)
+        _ = try await leader.snapshot()
+        container.close()
+    }
+
+    @Test("a snapshot dropped before it was sent is released once its copy has ended")
+    func droppedSnapshotReleased() async throws {
+        let (container, leader) = try await Self.leader(commits: 500)
+        var first: SnapshotFile? = try await leader.snapshot()
+        let directory = try #require(first?.directory)
+        first = nil
+        #expect(!FileManager.default.fileExists(atPath: directory))
+        // The copy may still be running: the next snapshot is refused until it ends.
+        let deadline = ContinuousClock.now + .seconds(30)
+        var second: SnapshotFile?
+        while second == nil, ContinuousClock.now < deadline {
+            do { second = try await leader.snapshot() } catch is ReplicationError { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(second != nil)
         container.close()
     }
 }

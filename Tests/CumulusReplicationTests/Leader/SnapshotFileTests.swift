@@ -1,0 +1,97 @@
+import CumulusStorage
+import Foundation
+import Synchronization
+import Testing
+
+@testable import CumulusReplication
+
+/// A snapshot is sent while its copy is written: the stream follows the file as it
+/// grows, ends only when the copy has, and breaks off if the copy fails.
+@Suite("Snapshot file")
+struct SnapshotFileTests {
+    /// A copy that writes `pieces` in order, each only once the test lets it.
+    final class PacedCopy: Sendable {
+        let pieces: [[UInt8]]
+        let allowed = Mutex(0)
+        let failure: StorageError?
+
+        init(pieces: [[UInt8]], failure: StorageError? = nil) {
+            self.pieces = pieces
+            self.failure = failure
+        }
+
+        func run(_ descriptor: Int32) throws(StorageError) {
+            for (index, piece) in pieces.enumerated() {
+                while allowed.withLock({ $0 }) <= index { usleep(1_000) }
+                let wrote = piece.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                guard wrote == piece.count else { throw .invalidArgument("short write") }
+            }
+            if let failure { throw failure }
+        }
+
+        func allow(_ count: Int) { allowed.withLock { $0 = count } }
+    }
+
+    static func piece(_ index: Int, _ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &+ index) } }
+
+    @Test("the stream sends what the copy has written as it writes it, whole chunks while it runs, the rest at its end")
+    func followsTheCopy() async throws {
+        let chunk = SnapshotFile.chunkSize
+        let pieces = [Self.piece(1, chunk + 100), Self.piece(2, chunk / 2), Self.piece(3, chunk / 2 - 100), Self.piece(4, 777)]
+        let copy = PacedCopy(pieces: pieces)
+        let released = Mutex(false)
+        var file: SnapshotFile? = try SnapshotFile(
+            into: ReplicationWorld.temporaryPath(), released: { released.withLock { $0 = true } }
+        ) { descriptor throws(StorageError) in try copy.run(descriptor) }
+        do {
+            let streamed = try #require(file)
+            do {
+                var chunks = streamed.makeAsyncIterator()
+                copy.allow(1)
+                // One whole chunk is written: it is sent; the 100 bytes past it wait.
+                let first = try #require(try await chunks.next())
+                #expect(Array(first.readableBytesView) == Array(pieces[0].prefix(chunk)))
+                copy.allow(3)
+                let second = try #require(try await chunks.next())
+                #expect(Array(second.readableBytesView) == Array(pieces[0].dropFirst(chunk) + pieces[1] + pieces[2]))
+            }
+            // A second reader from the start: it cannot end before the copy has.
+            let ended = Mutex(false)
+            let reader = Task {
+                var chunks = streamed.makeAsyncIterator()
+                var bytes: [UInt8] = []
+                while let part = try await chunks.next() { bytes += part.readableBytesView }
+                ended.withLock { $0 = true }
+                return bytes
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(!ended.withLock { $0 })
+            copy.allow(4)
+            #expect(try await reader.value == pieces.flatMap { $0 })
+            #expect(!released.withLock { $0 })
+        }
+        file = nil
+        // The reader's task may still hold the file for a moment after it returned.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !released.withLock({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(released.withLock { $0 })
+    }
+
+    @Test("a copy that fails ends the stream with its error, after what it had written")
+    func failedCopy() async throws {
+        let copy = PacedCopy(pieces: [Self.piece(1, 1000)], failure: .lmdb(code: 28, operation: "mdb_env_copyfd2", message: "No space left on device"))
+        copy.allow(1)
+        let released = Mutex(false)
+        let path = ReplicationWorld.temporaryPath()
+        var file: SnapshotFile? = try SnapshotFile(into: path, released: { released.withLock { $0 = true } }) {
+            descriptor throws(StorageError) in try copy.run(descriptor)
+        }
+        do {
+            var chunks = try #require(file).makeAsyncIterator()
+            await #expect(throws: StorageError.self) { _ = try await chunks.next() }
+        }
+        file = nil
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(released.withLock { $0 })
+    }
+}
