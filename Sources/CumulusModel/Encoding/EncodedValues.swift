@@ -162,6 +162,54 @@ final class EncodedValues: Sendable {
         for (key, value) in all().fields where accept(key) { try body(key, value) }
     }
 
+    /// Calls `body` with the UTF-8 bytes of every string (list elements included) in
+    /// the user fields whose key `accept` takes, without building a `String` of them:
+    /// what the token index reads of every saved and deleted record. The bytes are
+    /// valid UTF-8 (unchecked bytes are checked as read) and valid only during `body`.
+    /// As ``forEachField(where:_:)``, malformed values yield nothing at all.
+    func forEachString(where accept: (String) -> Bool, _ body: (UnsafeRawBufferPointer) -> Void) {
+        if cached == nil {
+            let stringTag = FieldValue.ValueType.string.rawValue
+            var ranges: [Range<Int>] = []
+            let walked = walk(encrypted: false) { name, reader in
+                guard accept(String(decoding: name, as: UTF8.self)) else {
+                    try RecordReader.skipValue(&reader)
+                    return true
+                }
+                let start = reader.offset
+                let tag = try reader.u8()
+                guard tag == stringTag || tag == RecordCodec.listFlag | stringTag else {
+                    // Not a string: checked as a full read of the field would check it.
+                    try reader.seek(to: start)
+                    _ = try RecordCodec.readValue(home: home, from: &reader)
+                    return true
+                }
+                let count = tag == stringTag ? 1 : try reader.length()
+                guard count > 0 else { throw reader.failure("empty list written with an element type") }
+                for _ in 0..<count {
+                    let length = try reader.length()
+                    let offset = reader.offset
+                    let text = try reader.rawSlice(length)
+                    if !checked, !BinaryReader.isASCII(text), String(validating: text, as: UTF8.self) == nil {
+                        throw reader.failure("invalid UTF-8 in string")
+                    }
+                    ranges.append(offset..<offset + length)
+                }
+                return true
+            }
+            switch walked {
+            case .done:
+                bytes.withUnsafeBytes { buffer in
+                    for range in ranges { body(UnsafeRawBufferPointer(rebasing: buffer[range])) }
+                }
+                return
+            case .failed: return
+            case .needsFullDecode: break
+            }
+        }
+        for (key, value) in all().fields where accept(key) { value.forEachStringUTF8(body) }
+    }
+
     /// Calls `body` with every reference in the user fields (list elements
     /// included), decoding only reference values: the rest are skipped by their tag.
     func forEachReference(_ body: (Reference) throws -> Void) rethrows {

@@ -28,36 +28,50 @@ public enum Tokenizer {
     /// repeats included: what the token index is keyed by, without a `String` per word.
     public static func forEachTokenUTF8(in text: String, _ body: (ArraySlice<UInt8>) -> Void) {
         var text = text
+        var word: [UInt8] = []
+        text.withUTF8 { forEachTokenUTF8(in: UnsafeRawBufferPointer($0), word: &word, body) }
+    }
+
+    /// ``forEachTokenUTF8(in:_:)`` over valid UTF-8 bytes, building each token in
+    /// `word` (a buffer kept across calls, so a record's strings share one).
+    static func forEachTokenUTF8(
+        in text: UnsafeRawBufferPointer, word: inout [UInt8], _ body: (ArraySlice<UInt8>) -> Void
+    ) {
         // Most text is ASCII. There every byte is its own Character except CR LF, which
         // is white space like its parts, so splitting bytes at ASCII white space and
         // lower-casing them is what the Character walk below does, without Unicode
         // property lookups per character (those dominated indexing in the profile).
-        let wasASCII = text.withUTF8 { bytes -> Bool in
-            guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
-            var word = [UInt8]()
-            word.reserveCapacity(32)
-            func flush() {
-                guard !word.isEmpty else { return }
-                // The token is a slice of `word` only while `body` runs: had it still
-                // shared the buffer when `word` was emptied, every word would have
-                // copied it (one allocation per token).
-                do {
-                    let token = word.prefix(maxTokenLength)
-                    if !isStopWord(token) { body(token) }
-                }
-                word.removeAll(keepingCapacity: true)
-            }
-            for byte in bytes {
-                switch byte {
-                case 0x09...0x0D, 0x20: flush()
-                case 0x41...0x5A: word.append(byte | 0x20)
-                default: word.append(byte)
-                }
-            }
-            flush()
-            return true
+        guard BinaryReader.isASCII(text) else {
+            forEachFoldedToken(in: String(decoding: text, as: UTF8.self), body)
+            return
         }
-        if wasASCII { return }
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte &- 0x09 < 5 }
+        let count = text.count
+        var index = 0
+        while index < count {
+            while index < count, isSpace(text[index]) { index += 1 }
+            let start = index
+            while index < count, !isSpace(text[index]) { index += 1 }
+            guard index > start else { break }
+            // A word is found whole, then copied and lower-cased at once: a byte at a
+            // time into the buffer was most of tokenizing in a replay's profile.
+            word.removeAll(keepingCapacity: true)
+            word.append(contentsOf: UnsafeRawBufferPointer(rebasing: text[start..<min(index, start + maxTokenLength)]))
+            word.withUnsafeMutableBufferPointer { bytes in
+                for position in bytes.indices where bytes[position] &- 0x41 < 26 { bytes[position] |= 0x20 }
+            }
+            // The token is a slice of `word` only while `body` runs: had it still shared
+            // the buffer when `word` was emptied, every word would have copied it.
+            do {
+                let token = word[...]
+                if !isStopWord(token) { body(token) }
+            }
+        }
+    }
+
+    /// The tokens of text that is not all ASCII: split at Unicode white space, each
+    /// word case- and diacritic-folded.
+    private static func forEachFoldedToken(in text: String, _ body: (ArraySlice<UInt8>) -> Void) {
         for word in text.split(whereSeparator: { $0.isWhitespace }) {
             var token = TextFolding.tokenFolded(String(word))
             if token.utf8.count > maxTokenLength {
@@ -90,13 +104,15 @@ public enum Tokenizer {
     /// Whether `token` (folded bytes) is a stop word.
     static func isStopWord(_ token: ArraySlice<UInt8>) -> Bool {
         guard let value = packed(token) else { return false }
+        // Read once: each read of a static checks that it was initialized.
+        let words = packedStopWords
         var low = 0
-        var high = packedStopWords.count
+        var high = words.count
         while low < high {
             let middle = (low + high) / 2
-            if packedStopWords[middle] < value { low = middle + 1 } else { high = middle }
+            if words[middle] < value { low = middle + 1 } else { high = middle }
         }
-        return low < packedStopWords.count && packedStopWords[low] == value
+        return low < words.count && words[low] == value
     }
 
     /// The searchable tokens of every string field of `record`, list elements included.
@@ -116,10 +132,7 @@ public enum Tokenizer {
     public static func forEachTokenUTF8(
         of record: Record, where isSearchable: (String) -> Bool, _ body: (ArraySlice<UInt8>) -> Void
     ) {
-        record.forEachField(where: isSearchable) { _, value in
-            value.forEachScalar { scalar in
-                if case .string(let text) = scalar { forEachTokenUTF8(in: text, body) }
-            }
-        }
+        var word: [UInt8] = []
+        record.forEachString(where: isSearchable) { forEachTokenUTF8(in: $0, word: &word, body) }
     }
 }

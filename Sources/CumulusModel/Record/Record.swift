@@ -244,6 +244,17 @@ public struct Record: Sendable, Hashable {
         }
     }
 
+    /// Calls `body` with the UTF-8 bytes of every string (list elements included) in
+    /// the user fields whose key `accept` takes, valid only during `body`: stored values
+    /// are read in place, without a `String` per value.
+    public func forEachString(where accept: (String) -> Bool, _ body: (UnsafeRawBufferPointer) -> Void) {
+        if let encoded {
+            encoded.forEachString(where: accept, body)
+        } else {
+            for (key, value) in storage.decodedFields where accept(key) { value.forEachStringUTF8(body) }
+        }
+    }
+
     /// Calls `body` with every reference the user fields hold (list elements
     /// included), in no particular order: for callers that collect them into a set
     /// (the reference graph), without sorting keys or decoding other values.

@@ -90,6 +90,15 @@ public enum FieldValue: Sendable, Hashable {
         }
     }
 
+    /// Calls `body` with the UTF-8 bytes of the value's string, or of each string in
+    /// its list (other values: not at all); the bytes are valid only during `body`.
+    public func forEachStringUTF8(_ body: (UnsafeRawBufferPointer) -> Void) {
+        forEachScalar { scalar in
+            guard case .string(var text) = scalar else { return }
+            text.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+        }
+    }
+
     /// Whether the value is a string or a list of strings (text search reads it).
     public var isText: Bool {
         if case .list(let items) = self { return items.first?.scalarType == .string }

@@ -55,6 +55,50 @@ struct TokenizerTests {
         }
     }
 
+    @Test("a record's tokens are the same read from its values, from checked stored bytes and from unchecked ones")
+    func recordPathsAgree() throws {
+        var random = RandomRecords(seed: 0x70CE_0016)
+        let words = ["Alpha", "beta", "THE", "gamma\tdelta", "Crème brûlée", "Ωé", String(repeating: "Xy", count: 90), "of", ""]
+        func text() -> String { (0..<random.int(0...6)).map { _ in words[random.int(0...words.count - 1)] }.joined(separator: " ") }
+        let searchable: Set<String> = ["title", "notes", "tags", "é"]
+        for index in 0..<500 {
+            var record = Record(recordType: "Item", recordID: RecordID(recordName: "item-\(index)"))
+            record["title"] = .string(text())
+            record["notes"] = .string(text())
+            record["tags"] = .list((0..<random.int(1...3)).map { _ in .string(text()) })
+            record["é"] = .string(text())
+            record["hidden"] = .string(text())
+            record["count"] = .int64(Int64(index))
+            if index % 3 == 0 { record["title"] = .int64(7) }
+            var expected = Set<String>()
+            for key in searchable {
+                record[key]?.forEachScalar { if case .string(let value) = $0 { expected.formUnion(Tokenizer.tokens(value)) } }
+            }
+            let bytes = try RecordCodec.encode(record)
+            let checked = try bytes.withUnsafeBytes { try RecordCodec.decodeLazily($0) }
+            var hints = RecordDecodeHints()
+            let unchecked = try bytes.withUnsafeBytes { try RecordCodec.decodeForReading($0, hints: &hints) }
+            for (label, candidate) in [("values", record), ("checked", checked), ("unchecked", unchecked)] {
+                #expect(Tokenizer.tokens(of: candidate, where: searchable.contains) == expected, "record \(index), \(label)")
+            }
+        }
+    }
+
+    @Test("unchecked stored bytes with invalid UTF-8 in a searchable string give no tokens at all, and say why")
+    func damagedStringGivesNoTokens() throws {
+        var record = Record(recordType: "Item", recordID: RecordID(recordName: "damaged"))
+        record["notes"] = .string("MARKER words here")
+        record["title"] = .string("fine title")
+        var bytes = try RecordCodec.encode(record)
+        let marker = Array("MARKER".utf8)
+        let at = try #require((0...(bytes.count - marker.count)).first { Array(bytes[$0..<$0 + marker.count]) == marker })
+        bytes[at] = 0xFF
+        var hints = RecordDecodeHints()
+        let read = try bytes.withUnsafeBytes { try RecordCodec.decodeForReading($0, hints: &hints) }
+        #expect(Tokenizer.tokens(of: read, where: { _ in true }).isEmpty)
+        #expect(read.storedValuesFailure != nil)
+    }
+
     @Test("the packed stop-word check knows exactly the stop words, not their prefixes, extensions or NUL-padded forms")
     func stopWordCheck() {
         for word in Tokenizer.stopWords {

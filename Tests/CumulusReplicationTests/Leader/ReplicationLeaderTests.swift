@@ -202,7 +202,7 @@ struct ReplicationLeaderTests {
 
     @Test("a snapshot dropped before it was sent is released once its copy has ended")
     func droppedSnapshotReleased() async throws {
-        let (container, leader) = try await Self.leader(commits: 500)
+        let (container, leader) = try await Self.leader()
         var first: SnapshotFile? = try await leader.snapshot()
         let directory = try #require(first?.directory)
         first = nil
