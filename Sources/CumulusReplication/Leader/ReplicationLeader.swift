@@ -23,6 +23,8 @@ public final class ReplicationLeader: Sendable {
     let logger: Logger
     /// Where snapshots are written while they are streamed.
     let snapshotDirectory: String
+    /// Writes a snapshot into a file descriptor; `nil`: LMDB's compacting copy.
+    let snapshotCopy: (@Sendable (Int32) throws(StorageError) -> Void)?
     /// Whether a snapshot is being written or sent: one at a time, so followers
     /// seeding at once cannot fill the leader's disk with copies.
     let copying = Mutex(false)
@@ -36,10 +38,20 @@ public final class ReplicationLeader: Sendable {
 
     /// Serves replication of `container` (the replication secret is checked by the
     /// HTTP endpoints in front of it).
-    public init(container: Container, heartbeatInterval: Duration = .seconds(1), logger: Logger) {
+    public convenience init(container: Container, heartbeatInterval: Duration = .seconds(1), logger: Logger) {
+        self.init(container: container, heartbeatInterval: heartbeatInterval, logger: logger, snapshotCopy: nil)
+    }
+
+    /// ``init(container:heartbeatInterval:logger:)`` with the snapshot's copy replaced
+    /// (tests: a copy that fails part-way must break the response off).
+    init(
+        container: Container, heartbeatInterval: Duration = .seconds(1), logger: Logger,
+        snapshotCopy: (@Sendable (Int32) throws(StorageError) -> Void)?
+    ) {
         self.container = container
         self.heartbeatInterval = heartbeatInterval
         self.logger = logger
+        self.snapshotCopy = snapshotCopy
         snapshotDirectory = container.path + "/snapshots"
         // Snapshots left by a crash are of no use to anyone.
         try? FileManager.default.removeItem(atPath: snapshotDirectory)
@@ -113,7 +125,8 @@ public final class ReplicationLeader: Sendable {
         let release: @Sendable () -> Void = { [self] in copying.withLock { $0 = false } }
         let directory = snapshotDirectory + "/" + UUID().uuidString
         do {
-            let file = try SnapshotFile(copying: container.store.environment, into: directory, released: release)
+            let file = try snapshotCopy.map { try SnapshotFile(into: directory, released: release, copy: $0) }
+                ?? SnapshotFile(copying: container.store.environment, into: directory, released: release)
             logger.info("snapshot being written and sent to a follower: \(directory)")
             return file
         } catch {

@@ -1,5 +1,9 @@
+import CumulusEngine
+import CumulusLog
+import CumulusServer
 import CumulusStorage
 import Foundation
+import Logging
 import Synchronization
 import Testing
 
@@ -93,5 +97,57 @@ struct SnapshotFileTests {
         file = nil
         #expect(!FileManager.default.fileExists(atPath: path))
         #expect(released.withLock { $0 })
+    }
+}
+
+/// The snapshot over a real socket, as a follower downloads it.
+@Suite("Snapshot over HTTP")
+struct SnapshotHTTPTests {
+    /// Serves `leader` on a loopback port and downloads its snapshot as a follower does.
+    static func download(from leader: ReplicationLeader, into path: String) async throws -> Int {
+        let container = leader.container
+        let endpoints = ReplicationEndpoints(container: container, secret: Cluster.secret, leader: leader, follower: nil)
+        let api = CloudKitAPI(container: container, auth: try AuthStore(environment: container.store.environment), replication: endpoints)
+        let port = NodeProcess.freePort()
+        let app = CumulusHTTPServer.application(api: api, host: "127.0.0.1", port: port, logger: Logger(label: "test"))
+        let server = Task { try await app.runService(gracefulShutdownSignals: []) }
+        defer { server.cancel() }
+        let client = LeaderClient(leaderURL: "http://127.0.0.1:\(port)", secret: Cluster.secret)
+        do {
+            try await waitUntil("the leader to listen", timeout: .seconds(30)) { (try? await client.hello()) != nil }
+            let bytes = try await client.downloadSnapshot(to: path)
+            await client.shutdown()
+            return bytes
+        } catch {
+            await client.shutdown()
+            throw error
+        }
+    }
+
+    @Test("a follower downloads the snapshot whole, and it opens holding the leader's log")
+    func wholeSnapshot() async throws {
+        let (container, leader) = try await ReplicationLeaderTests.leader()
+        let copy = ReplicationWorld.temporaryPath()
+        try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+        let bytes = try await Self.download(from: leader, into: copy + "/data.mdb")
+        #expect(bytes > 0)
+        let store = try LogStore(environment: try LMDBEnvironment(path: copy))
+        #expect(store.head == container.store.head)
+        container.close()
+    }
+
+    @Test("a copy that fails part-way breaks the response off: the follower's download fails, it is not taken as whole")
+    func failedCopyBreaksTheDownload() async throws {
+        let (container, _) = try await ReplicationLeaderTests.leader()
+        let failing = SnapshotFileTests.PacedCopy(
+            pieces: [SnapshotFileTests.piece(1, SnapshotFile.chunkSize + 4096)],
+            failure: .lmdb(code: 28, operation: "mdb_env_copyfd2", message: "No space left on device"))
+        failing.allow(1)
+        let leader = ReplicationLeader(
+            container: container, logger: Logger(label: "test"),
+            snapshotCopy: { descriptor throws(StorageError) in try failing.run(descriptor) })
+        let path = ReplicationWorld.temporaryPath() + ".mdb"
+        await #expect(throws: ReplicationError.self) { _ = try await Self.download(from: leader, into: path) }
+        container.close()
     }
 }
