@@ -43,6 +43,15 @@ struct SlowClientTests {
         return line.flatMap { $0.split(separator: " ").last }.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? -1
     }
 
+    /// Waits until the server has counted `limit` at least once, or 60 s have passed
+    /// (the caller's expectations then fail and say what was missing).
+    static func waitForHit(_ limit: ServerLimits.Hit, port: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try await hits(limit, port: port) < 1, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
     /// Sends `text` one byte every 100 ms on `connection` until it has all gone or
     /// the server closed the connection.
     static func trickle(_ text: String, on connection: RawConnection) -> Task<Void, Never> {
@@ -190,10 +199,7 @@ struct SlowClientTests {
             let stalled = try Self.bigQuery(world, port: port)
             defer { stalled.close() }
             // Waits for the server to give up on the client, however long the machine takes.
-            let deadline = ContinuousClock.now + .seconds(60)
-            while try await Self.hits(.responseWriteTimeout, port: port) < 1, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            try await Self.waitForHit(.responseWriteTimeout, port: port)
             #expect(try await Self.hits(.responseWriteTimeout, port: port) == 1)
             // What the client gets now is what was in flight, then the end: not the answer.
             let received = await stalled.untilClosed() ?? ""
@@ -256,10 +262,7 @@ struct SlowClientTests {
             defer { small.close() }
             #expect(await small.get(HostileClientTests.uri(world, "zones/list"))?.hasPrefix("HTTP/1.1 200") == true)
             // The write timeout cuts the stalled client and gives its bytes back.
-            let deadline = ContinuousClock.now + .seconds(60)
-            while try await Self.hits(.responseWriteTimeout, port: port) < 1, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            try await Self.waitForHit(.responseWriteTimeout, port: port)
             let served = try await largeQuery()
             #expect(served.hasPrefix("HTTP/1.1 200"), "\(served.prefix(200))")
             #expect(served.utf8.count > 2_000_000)

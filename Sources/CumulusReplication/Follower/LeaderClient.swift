@@ -110,7 +110,7 @@ public final class LeaderClient: Sendable {
         // chunked response's end says the copy is whole (and a copy that fails ends the
         // response without it). Leaders before that sent the size; it is still checked.
         let expected = response.headers.first(name: "x-cumulus-snapshot-bytes").flatMap(Int.init) ?? -1
-        let descriptor = Glibc.open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode_t(FilePermissions.file))
+        let descriptor = createPrivateFile(file)
         guard descriptor >= 0 else {
             throw ReplicationError.refused("cannot write the snapshot to \(file): \(String(cString: strerror(errno)))")
         }
@@ -190,4 +190,10 @@ public final class LeaderClient: Sendable {
     static func escape(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "follower"
     }
+}
+
+/// Creates (or empties) `path` for writing, private to its owner; a descriptor, or -1
+/// with `errno` set. At file scope, where `open` is the C call, not ``LeaderClient``'s.
+private func createPrivateFile(_ path: String) -> Int32 {
+    open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode_t(FilePermissions.file))
 }

@@ -23,8 +23,8 @@ public final class ReplicationLeader: Sendable {
     let logger: Logger
     /// Where snapshots are written while they are streamed.
     let snapshotDirectory: String
-    /// Writes a snapshot into a file descriptor; `nil`: LMDB's compacting copy.
-    let snapshotCopy: (@Sendable (Int32) throws(StorageError) -> Void)?
+    /// Writes a snapshot into a file descriptor, in order: LMDB's compacting copy.
+    let snapshotCopy: @Sendable (Int32) throws(StorageError) -> Void
     /// Whether a snapshot is being written or sent: one at a time, so followers
     /// seeding at once cannot fill the leader's disk with copies.
     let copying = Mutex(false)
@@ -51,7 +51,12 @@ public final class ReplicationLeader: Sendable {
         self.container = container
         self.heartbeatInterval = heartbeatInterval
         self.logger = logger
-        self.snapshotCopy = snapshotCopy
+        if let snapshotCopy {
+            self.snapshotCopy = snapshotCopy
+        } else {
+            let environment = container.store.environment
+            self.snapshotCopy = { descriptor throws(StorageError) in try environment.copy(toDescriptor: descriptor, compact: true) }
+        }
         snapshotDirectory = container.path + "/snapshots"
         // Snapshots left by a crash are of no use to anyone.
         try? FileManager.default.removeItem(atPath: snapshotDirectory)
@@ -125,8 +130,7 @@ public final class ReplicationLeader: Sendable {
         let release: @Sendable () -> Void = { [self] in copying.withLock { $0 = false } }
         let directory = snapshotDirectory + "/" + UUID().uuidString
         do {
-            let file = try snapshotCopy.map { try SnapshotFile(into: directory, released: release, copy: $0) }
-                ?? SnapshotFile(copying: container.store.environment, into: directory, released: release)
+            let file = try SnapshotFile(into: directory, released: release, copy: snapshotCopy)
             logger.info("snapshot being written and sent to a follower: \(directory)")
             return file
         } catch {

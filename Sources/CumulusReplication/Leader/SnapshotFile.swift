@@ -32,19 +32,10 @@ public final class SnapshotFile: AsyncSequence, Sendable {
     /// copy still being written.
     static let pollInterval = Duration.milliseconds(2)
 
-    /// Starts copying `environment` (compacted) into `directory`, on a thread of its
-    /// own. Throws if the scratch file cannot be made; a failure of the copy itself
-    /// ends the stream with an error instead.
-    convenience init(copying environment: LMDBEnvironment, into directory: String, released: @escaping @Sendable () -> Void)
-        throws
-    {
-        try self.init(into: directory, released: released) { descriptor throws(StorageError) in
-            try environment.copy(toDescriptor: descriptor, compact: true)
-        }
-    }
-
-    /// Runs `copy` into a new file in `directory` and streams the file as it grows:
-    /// `copy` must write in order, as LMDB's compacting copy does (tests give their own).
+    /// Runs `copy` (LMDB's compacting copy, or a test's) into a new file in
+    /// `directory` on a thread of its own, and streams the file as it grows: `copy`
+    /// must write in order, as LMDB's does. Throws if the scratch file cannot be made;
+    /// a failure of the copy itself ends the stream with an error instead.
     init(
         into directory: String, released: @escaping @Sendable () -> Void,
         copy: @escaping @Sendable (Int32) throws(StorageError) -> Void
