@@ -79,7 +79,34 @@ public struct AppendSession {
         var extra: [UInt32: ZstdDictionary] = [:]
         for item in installed { extra[item.id] = item.dictionary }
         let (commit, bytes) = try store.decodeCommit(frame, extraDictionaries: extra)
-        guard LogStore.chainHash(previous: head.hash, commitBytes: bytes) == frame.chainHash else {
+        try appendChecked(frame, commit, commitBytes: bytes, frameBytes: frameBytes, in: txn)
+        return commit
+    }
+
+    /// ``appendFrame(_:in:)`` for a frame decoded ahead of this transaction
+    /// (``FrameDecoder``): the same checks against the head, without decoding again.
+    public mutating func appendFrame(_ decoded: DecodedFrame, in txn: LMDBWriteTransaction) throws -> Commit {
+        let expected = head.sequence + 1
+        guard decoded.frame.sequence == expected else {
+            throw LogError.doesNotContinue(expected: expected, got: decoded.frame.sequence, reason: "out of order")
+        }
+        try appendChecked(
+            decoded.frame, decoded.commit, commitBytes: decoded.commitBytes, frameBytes: decoded.bytes,
+            chainsFrom: decoded.chainsFrom, in: txn)
+        return decoded.commit
+    }
+
+    /// Checks that the decoded `frame` (the next sequence) chains from the head and
+    /// takes the feed positions this log would assign, then stores it. `chainsFrom`:
+    /// the hash the frame was already found to chain from, if any.
+    private mutating func appendChecked(
+        _ frame: Frame, _ commit: Commit, commitBytes bytes: [UInt8], frameBytes: [UInt8], chainsFrom: [UInt8]? = nil,
+        in txn: LMDBWriteTransaction
+    ) throws {
+        let expected = head.sequence + 1
+        let chains = chainsFrom.map { $0 == head.hash } == true
+            || LogStore.chainHash(previous: head.hash, commitBytes: bytes) == frame.chainHash
+        guard chains else {
             throw LogError.doesNotContinue(expected: expected, got: frame.sequence, reason: "chain hash does not follow")
         }
         let positions = try store.feeds.positions(for: commit.events, in: txn)
@@ -89,7 +116,6 @@ public struct AppendSession {
         }
         try store(commit, positions, frameBytes: frameBytes, hash: frame.chainHash, in: txn)
         appendedBytes += bytes.count
-        return commit
     }
 
     /// Stores the new head; returns what to publish after the transaction commits.

@@ -42,6 +42,18 @@ extension LogStore {
     public func appendFrames(
         _ frames: [[UInt8]], applying apply: ((Commit, LMDBWriteTransaction) throws -> Void)?
     ) throws -> FramesAppended {
+        try appendFrames(frames, decoded: []) { _, commit, txn in try apply?(commit, txn) }
+    }
+
+    /// ``appendFrames(_:applying:)`` with frames decoded ahead (``FrameDecoder``):
+    /// `decoded` is empty or holds, for each frame, its decoding (`nil`: decode it
+    /// here). `apply` also gets each commit's index in `frames`, so a caller that
+    /// derived more from the batch ahead can find its part.
+    public func appendFrames(
+        _ frames: [[UInt8]], decoded: [DecodedFrame?],
+        applying apply: (Int, Commit, LMDBWriteTransaction) throws -> Void
+    ) throws -> FramesAppended {
+        precondition(decoded.isEmpty || decoded.count == frames.count, "one decoding per frame, or none")
         let clock = ContinuousClock()
         let started = clock.now
         var body = Duration.zero
@@ -50,9 +62,14 @@ extension LogStore {
         let outcome = try environment.write { txn -> AppendSession.Outcome in
             commits = []
             var session = try beginAppend(in: txn)
-            for frame in frames {
-                let commit = try session.appendFrame(frame, in: txn)
-                try apply?(commit, txn)
+            for (index, frame) in frames.enumerated() {
+                let commit: Commit
+                if !decoded.isEmpty, let ahead = decoded[index] {
+                    commit = try session.appendFrame(ahead, in: txn)
+                } else {
+                    commit = try session.appendFrame(frame, in: txn)
+                }
+                try apply(index, commit, txn)
                 commits.append(commit)
             }
             bytes = session.appendedBytes

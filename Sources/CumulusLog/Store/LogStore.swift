@@ -227,13 +227,36 @@ public final class LogStore: Sendable {
         through last: UInt64, batchSize: Int, into environment: LMDBEnvironment,
         progress: ((UInt64) -> Void)? = nil, _ apply: ([Commit], LMDBWriteTransaction) throws -> Void
     ) throws {
-        var next: UInt64 = 1
-        while next <= last {
-            // Read, then write: a write may not run inside a read on one thread.
-            let batch = try range(from: next, through: min(last, next + UInt64(max(batchSize, 1)) - 1))
-            guard let end = batch.last?.sequence else { throw LogError.missing(sequence: next) }
-            try environment.write { txn in try apply(batch, txn) }
-            next = end + 1
+        try replayInBatches(
+            through: last, batchSize: batchSize, into: environment, progress: progress, prepare: { _ in () }
+        ) { batch, _, txn in try apply(batch, txn) }
+    }
+
+    /// ``replayInBatches(through:batchSize:into:progress:_:)`` with work done ahead:
+    /// while batch *n* is written, batch *n* + 1 is read and given to `prepare` on
+    /// another thread (deriving what needs no transaction), and `apply` gets both.
+    public func replayInBatches<Prepared: Sendable>(
+        through last: UInt64, batchSize: Int, into environment: LMDBEnvironment,
+        progress: ((UInt64) -> Void)? = nil, prepare: @escaping @Sendable ([Commit]) throws -> Prepared,
+        _ apply: ([Commit], Prepared, LMDBWriteTransaction) throws -> Void
+    ) throws {
+        let size = UInt64(max(batchSize, 1))
+        func start(_ next: UInt64) -> BackgroundWork<(batch: [Commit], prepared: Prepared)>? {
+            guard next <= last else { return nil }
+            return BackgroundWork { [self] in
+                let batch = try range(from: next, through: min(last, next + size - 1))
+                guard !batch.isEmpty else { throw LogError.missing(sequence: next) }
+                return (batch, try prepare(batch))
+            }
+        }
+        var pending = start(1)
+        // Never leave with work still reading: the caller may close what it reads.
+        defer { _ = try? pending?.value() }
+        while let work = pending {
+            let (batch, prepared) = try work.value()
+            guard let end = batch.last?.sequence else { throw LogError.missing(sequence: 0) }
+            pending = start(end + 1)
+            try environment.write { txn in try apply(batch, prepared, txn) }
             progress?(end)
         }
     }
