@@ -170,7 +170,8 @@ let package = Package(
         .testTarget(
             name: "CumulusViewsTests",
             dependencies: [
-                "CumulusViews", "CumulusModel", "CumulusTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                "CumulusViews", "CumulusLog", "CumulusStorage", "CumulusModel", "CumulusTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(

@@ -47,17 +47,24 @@ public final class Views: Sendable {
 
     /// Applies every event of `commit`, in order.
     public func apply(_ commit: Commit, in txn: LMDBWriteTransaction) throws {
+        try apply(commit, derived: nil, in: txn)
+    }
+
+    /// Applies every event of `commit`, in order, using what ``derive(_:in:)`` made of
+    /// it ahead where the schema it was made under is still in force: the views come
+    /// out the same, byte for byte, with or without `derived`.
+    public func apply(_ commit: Commit, derived: CommitDerivations?, in txn: LMDBWriteTransaction) throws {
         try registerZones(of: commit, txn)
         var firing = Firing(commit: commit)
         // Without any subscription (an O(1) count) matching costs nothing; the count
         // is taken again after a subscription is saved within the commit.
         var anySubscriptions: Bool?
         let tokens = try tokenWrites(for: commit, txn)
-        for event in commit.events {
+        for (index, event) in commit.events.enumerated() {
             if anySubscriptions == nil { anySubscriptions = try txn.count(tables.subscriptionIndex) > 0 }
             // Match first: subscriptions compare the state before the event with after.
             if anySubscriptions == true { try notify(event, &firing, txn) }
-            try apply(event, sequence: commit.sequence, tokens: tokens, in: txn)
+            try apply(event, sequence: commit.sequence, tokens: tokens, derived: derived?.derivation(at: index), in: txn)
             if case .subscriptionSaved = event { anySubscriptions = nil }
         }
         try storeClientChangeToken(of: commit, txn)
@@ -66,10 +73,12 @@ public final class Views: Sendable {
 
     /// Applies one event: a dispatcher, each concern's writes live in its folder
     /// (Records, References, Zones, Subscriptions, Schema).
-    func apply(_ event: Event, sequence: UInt64, tokens: TokenWrites, in txn: LMDBWriteTransaction) throws {
+    func apply(
+        _ event: Event, sequence: UInt64, tokens: TokenWrites, derived: RecordDerivation?, in txn: LMDBWriteTransaction
+    ) throws {
         switch event {
         case .recordSaved(let database, let record, _):
-            try saveRecord(record, in: database, tokens: tokens, txn)
+            try saveRecord(record, in: database, tokens: tokens, derived: derived, txn)
         case .recordDeleted(let database, let recordID, let recordType, _):
             try deleteRecord(recordID, recordType: recordType, in: database, tokens: tokens, txn)
         case .changeTagBumped(let database, let recordID, let changeTag, _):
@@ -90,6 +99,36 @@ public final class Views: Sendable {
             try replaceSchema(id, with: try schema(id, in: txn).extended(type: recordType, with: fields), txn)
         case .rolesAssigned(let id, let user, let roles):
             try assignRoles(roles, to: user, in: id, txn)
+        }
+    }
+
+    // MARK: - Deriving ahead
+
+    /// What applying each of `commits` writes that follows from its saved records
+    /// alone (``RecordDerivation``), made under the schemas `txn` sees: for a batch
+    /// about to be applied, on a thread other than the writer's. A record whose
+    /// schema cannot be read is left to be derived when applied, as is every event
+    /// of a `nil` commit (a frame that could not be decoded ahead).
+    public func derive(_ commits: [Commit?], in txn: LMDBReadTransaction) -> [CommitDerivations?] {
+        // One lookup per container environment per batch; not remembered in the
+        // catalog, which holds the writer's schema (see `stampedSchema`).
+        var schemas: [SchemaID: SchemaCatalog.Stamped?] = [:]
+        return commits.map { commit in
+            guard let commit else { return nil }
+            return CommitDerivations(events: commit.events.map { event in
+                guard case .recordSaved(let database, let record, _) = event else { return nil }
+                let id = SchemaID(database)
+                let schema: SchemaCatalog.Stamped?
+                if let known = schemas[id] {
+                    schema = known
+                } else {
+                    schema = try? schemaCatalog.stampedSchema(id, table: tables.schemas, in: txn, remember: false)
+                    schemas[id] = schema
+                }
+                guard let schema else { return nil }
+                return try? RecordDerivation(
+                    record, zoneKey: zoneKeys.zone(database, record.recordID.zoneID), schema: schema)
+            })
         }
     }
 }

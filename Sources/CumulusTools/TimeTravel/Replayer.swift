@@ -83,22 +83,68 @@ public enum Replayer {
     /// byte, applying each commit to `views` in the transaction that appends it (a
     /// follower's path). `stops` are sequences a batch must end at (checkpoints),
     /// and `reached` is called at each.
+    ///
+    /// While one batch is written, the next is read, decoded and derived
+    /// (``Views/derive(_:in:)``) on another thread: those were about half of a
+    /// replay's time, and need nothing of the transaction.
     static func appendAndApply(
         _ source: LogStore, through sequence: UInt64, into store: LogStore, _ views: Views, stops: UInt64 = 0,
         progress: ((UInt64) -> Void)?, reached: ((UInt64) throws -> Void)? = nil
     ) throws {
-        var next = store.head.sequence + 1
-        while next <= sequence {
+        let environment = store.environment
+        func prepare(from next: UInt64, _ decoder: FrameDecoder) -> BackgroundWork<PreparedBatch>? {
+            guard next <= sequence else { return nil }
             var last = min(sequence, next + batchSize - 1)
             // End batches at checkpoints: the first multiple of `stops` at or after `next`.
             if stops > 0 { last = min(last, ((next - 1) / stops + 1) * stops) }
-            let frames = try source.rawFrames(from: next, limit: Int(last - next + 1), maxBytes: .max)
-            guard frames.count == Int(last - next + 1) else { throw LogError.missing(sequence: next) }
-            let appended = try store.appendFrames(frames) { commit, txn in try views.apply(commit, in: txn) }
+            return BackgroundWork { [last] in
+                try PreparedBatch(source, from: next, through: last, decoder: decoder, views: views, environment: environment)
+            }
+        }
+        var pending = prepare(from: store.head.sequence + 1, FrameDecoder(store: source))
+        // Never leave with work still reading: the caller may close what it reads.
+        defer { _ = try? pending?.value() }
+        while let work = pending {
+            let batch = try work.value()
+            pending = prepare(from: batch.last + 1, batch.decoder)
+            let appended = try store.appendFrames(batch.frames, decoded: batch.decoded) { index, commit, txn in
+                try views.apply(commit, derived: batch.derived[index], in: txn)
+            }
             store.didCommit(appended.outcome)
-            progress?(last)
-            if stops > 0, last % stops == 0 { try reached?(last) }
-            next = last + 1
+            progress?(batch.last)
+            if stops > 0, batch.last % stops == 0 { try reached?(batch.last) }
+            // Thousands of records and derivations, allocated on the other thread: freed
+            // there too, not on this one, which is the replay's bottleneck.
+            DispatchQueue.global(qos: .utility).async { withExtendedLifetime(batch) {} }
+        }
+    }
+
+    /// One batch of a replay, read, decoded and derived ahead of its transaction.
+    struct PreparedBatch: Sendable {
+        /// The last sequence it holds.
+        let last: UInt64
+        /// Its frames as stored.
+        let frames: [[UInt8]]
+        /// Each frame decoded (`nil`: decoded when appended, which refuses it).
+        let decoded: [DecodedFrame?]
+        /// What each commit's saved records derive to.
+        let derived: [CommitDerivations?]
+        /// The decoder, with the dictionaries this batch installs, for the next batch.
+        let decoder: FrameDecoder
+
+        init(
+            _ source: LogStore, from next: UInt64, through last: UInt64, decoder: FrameDecoder, views: Views,
+            environment: LMDBEnvironment
+        ) throws {
+            frames = try source.rawFrames(from: next, limit: Int(last - next + 1), maxBytes: .max)
+            guard frames.count == Int(last - next + 1) else { throw LogError.missing(sequence: next) }
+            var decoder = decoder
+            decoded = frames.map { decoder.decode($0) }
+            // Schemas as of the batches written so far: a record whose schema this batch
+            // or the one being written changes is derived again when applied.
+            derived = try environment.read { [decoded] txn in views.derive(decoded.map { $0?.commit }, in: txn) }
+            self.decoder = decoder
+            self.last = last
         }
     }
 

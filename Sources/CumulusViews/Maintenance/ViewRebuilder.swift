@@ -91,8 +91,12 @@ public enum ViewRebuilder {
         _ store: LogStore, into views: Views, in environment: LMDBEnvironment, progress: ((UInt64) -> Void)? = nil
     ) throws -> UInt64 {
         let last = try store.lastSequence()
-        try store.replayInBatches(through: last, batchSize: batchSize, into: environment, progress: progress) { batch, txn in
-            for commit in batch { try views.apply(commit, in: txn) }
+        try store.replayInBatches(
+            through: last, batchSize: batchSize, into: environment, progress: progress,
+            // What each saved record derives to, made while the batch before is written.
+            prepare: { batch in try environment.read { txn in views.derive(batch, in: txn) } }
+        ) { batch, derived, txn in
+            for (index, commit) in batch.enumerated() { try views.apply(commit, derived: derived[index], in: txn) }
         }
         return last
     }

@@ -6,15 +6,21 @@ import CumulusStorage
 /// index entries each record's schema declares (token entries through
 /// `Views+Tokens`, staged or direct as the commit's ``Views/TokenWrites`` says).
 extension Views {
-    /// Stores `record`, replacing its references, by-type entry and index entries.
-    func saveRecord(_ record: Record, in database: DatabaseID, tokens: TokenWrites, _ txn: LMDBWriteTransaction) throws {
-        let schema = try schema(SchemaID(database), in: txn)
+    /// Stores `record`, replacing its references, by-type entry and index entries;
+    /// with `derived` (made under the schema in force), without deriving them again.
+    func saveRecord(
+        _ record: Record, in database: DatabaseID, tokens: TokenWrites, derived: RecordDerivation? = nil,
+        _ txn: LMDBWriteTransaction
+    ) throws {
+        let stamped = try schemaCatalog.stampedSchema(SchemaID(database), table: tables.schemas, in: txn)
+        let schema = stamped.schema
+        let derived = derived?.schemaStamp == stamped.stamp ? derived : nil
         let zoneKey = zoneKeys.zone(database, record.recordID.zoneID)
         let name = record.recordID.recordName
         let key = ViewKeys.record(zoneKey, name)
         let old = try indexedPart(at: key, schema, txn)
         let oldReferences = try outgoing(zoneKey, name, in: txn)
-        let newReferences = OutgoingReference.of(record)
+        let newReferences = derived?.references ?? OutgoingReference.of(record)
         try replaceReferences(zoneKey, source: name, old: oldReferences, new: newReferences, txn)
         // Deferred as index entries are: by-type keys are scattered by name too.
         if let old, old.recordType != record.recordType {
@@ -29,16 +35,26 @@ extension Views {
             // the others untouched.
             try replaceIndexEntries(from: old, schema, to: record, schema, zoneKey: zoneKey, txn)
         case (let old?, .pending):
-            try replaceFieldEntries(from: old, schema, to: record, schema, zoneKey: zoneKey, txn)
+            try replaceEntries(
+                tables.fieldIndex, old: IndexKeys.fieldEntries(of: old, zoneKey: zoneKey, schema: schema),
+                new: derived?.fieldEntries ?? IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: schema), txn)
         case (nil, _):
-            try writeEntries(of: record, zoneKey: zoneKey, schema: schema, adding: true, tokens: tokens == .direct, txn)
+            if let derived {
+                for entry in derived.fieldEntries { try txn.deferPut(tables.fieldIndex, key: entry) }
+                if tokens == .direct {
+                    try writeEntries(of: record, zoneKey: zoneKey, schema: schema, fields: false, tokens: true, adding: true, txn)
+                }
+            } else {
+                try writeEntries(
+                    of: record, zoneKey: zoneKey, schema: schema, fields: true, tokens: tokens == .direct, adding: true, txn)
+            }
         }
         if tokens == .pending {
-            try stageTokens(zoneKey: zoneKey, name: name, old: old, new: record, schema: schema, txn)
+            try stageTokens(
+                zoneKey: zoneKey, name: name, old: old,
+                current: derived?.tokenSide ?? PendingTokens.side(of: record, schema: schema), schema: schema, txn)
         }
-        var stored = record
-        stored.clearChangedKeys()
-        try txn.put(tables.records, key: key, value: try RecordCodec.encode(stored))
+        try txn.put(tables.records, key: key, value: try derived?.stored ?? RecordDerivation.stored(record))
     }
 
     /// The record stored under `key` with only the fields `schema` indexes decoded:
@@ -98,11 +114,11 @@ extension Views {
         }
     }
 
-    /// Adds (or removes) every field entry of `record`, and its token entries with
-    /// `tokens`, as each key is built: deferred writes sort them and keep one of any
-    /// repeat, so a new or deleted record needs no key list of its own.
+    /// Adds (or removes) the field entries of `record` with `fields`, and its token
+    /// entries with `tokens`, as each key is built: deferred writes sort them and keep
+    /// one of any repeat, so a new or deleted record needs no key list of its own.
     func writeEntries(
-        of record: Record, zoneKey: [UInt8], schema: EffectiveSchema, adding: Bool, tokens: Bool,
+        of record: Record, zoneKey: [UInt8], schema: EffectiveSchema, fields: Bool = true, tokens: Bool, adding: Bool,
         _ txn: LMDBWriteTransaction
     ) throws {
         var failure: (any Error)?
@@ -114,7 +130,9 @@ extension Views {
                 failure = error
             }
         }
-        IndexKeys.forEachFieldEntry(of: record, zoneKey: zoneKey, schema: schema) { write(tables.fieldIndex, $0) }
+        if fields {
+            IndexKeys.forEachFieldEntry(of: record, zoneKey: zoneKey, schema: schema) { write(tables.fieldIndex, $0) }
+        }
         if tokens {
             IndexKeys.forEachTokenEntry(of: record, zoneKey: zoneKey, schema: schema) { write(tables.tokenIndex, $0) }
         }
@@ -129,9 +147,11 @@ extension Views {
         let name = id.recordName
         let schema = try schema(SchemaID(database), in: txn)
         if let old = try indexedPart(at: ViewKeys.record(zoneKey, name), schema, txn) {
-            try writeEntries(of: old, zoneKey: zoneKey, schema: schema, adding: false, tokens: tokens == .direct, txn)
+            try writeEntries(of: old, zoneKey: zoneKey, schema: schema, tokens: tokens == .direct, adding: false, txn)
             if tokens == .pending {
-                try stageTokens(zoneKey: zoneKey, name: name, old: old, new: nil, schema: schema, txn)
+                try stageTokens(
+                    zoneKey: zoneKey, name: name, old: old, current: PendingTokens.side(of: nil, schema: schema),
+                    schema: schema, txn)
             }
         }
         try replaceReferences(zoneKey, source: name, old: try outgoing(zoneKey, name, in: txn), new: [], txn)

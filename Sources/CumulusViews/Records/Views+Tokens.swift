@@ -65,12 +65,13 @@ extension Views {
     }
 
     /// Stages the token change of the record `name` in the zone `zoneKey` from `old`
-    /// (what the index holds for it unless an entry is already pending) to `new`
-    /// (nil: deleted), both as `schema` indexes them.
+    /// (what the index holds for it unless an entry is already pending) to the side
+    /// `current` (``PendingTokens/side(of:schema:)`` of the new version, or of `nil`
+    /// when deleted), both as `schema` indexes them.
     func stageTokens(
-        zoneKey: [UInt8], name: String, old: Record?, new: Record?, schema: EffectiveSchema, _ txn: LMDBWriteTransaction
+        zoneKey: [UInt8], name: String, old: Record?, current: [UInt8], schema: EffectiveSchema,
+        _ txn: LMDBWriteTransaction
     ) throws {
-        let current = PendingTokens.side(of: new, schema: schema)
         let key = ViewKeys.record(zoneKey, name)
         // Most saves find the table empty right after a merge, or hold no entry of
         // theirs: the count is O(1), the lookup a walk of a few hot pages.

@@ -20,9 +20,25 @@ final class SchemaCatalog: Sendable {
     private struct Entry {
         let bytes: [UInt8]
         let schema: EffectiveSchema
+        /// Unique to this entry (``SchemaCatalog/Stamped``).
+        let stamp: UInt64
+    }
+
+    /// A schema with a stamp that names the bytes it was parsed from: two lookups that
+    /// return the same stamp returned the same schema, so work derived under one
+    /// (``RecordDerivation``) is valid under the other without comparing schemas.
+    struct Stamped {
+        let schema: EffectiveSchema
+        let stamp: UInt64
     }
 
     private let entries = Mutex<[SchemaID: Entry]>([:])
+    /// The last stamp given; 1 and 2 are the empty schemas of development and production.
+    private let lastStamp = Atomic<UInt64>(2)
+
+    private func nextStamp() -> UInt64 {
+        lastStamp.add(1, ordering: .relaxed).newValue
+    }
 
     /// `schemas` / `userRoles` / `schemaZones` key prefix: container ‖ 0x00 ‖ u8 environment.
     /// Container identifiers hold no NUL, so the prefix of one container never
@@ -33,13 +49,23 @@ final class SchemaCatalog: Sendable {
 
     /// The schema stored for `id` (empty if none) with its rules, as `txn` sees it.
     func schema(_ id: SchemaID, table: LMDBTable, in txn: LMDBReadTransaction) throws -> EffectiveSchema {
+        try stampedSchema(id, table: table, in: txn).schema
+    }
+
+    /// ``schema(_:table:in:)`` with its stamp. With `remember` false a schema not
+    /// cached is parsed without replacing the cached one: a reader of an older
+    /// snapshot (one deriving ahead of the writer) must not make the writer parse
+    /// again on its next record.
+    func stampedSchema(_ id: SchemaID, table: LMDBTable, in txn: LMDBReadTransaction, remember: Bool = true) throws
+        -> Stamped
+    {
         let cached = entries.withLock { $0[id] }
-        let found = try txn.withValue(table, key: Self.key(id)) { buffer -> EffectiveSchema in
+        let found = try txn.withValue(table, key: Self.key(id)) { buffer -> Stamped in
             // memcmp, not `elementsEqual`: this runs once per saved record.
             if let cached, cached.bytes.count == buffer.count,
                 cached.bytes.withUnsafeBytes({ $0.count == 0 || memcmp($0.baseAddress!, buffer.baseAddress!, buffer.count) == 0 })
             {
-                return cached.schema
+                return Stamped(schema: cached.schema, stamp: cached.stamp)
             }
             let bytes = Array(buffer)
             let schema: EffectiveSchema
@@ -48,20 +74,26 @@ final class SchemaCatalog: Sendable {
             } catch {
                 throw CumulusError(.internalError, "the stored schema of \(id) does not parse: \(error)")
             }
-            entries.withLock { $0[id] = Entry(bytes: bytes, schema: schema) }
-            return schema
+            let entry = Entry(bytes: bytes, schema: schema, stamp: nextStamp())
+            if remember { entries.withLock { $0[id] = entry } }
+            return Stamped(schema: schema, stamp: entry.stamp)
         }
         if let found { return found }
         return empty[id.environment == .development ? 0 : 1]
     }
 
-    /// The rules of the empty schema in each environment (development, production).
-    private let empty = [EffectiveSchema(.empty, environment: .development), EffectiveSchema(.empty, environment: .production)]
+    /// The rules of the empty schema in each environment (development, production),
+    /// stamped 1 and 2: every container's empty schema of one environment has the same rules.
+    private let empty = [
+        Stamped(schema: EffectiveSchema(.empty, environment: .development), stamp: 1),
+        Stamped(schema: EffectiveSchema(.empty, environment: .production), stamp: 2),
+    ]
 
     /// Stores `schema` as the schema of `id` (its canonical text).
     func store(_ schema: Schema, _ id: SchemaID, table: LMDBTable, in txn: LMDBWriteTransaction) throws {
         let bytes = Array(SchemaPrinter.print(schema).utf8)
         try txn.put(table, key: Self.key(id), value: bytes)
-        entries.withLock { $0[id] = Entry(bytes: bytes, schema: EffectiveSchema(schema, environment: id.environment)) }
+        let entry = Entry(bytes: bytes, schema: EffectiveSchema(schema, environment: id.environment), stamp: nextStamp())
+        entries.withLock { $0[id] = entry }
     }
 }
