@@ -1,3 +1,4 @@
+import CumulusLog
 import CumulusModel
 import CumulusStorage
 
@@ -206,6 +207,77 @@ public enum PendingTokens {
             }
             return (result ?? []).sorted().map { names[$0] }
         }
+    }
+
+    /// Calls `body` with each `tokenIndex` key of the entry `entry`, stored under
+    /// `recordKey` (zone key ‖ record name), when it is a new record's (its indexed side
+    /// empty: a merge only adds its keys), and returns `true`; returns `false`, calling
+    /// nothing, for any other entry or a malformed one, which the caller reads with
+    /// ``sides(of:key:)``. The keys are those of ``Side/forEachIndexKey(zoneKey:name:_:)``,
+    /// built in `key` straight from the stored bytes: parsing each entry into a `Side`
+    /// first, its value copied and its tokens listed, was a fifth of a merge in a
+    /// replay's profile.
+    static func forEachNewRecordKey(
+        of entry: UnsafeRawBufferPointer, recordKey: UnsafeRawBufferPointer, building key: inout [UInt8],
+        _ body: ([UInt8]) throws -> Void
+    ) rethrows -> Bool {
+        let zoneLength = FeedKeys.length
+        let headerLength = 16
+        guard recordKey.count > zoneLength, entry.count > 2 * lengthBytes + headerLength else { return false }
+        func length(at offset: Int) -> Int {
+            var value = 0
+            for index in offset..<offset + lengthBytes { value = value << 8 | Int(entry[index]) }
+            return value
+        }
+        let sideStart = lengthBytes
+        let sideLength = length(at: 0) == 0 ? length(at: sideStart) : -1
+        guard sideLength > headerLength, sideStart + lengthBytes + sideLength == entry.count else { return false }
+        let header = sideStart + lengthBytes
+        let tokensStart = header + headerLength
+        // Check the tokens as `Side` does before any key is written: each ends at 00 00
+        // (00 FF is an escaped zero inside it), sorted and unique.
+        var tokenEnds: [Int] = []
+        var index = tokensStart
+        var tokenStart = tokensStart
+        var previous: Range<Int>?
+        while index < entry.count {
+            guard entry[index] == 0 else {
+                index += 1
+                continue
+            }
+            guard index + 1 < entry.count else { return false }
+            if entry[index + 1] == 0 {
+                let token = tokenStart..<index + 2
+                if let previous {
+                    let a = UnsafeRawBufferPointer(rebasing: entry[previous])
+                    let b = UnsafeRawBufferPointer(rebasing: entry[token])
+                    guard a.lexicographicallyPrecedes(b) else { return false }
+                }
+                previous = token
+                tokenEnds.append(index + 2)
+                tokenStart = index + 2
+            }
+            index += 2
+        }
+        guard tokenStart == entry.count, !tokenEnds.isEmpty else { return false }
+        let typeHash = UnsafeRawBufferPointer(rebasing: entry[header..<header + 8])
+        let created = UnsafeRawBufferPointer(rebasing: entry[header + 8..<header + 16])
+        let zoneKey = UnsafeRawBufferPointer(rebasing: recordKey[..<zoneLength])
+        let name = UnsafeRawBufferPointer(rebasing: recordKey[zoneLength...])
+        key.removeAll(keepingCapacity: true)
+        key.append(contentsOf: zoneKey)
+        key.append(contentsOf: typeHash)
+        let shared = key.count
+        var start = tokensStart
+        for end in tokenEnds {
+            key.removeLast(key.count - shared)
+            key.append(contentsOf: UnsafeRawBufferPointer(rebasing: entry[start..<end]))
+            key.append(contentsOf: created)
+            key.append(contentsOf: name)
+            try body(key)
+            start = end
+        }
+        return true
     }
 
     /// Both sides of the entry stored under `key`; a malformed one is `corrupt`.

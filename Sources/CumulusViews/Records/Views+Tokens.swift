@@ -35,15 +35,22 @@ extension Views {
     func mergePendingTokens(_ txn: LMDBWriteTransaction) throws {
         guard try txn.count(tables.tokenPending) > 0 else { return }
         var failure: (any Error)?
+        var built: [UInt8] = []
         try txn.scan(tables.tokenPending, prefix: []) { key, value in
             do {
                 guard key.count > FeedKeys.length else { throw StorageError.corrupt("tokenPending key \(Hex.encode(Array(key)))") }
+                // A new record (the common case): only puts, built from the stored bytes.
+                if try PendingTokens.forEachNewRecordKey(of: value, recordKey: key, building: &built, {
+                    try txn.deferPut(tables.tokenIndex, key: $0)
+                }) {
+                    return true
+                }
                 let sides = try PendingTokens.sides(of: value, key: key)
                 let zoneKey = key.prefix(FeedKeys.length)
                 let name = key.dropFirst(FeedKeys.length)
                 let (indexed, current) = sides
                 if indexed.tokens.isEmpty {
-                    // A new record (the common case): only puts, no key lists.
+                    // A new record whose entry the loop above did not take: no key lists.
                     try current.forEachIndexKey(zoneKey: zoneKey, name: name) { try txn.deferPut(tables.tokenIndex, key: $0) }
                 } else if current.tokens.isEmpty {
                     try indexed.forEachIndexKey(zoneKey: zoneKey, name: name) {
