@@ -241,20 +241,19 @@ public final class LogStore: Sendable {
         _ apply: ([Commit], Prepared, LMDBWriteTransaction) throws -> Void
     ) throws {
         let size = UInt64(max(batchSize, 1))
-        func start(_ next: UInt64) -> BackgroundWork<(batch: [Commit], prepared: Prepared)>? {
+        func start(_ next: UInt64) -> BackgroundWork<(batch: [Commit], prepared: Prepared, end: UInt64)>? {
             guard next <= last else { return nil }
             return BackgroundWork { [self] in
                 let batch = try range(from: next, through: min(last, next + size - 1))
-                guard !batch.isEmpty else { throw LogError.missing(sequence: next) }
-                return (batch, try prepare(batch))
+                guard let end = batch.last?.sequence else { throw LogError.missing(sequence: next) }
+                return (batch, try prepare(batch), end)
             }
         }
         var pending = start(1)
         // Never leave with work still reading: the caller may close what it reads.
         defer { _ = try? pending?.value() }
         while let work = pending {
-            let (batch, prepared) = try work.value()
-            guard let end = batch.last?.sequence else { throw LogError.missing(sequence: 0) }
+            let (batch, prepared, end) = try work.value()
             pending = start(end + 1)
             try environment.write { txn in try apply(batch, prepared, txn) }
             progress?(end)

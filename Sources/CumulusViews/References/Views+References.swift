@@ -12,13 +12,19 @@ extension Views {
     ) throws {
         guard old != new else { return }
         let sourceBytes = Array(source.utf8)
-        // Both lists are sorted (`OutgoingReference.of`, and as stored), so one merge
-        // walk finds the edges only in one of them: two `Set`s per saved record were a
-        // fifth of saving one in a replay's profile. Sorted again all the same, which
-        // costs nothing for the one or two edges a record holds, so the walk is right
-        // even for a list that is not.
-        let old = old.count > 1 ? old.sorted() : old
-        let new = new.count > 1 ? new.sorted() : new
+        // Both lists are sorted and unique (`OutgoingReference.of`, and as stored), so
+        // one merge walk finds the edges only in one of them: two `Set`s per saved
+        // record were a fifth of saving one in a replay's profile. Made so again all
+        // the same, which costs nothing for the one or two edges a record holds, so the
+        // walk is right even for a list that is not.
+        func sortedUnique(_ edges: [OutgoingReference]) -> [OutgoingReference] {
+            guard edges.count > 1 else { return edges }
+            var result: [OutgoingReference] = []
+            for edge in edges.sorted() where result.last != edge { result.append(edge) }
+            return result
+        }
+        let old = sortedUnique(old)
+        let new = sortedUnique(new)
         var i = 0
         var j = 0
         while i < old.count || j < new.count {
