@@ -249,12 +249,7 @@ public final class LogStore: Sendable {
                 return (batch, try prepare(batch), end)
             }
         }
-        var pending = start(1)
-        // Never leave with work still reading: the caller may close what it reads.
-        defer { _ = try? pending?.value() }
-        while let work = pending {
-            let (batch, prepared, end) = try work.value()
-            pending = start(end + 1)
+        try BackgroundWork.pipeline(first: start(1), next: { start($0.end + 1) }) { batch, prepared, end in
             try environment.write { txn in try apply(batch, prepared, txn) }
             progress?(end)
         }

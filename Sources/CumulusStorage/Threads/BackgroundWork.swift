@@ -21,6 +21,22 @@ public final class BackgroundWork<Value: Sendable>: Sendable {
         }
     }
 
+    /// The loop of a batch pipeline: hands each step's value to `consume` on this
+    /// thread, having started the step after it (`next`, given the value; `nil` when
+    /// there is none) first, so the two overlap. Starts with `first`. Never returns or
+    /// throws with a step still running: its caller may close what the step reads.
+    public static func pipeline(
+        first: BackgroundWork?, next: (Value) -> BackgroundWork?, consume: (Value) throws -> Void
+    ) throws {
+        var pending = first
+        defer { _ = try? pending?.value() }
+        while let work = pending {
+            let value = try work.value()
+            pending = next(value)
+            try consume(value)
+        }
+    }
+
     /// Waits for the work to finish and returns what it returned, or throws what it
     /// threw. Call once: the result is handed over, not kept, so its lifetime is the
     /// caller's alone.

@@ -101,12 +101,10 @@ public enum Replayer {
                 try PreparedBatch(source, from: next, through: last, decoder: decoder, views: views, environment: environment)
             }
         }
-        var pending = prepare(from: store.head.sequence + 1, FrameDecoder(store: source))
-        // Never leave with work still reading: the caller may close what it reads.
-        defer { _ = try? pending?.value() }
-        while let work = pending {
-            let batch = try work.value()
-            pending = prepare(from: batch.last + 1, batch.decoder)
+        try BackgroundWork.pipeline(
+            first: prepare(from: store.head.sequence + 1, FrameDecoder(store: source)),
+            next: { prepare(from: $0.last + 1, $0.decoder) }
+        ) { batch in
             let appended = try store.appendFrames(batch.frames, decoded: batch.decoded) { index, commit, txn in
                 try views.apply(commit, derived: batch.derived[index], in: txn)
             }

@@ -63,16 +63,9 @@ struct FrameDecoderTests {
 
     @Test("a frame decoded ahead is still refused when it does not follow the head, and nothing of its batch is kept")
     func decodedAheadStillChecked() throws {
-        let leaderDir = TempDirectory("leader")
-        let otherDir = TempDirectory("other")
-        let followerDir = TempDirectory("follower")
-        defer { leaderDir.cleanup(); otherDir.cleanup(); followerDir.cleanup() }
-        let leader = try openStore(leaderDir)
-        let other = try openStore(otherDir)
-        let follower = try openStore(followerDir)
-        var rng = SeededRandom(seed: 32)
-        try appendDirect(leader, (0..<3).map { sampleRequest($0, rng: &rng) })
-        try appendDirect(other, (0..<3).map { sampleRequest($0 + 10, rng: &rng) })
+        let logs = try ForeignLogs(seed: 32)
+        defer { logs.cleanup() }
+        let (leader, other, follower) = (logs.leader, logs.other, logs.follower)
         follower.didCommit(try follower.appendFrames([try #require(try leader.frameBytes(1))], applying: nil).outcome)
 
         // Frames 2 and 3 of another log chain to each other, not to this head.

@@ -251,16 +251,9 @@ struct LogStoreTests {
 
     @Test("a follower refuses a frame out of order or not chained to its head")
     func followerRefusesForeignFrames() throws {
-        let leaderDir = TempDirectory("leader")
-        let otherDir = TempDirectory("other")
-        let followerDir = TempDirectory("follower")
-        defer { leaderDir.cleanup(); otherDir.cleanup(); followerDir.cleanup() }
-        let leader = try openStore(leaderDir)
-        let other = try openStore(otherDir)
-        let follower = try openStore(followerDir)
-        var rng = SeededRandom(seed: 10)
-        try appendDirect(leader, (0..<3).map { sampleRequest($0, rng: &rng) })
-        try appendDirect(other, (0..<3).map { sampleRequest($0 + 10, rng: &rng) })
+        let logs = try ForeignLogs(seed: 10)
+        defer { logs.cleanup() }
+        let (leader, other, follower) = (logs.leader, logs.other, logs.follower)
         func offer(_ frame: [UInt8]?) throws {
             guard let frame else { throw LogError.missing(sequence: 0) }
             try follower.environment.write { txn in

@@ -24,6 +24,26 @@ func openStore(_ directory: TempDirectory, mapSize: Int = 64 << 20) throws -> Lo
     return try LogStore(environment: LMDBEnvironment(path: directory.path, options: options))
 }
 
+/// What a follower's refusals are tested against: a leader and another log, each of
+/// three sample saves (two histories), and an empty follower. `cleanup` removes all three.
+struct ForeignLogs {
+    let directories = [TempDirectory("leader"), TempDirectory("other"), TempDirectory("follower")]
+    let leader: LogStore
+    let other: LogStore
+    let follower: LogStore
+
+    init(seed: UInt64) throws {
+        leader = try openStore(directories[0])
+        other = try openStore(directories[1])
+        follower = try openStore(directories[2])
+        var rng = SeededRandom(seed: seed)
+        try appendDirect(leader, (0..<3).map { sampleRequest($0, rng: &rng) })
+        try appendDirect(other, (0..<3).map { sampleRequest($0 + 10, rng: &rng) })
+    }
+
+    func cleanup() { directories.forEach { $0.cleanup() } }
+}
+
 /// A commit request saving one sample record.
 func sampleRequest(_ index: Int, rng: inout SeededRandom) -> CommitRequest {
     let parts = SampleData.saveRequest(index, rng: &rng)
