@@ -21,19 +21,18 @@ struct TokenPostings {
     /// No records.
     static let empty = TokenPostings(postings: [])
 
-    /// The entries of one word: every key of `table` starting with `wordKey`
-    /// (``IndexKeys/tokenKey(_:_:)``), which the index holds in posting order. A key
+    /// The entries of one word: every posting of `table` in the group `wordKey`
+    /// (``IndexKeys/tokenKey(_:_:)``), which the index holds in posting order. A posting
     /// too short to hold a creation time is not one Cumulus wrote, and is skipped.
     static func scan(_ table: LMDBTable, wordKey: [UInt8], in txn: LMDBReadTransaction) throws -> TokenPostings {
         var postings: [Posting] = []
-        let start = wordKey.count
-        let nameStart = start + IndexKeys.createdBytes
-        try txn.scan(table, prefix: wordKey) { key, _ in
-            guard key.count >= nameStart else { return true }
+        try txn.scanPostings(table, group: wordKey) { posting in
+            guard posting.count >= IndexKeys.createdBytes else { return true }
             var created: UInt64 = 0
-            for byte in key[start..<nameStart] { created = created << 8 | UInt64(byte) }
+            for byte in posting[..<IndexKeys.createdBytes] { created = created << 8 | UInt64(byte) }
             postings.append(Posting(
-                created: created, name: String(decoding: UnsafeRawBufferPointer(rebasing: key[nameStart...]), as: UTF8.self)))
+                created: created,
+                name: String(decoding: UnsafeRawBufferPointer(rebasing: posting[IndexKeys.createdBytes...]), as: UTF8.self)))
             return true
         }
         return TokenPostings(postings: postings)

@@ -51,6 +51,13 @@ public enum DataLayout {
         public var options: LMDBTable.Options {
             self == .refsIn ? .dupSort : []
         }
+
+        /// How the table keeps postings in blocks, or `nil` for plain entries: the
+        /// token index, whose logical keys are zoneKey(16) ‖ typeHash(8) ‖ escaped word
+        /// ‖ `00 00` (the group, one word of one type) ‖ created(8) ‖ record name.
+        public var postings: PostingLayout? {
+            self == .tokenIndex ? PostingLayout(groupStart: 24) : nil
+        }
     }
 
     /// Configuration tables a follower, a replay and a checkpoint copy whole, in order.
@@ -59,7 +66,7 @@ public enum DataLayout {
     /// Opens (creating, unless the environment is read-only) `table` in `environment`.
     /// Call outside any transaction, as LMDB requires.
     public static func open(_ table: Table, in environment: LMDBEnvironment) throws -> LMDBTable {
-        try environment.table(table.rawValue, options: table.options)
+        try environment.table(table.rawValue, options: table.options, postings: table.postings)
     }
 
     /// The `meta` key a replayed copy (`cumulus replay`, a checkpoint) records the

@@ -175,16 +175,27 @@ final class DeferredWrites {
     /// Writes `work` through one cursor, in key order, the last operation on each key
     /// winning. `empty` says the table holds no entries, so puts can append and
     /// deletes have nothing to remove. Sorts `work`'s operations in place.
-    static func write(_ work: inout Pending, txn: OpaquePointer, empty: Bool) -> (code: Int32, operation: String)? {
+    /// A table of posting blocks (``LMDBTable/postings``) has its operations merged
+    /// into its blocks (``PostingMerger``).
+    static func write(_ work: inout Pending, txn: OpaquePointer, empty: Bool) throws(StorageError) {
         let table = work.table
-        return work.bytes.withUnsafeBufferPointer { bytes -> (Int32, String)? in
+        let outcome = work.bytes.withUnsafeBufferPointer { bytes -> Result<Void, StorageError> in
             // In place: a copy of a cascade's operations to sort was megabytes.
-            work.operations.withUnsafeMutableBufferPointer { operations -> (Int32, String)? in
-                guard let base = bytes.baseAddress, !operations.isEmpty else { return nil }
+            work.operations.withUnsafeMutableBufferPointer { operations -> Result<Void, StorageError> in
+                guard let base = bytes.baseAddress, !operations.isEmpty else { return .success(()) }
                 sort(operations, base)
-                return writeSorted(operations, base, table: table, txn: txn, empty: empty)
+                if let layout = table.postings {
+                    return Result { () throws(StorageError) in
+                        try PostingMerger.write(operations, base, table: table, layout: layout, txn: txn)
+                    }
+                }
+                if let (code, operation) = writeSorted(operations, base, table: table, txn: txn, empty: empty) {
+                    return .failure(.lmdb(code, operation))
+                }
+                return .success(())
             }
         }
+        try outcome.get()
     }
 
     /// Orders `operations` as LMDB orders their keys, equal keys in order of arrival.

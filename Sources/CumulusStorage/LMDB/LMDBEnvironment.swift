@@ -147,9 +147,17 @@ public final class LMDBEnvironment: @unchecked Sendable {
     ///   `.lmdb` with `MDB_INCOMPATIBLE` if the stored table has other options,
     ///   `MDB_NOTFOUND` if a read-only environment lacks the table, `MDB_DBS_FULL` past
     ///   `Options.maxTables`.
-    public func table(_ name: String, options tableOptions: LMDBTable.Options = []) throws(StorageError) -> LMDBTable {
+    ///
+    /// `postings` makes the table one of posting blocks (``PostingBlock``). LMDB does not
+    /// record it: every opener of the table must pass the same layout.
+    public func table(
+        _ name: String, options tableOptions: LMDBTable.Options = [], postings: PostingLayout? = nil
+    ) throws(StorageError) -> LMDBTable {
+        if postings != nil, tableOptions.contains(.dupSort) {
+            throw .invalidArgument("table \(name): posting blocks need a plain table")
+        }
         if let cached = tables.withLock({ $0[name] }) {
-            guard cached.options == tableOptions else {
+            guard cached.options == tableOptions, cached.postings == postings else {
                 throw .invalidArgument("table \(name) is already open with other options")
             }
             return cached
@@ -177,7 +185,7 @@ public final class LMDBEnvironment: @unchecked Sendable {
         } catch {
             throw .invalidArgument("unexpected error opening table \(name): \(error)")
         }
-        let table = LMDBTable(name: name, options: tableOptions, dbi: dbi, environmentID: id)
+        let table = LMDBTable(name: name, options: tableOptions, postings: postings, dbi: dbi, environmentID: id)
         tables.withLock { $0[name] = table }
         return table
     }

@@ -79,8 +79,11 @@ public class LMDBReadTransaction {
         var stat = MDB_stat()
         let rc = mdb_stat(txn, work.table.dbi, &stat)
         guard rc == 0 else { throw failure(rc, "mdb_stat(\(work.table.name))") }
-        if let (code, operation) = DeferredWrites.write(&work, txn: txn, empty: stat.ms_entries == 0) {
-            throw failure(code, operation)
+        do {
+            try DeferredWrites.write(&work, txn: txn, empty: stat.ms_entries == 0)
+        } catch {
+            if case .lmdb(let code, _, _) = error, code == MDB_MAP_FULL { hitMapFull = true }
+            throw error
         }
         deferred?.recycle(work)
     }

@@ -24,6 +24,10 @@ public struct LMDBTable: Sendable, Hashable, CustomStringConvertible {
     public let name: String
     /// The options the table was opened with.
     public let options: Options
+    /// How the table stores postings in blocks, or `nil` for a table of plain entries
+    /// (``PostingBlock``). Deferred writes to such a table take logical keys, one per
+    /// posting; everything else (`put`, `delete`, `get`, scans) sees its blocks.
+    public let postings: PostingLayout?
     let dbi: MDB_dbi
     let environmentID: UInt64
 

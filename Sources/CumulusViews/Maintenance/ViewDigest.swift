@@ -3,7 +3,8 @@ import CumulusModel
 import CumulusStorage
 
 /// A SHA-256 over every entry of a table, in key order: equal digests mean equal
-/// tables, because the encodings stored in views are deterministic.
+/// tables, because the encodings stored in views are deterministic. A table of
+/// posting blocks counts its postings as entries (``LMDBReadTransaction/scanLogicalKeys(_:_:)``).
 public struct ViewDigest: Sendable, Hashable, CustomStringConvertible {
     /// The table's name.
     public var table: String
@@ -21,9 +22,8 @@ public struct ViewDigest: Sendable, Hashable, CustomStringConvertible {
     public static func of(_ table: LMDBTable, in txn: LMDBReadTransaction) throws -> ViewDigest {
         var hasher = SHA256()
         var entries = 0
-        var header = BinaryWriter(capacity: 16)
-        try txn.scan(table) { key, value in
-            header = BinaryWriter(capacity: 16)
+        func add(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
+            var header = BinaryWriter(capacity: 16)
             header.length(key.count)
             hasher.update(data: header.bytes)
             hasher.update(bufferPointer: key)
@@ -32,7 +32,20 @@ public struct ViewDigest: Sendable, Hashable, CustomStringConvertible {
             hasher.update(data: header.bytes)
             hasher.update(bufferPointer: value)
             entries += 1
-            return true
+        }
+        if table.postings != nil {
+            // Postings are digested one entry each with an empty value, as the table
+            // stored them before it had blocks: which postings share a block depends
+            // on how writes were batched, not on the log.
+            try txn.scanLogicalKeys(table) { key in
+                add(key, UnsafeRawBufferPointer(start: nil, count: 0))
+                return true
+            }
+        } else {
+            try txn.scan(table) { key, value in
+                add(key, value)
+                return true
+            }
         }
         return ViewDigest(table: table.name, entries: entries, hash: Array(hasher.finalize()))
     }

@@ -14,8 +14,9 @@ public enum ViewRebuilder {
     /// zones of each container environment; only schema-declared indexes. 3: token
     /// entries ordered by record creation time before name (``IndexKeys``). 4: token
     /// entries of small commits staged in `tokenPending` (``PendingTokens``), so a
-    /// rebuild's `tokenIndex` is what the merges left, not every entry.
-    public static let format: UInt8 = 4
+    /// rebuild's `tokenIndex` is what the merges left, not every entry. 5: `tokenIndex`
+    /// keeps each word's postings in blocks (``PostingBlock``).
+    public static let format: UInt8 = 5
     static let formatKey: [UInt8] = Array("viewsFormat".utf8)
 
     /// The views' layout version stored in `environment` (`nil`: none recorded).

@@ -53,7 +53,8 @@ struct VerifyTests {
             try txn.put(try DataLayout.open(.meta, in: environment), key: Array("viewsFormat".utf8), value: [2])
         }
         #expect(try ViewRebuilder.storedFormat(in: environment) == 2)
-        #expect(!(try world.container.verify().isHealthy), "format-2 token entries differ from a rebuild")
+        // Format 2's entries are not blocks of postings: verify finds them damaged.
+        #expect((try? world.container.verify().isHealthy) != true, "format-2 token entries differ from a rebuild")
         // What `Container.init` does when it opens a directory writable.
         #expect(try ViewRebuilder.upgradeIfNeeded(world.container.views, from: world.container.store))
         #expect(try ViewRebuilder.storedFormat(in: environment) == ViewRebuilder.format)
