@@ -159,19 +159,6 @@ final class DeferredWrites {
         return pending
     }
 
-    /// How many leading bytes every key of `operations` shares with the first.
-    private static func sharedPrefix(_ operations: UnsafeMutableBufferPointer<Operation>, _ base: UnsafePointer<UInt8>) -> Int {
-        guard let first = operations.first else { return 0 }
-        var shared = Int(first.length)
-        for operation in operations.dropFirst() where shared > 0 {
-            let limit = min(shared, Int(operation.length))
-            var index = 0
-            while index < limit, base[Int(first.start) + index] == base[Int(operation.start) + index] { index += 1 }
-            shared = index
-        }
-        return shared
-    }
-
     /// Writes `work` through one cursor, in key order, the last operation on each key
     /// winning. `empty` says the table holds no entries, so puts can append and
     /// deletes have nothing to remove. Sorts `work`'s operations in place.
@@ -196,49 +183,6 @@ final class DeferredWrites {
             }
         }
         try outcome.get()
-    }
-
-    /// Orders `operations` as LMDB orders their keys, equal keys in order of arrival.
-    private static func sort(_ operations: UnsafeMutableBufferPointer<Operation>, _ base: UnsafePointer<UInt8>) {
-        // Index keys of one table share their zone and type prefix: order by the
-        // sixteen bytes after what all share, and compare the rest only on a tie.
-        let shared = sharedPrefix(operations, base)
-        func word(_ start: Int, _ end: Int) -> UInt64 {
-            var value: UInt64 = 0
-            var shift: UInt64 = 56
-            var position = start
-            while position < end {
-                value |= UInt64(base[position]) << shift
-                shift &-= 8
-                position += 1
-            }
-            return value
-        }
-        for index in operations.indices {
-            let start = Int(operations[index].start) + shared
-            let end = Int(operations[index].start) + Int(operations[index].length)
-            operations[index].head = word(start, min(end, start + 8))
-            operations[index].head2 = word(min(end, start + 8), min(end, start + 16))
-        }
-        // Past the heads, LMDB's default order: memcmp over the shorter length, then
-        // the shorter first (a key that ends within its heads is a prefix of the
-        // other). Equal keys keep their order of arrival (the offsets grow with
-        // it), so the last of a run is the operation that wins. A zero-padded head
-        // ties with a real zero byte; the full compare decides.
-        let past = shared + 16
-        var operations = operations  // the buffer's view; the elements sort in place
-        operations.sort { a, b in
-            if a.head != b.head { return a.head < b.head }
-            if a.head2 != b.head2 { return a.head2 < b.head2 }
-            // Equal heads: the first `past` bytes are equal as far as both keys go.
-            let common = Int(min(a.length, b.length)) - past
-            if common > 0 {
-                let order = memcmp(base + Int(a.start) + past, base + Int(b.start) + past, common)
-                if order != 0 { return order < 0 }
-            }
-            if a.length != b.length { return a.length < b.length }
-            return a.start < b.start
-        }
     }
 
     /// Writes sorted `operations` through one cursor.
