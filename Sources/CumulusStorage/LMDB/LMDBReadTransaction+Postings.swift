@@ -23,15 +23,27 @@ extension LMDBReadTransaction {
     /// (without their values).
     /// The buffer is valid only during the call. Throws `StorageError.corrupt` for a
     /// malformed block, or one whose key is not its group and first posting.
-    public func scanLogicalKeys(_ table: LMDBTable, _ body: (_ key: UnsafeRawBufferPointer) throws -> Bool) throws {
+    ///
+    /// `start`: begin at the first logical key not below it.
+    public func scanLogicalKeys(
+        _ table: LMDBTable, from start: [UInt8]? = nil, _ body: (_ key: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
         guard let layout = table.postings else {
-            try scan(table) { key, _ in try body(key) }
+            try scan(table, from: start) { key, _ in try body(key) }
             return
+        }
+        // The block holding `start` begins at the last block key not above it.
+        var first = start
+        if let start {
+            try scan(table, to: start + [0], reverse: true) { key, _ in
+                first = Array(key)
+                return false
+            }
         }
         var scratch: [UInt8] = []
         var key: [UInt8] = []
         var going = true
-        try scan(table) { blockKey, block in
+        try scan(table, from: first) { blockKey, block in
             guard let groupLength = layout.groupLength(blockKey) else {
                 throw StorageError.corrupt("\(table.name): a block key with no posting group")
             }
@@ -39,6 +51,7 @@ extension LMDBReadTransaction {
                 key.removeAll(keepingCapacity: true)
                 key.append(contentsOf: blockKey[..<groupLength])
                 key.append(contentsOf: posting)
+                if let start, key.lexicographicallyPrecedes(start) { return true }
                 going = try key.withUnsafeBytes { try body($0) }
                 return going
             }

@@ -81,7 +81,8 @@ public enum ViewVerifier {
         return Report(chain: chain, tables: results)
     }
 
-    /// The first key (hex) where two tables' entries differ.
+    /// The first key (hex) where two tables' entries differ; for a table of posting
+    /// blocks, the first posting's logical key (their blocks may differ anyway).
     static func firstDifference(
         _ a: LMDBTable, _ txnA: LMDBReadTransaction, _ b: LMDBTable, _ txnB: LMDBReadTransaction
     ) throws -> String {
@@ -89,17 +90,24 @@ public enum ViewVerifier {
         var found: String?
         // Walk both in chunks to bound memory on large tables.
         var start: [UInt8]?
+        func chunk(_ table: LMDBTable, _ txn: LMDBReadTransaction) throws -> [([UInt8], [UInt8])] {
+            var entries: [([UInt8], [UInt8])] = []
+            if table.postings != nil {
+                try txn.scanLogicalKeys(table, from: start) { key in
+                    entries.append((Array(key), []))
+                    return entries.count < 4096
+                }
+            } else {
+                try txn.scan(table, from: start) { key, value in
+                    entries.append((Array(key), Array(value)))
+                    return entries.count < 4096
+                }
+            }
+            return entries
+        }
         while found == nil {
-            entriesA = []
-            try txnA.scan(a, from: start) { key, value in
-                entriesA.append((Array(key), Array(value)))
-                return entriesA.count < 4096
-            }
-            var entriesB: [([UInt8], [UInt8])] = []
-            try txnB.scan(b, from: start) { key, value in
-                entriesB.append((Array(key), Array(value)))
-                return entriesB.count < 4096
-            }
+            entriesA = try chunk(a, txnA)
+            let entriesB = try chunk(b, txnB)
             for index in 0..<max(entriesA.count, entriesB.count) {
                 let left = index < entriesA.count ? entriesA[index] : nil
                 let right = index < entriesB.count ? entriesB[index] : nil

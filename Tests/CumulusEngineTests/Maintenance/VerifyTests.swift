@@ -32,6 +32,39 @@ struct VerifyTests {
         #expect(try world.fetch(id("r7", in: zone))["n"] == .int64(7))
     }
 
+    @Test("verify names the posting a token index lacks, whatever blocks hold the rest")
+    func verifyNamesAMissingPosting() async throws {
+        let world = try EngineWorld()
+        let zone = try await world.makeZone()
+        // Three saves of 400: the third fills the pending table, whose merge writes blocks.
+        for batch in 0..<3 {
+            try await world.save((0..<400).map {
+                Record.make("Note", "n\(batch)-\($0)", in: zone, ["body": .string("kiwi pear w\($0 % 7)")])
+            })
+        }
+        #expect(try world.container.verify().isHealthy)
+        let environment = world.container.store.environment
+        let tokenIndex = world.container.views.tables.tokenIndex
+        var postings: [[UInt8]] = []
+        try environment.read { txn in
+            try txn.scanLogicalKeys(tokenIndex) { key in
+                postings.append(Array(key))
+                return true
+            }
+            #expect(try txn.count(tokenIndex) < postings.count / 10, "postings are kept in blocks")
+        }
+        #expect(postings.count >= 2_400)
+        let victim = postings[postings.count / 2]
+        try environment.write { try $0.deferDelete(tokenIndex, key: victim) }
+        let report = try world.container.verify()
+        let bad = report.tables.filter { !$0.matches }
+        #expect(bad.map(\.live.table) == ["tokenIndex"])
+        #expect(bad.first?.live.entries == postings.count - 1)
+        #expect(bad.first?.firstDifference == victim.map { String(format: "%02x", $0) }.joined())
+        try world.container.rebuild()
+        #expect(try world.container.verify().isHealthy)
+    }
+
     @Test("views an older format built (token entries without creation times, none pending) are rebuilt from the log on a writable open")
     func olderViewsFormatRebuilt() async throws {
         let world = try EngineWorld()

@@ -145,6 +145,28 @@ struct PostingMergerTests {
         }
     }
 
+    /// A logical scan from a key inside a block begins at that key's posting.
+    @Test func logicalScanBeginsAtTheKeyAskedFor() throws {
+        try withTemporaryDirectory { path in
+            let env = try LMDBEnvironment(path: path)
+            let table = try env.table("postings", postings: Self.layout)
+            let keys = (0..<300).map { Self.group(4) + Self.posting(UInt64($0), "r\($0)") }
+            try env.write { txn in
+                for key in keys { try txn.deferPut(table, key: key) }
+            }
+            for (index, start) in [(0, keys[0]), (157, keys[157]), (158, keys[157] + [0]), (300, keys[299] + [1])] {
+                var seen: [[UInt8]] = []
+                try env.read { txn in
+                    try txn.scanLogicalKeys(table, from: start) {
+                        seen.append(Array($0))
+                        return true
+                    }
+                }
+                #expect(seen == Array(keys[index...]), "from \(index)")
+            }
+        }
+    }
+
     @Test func aKeyWithoutAGroupIsRefused() throws {
         try withTemporaryDirectory { path in
             let env = try LMDBEnvironment(path: path)
