@@ -25,6 +25,10 @@ import Darwin
 /// see writes deferred after it opened (its moves do not write them).
 /// `LMDBWriteTransaction.deferPut` says so to its callers.
 ///
+/// **Posting blocks.** A table opened with a ``PostingLayout`` takes one logical key per
+/// posting; its sorted operations are merged into the blocks of each group instead
+/// (``PostingMerger``), with the same outcome as if each logical key were an entry.
+///
 /// **Layout.** Keys are kept end to end in one byte array, each operation an offset,
 /// a length and a kind: one allocation per table instead of one per key.
 ///

@@ -175,6 +175,10 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
     /// A cursor or scan already open on `table` does not see writes deferred after it
     /// opened (its moves do not write them): do not defer writes to a table while
     /// iterating it.
+    ///
+    /// In a table of posting blocks (``LMDBTable/postings``) `key` is a logical key, group
+    /// ‖ posting (`.invalidArgument` if it has no group), merged into the group's blocks
+    /// when written (``PostingMerger``).
     public func deferPut(_ table: LMDBTable, key: [UInt8]) throws(StorageError) {
         try deferWrite(table, key: key, isPut: true)
     }

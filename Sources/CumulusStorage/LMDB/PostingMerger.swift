@@ -64,7 +64,10 @@ struct PostingMerger {
             changes.removeAll(keepingCapacity: true)
             while index < operations.count {
                 let next = key(operations[index])
-                guard next.count > groupLength, memcmp(next.baseAddress!, first.baseAddress!, groupLength) == 0 else { break }
+                guard next.count > groupLength,
+                    compare(UnsafeRawBufferPointer(rebasing: next[..<groupLength]),
+                            UnsafeRawBufferPointer(rebasing: first[..<groupLength])) == 0
+                else { break }
                 let change = Change(key: next, isPut: operations[index].isPut)
                 // Equal keys sort in order of arrival: the last one stands.
                 if let last = changes.last, compare(last.key, next) == 0 {
