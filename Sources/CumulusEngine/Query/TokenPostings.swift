@@ -2,60 +2,121 @@ import CumulusModel
 import CumulusStorage
 import CumulusViews
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The records holding one word (or a combination of words), in the token index's
 /// order: creation time, then name (`IndexKeys`, tokenIndex). Words are combined in
 /// that order by merging, and only the result is sorted by name, into a ``NameSet``.
+///
+/// Postings stay the bytes the index holds (created(8) ‖ name) until the end: a
+/// two-word search reads thousands of postings per word to keep a few hundred, and a
+/// `String` per posting read was a third of the search (`Docs/PERFORMANCE.md`,
+/// eighteenth session). Byte order is the index's order: the creation time is
+/// big-endian, and names compare as their UTF-8 bytes.
 struct TokenPostings {
-    /// One record in a word's entries.
-    struct Posting {
-        /// The creation-time bytes of the entry, read as one big-endian number, so
-        /// comparing numbers compares the bytes.
-        var created: UInt64
-        /// The record name.
-        var name: String
-    }
-
-    /// The postings, ascending by (creation, name), each once.
-    private(set) var postings: [Posting]
+    /// The postings end to end, ascending, each once.
+    private var bytes: [UInt8] = []
+    /// Where each posting ends in `bytes`.
+    private var ends: [Int] = []
 
     /// No records.
-    static let empty = TokenPostings(postings: [])
+    static let empty = TokenPostings()
 
     /// The entries of one word: every posting of `table` in the group `wordKey`
     /// (``IndexKeys/tokenKey(_:_:)``), which the index holds in posting order. A posting
     /// too short to hold a creation time is not one Cumulus wrote, and is skipped.
     static func scan(_ table: LMDBTable, wordKey: [UInt8], in txn: LMDBReadTransaction) throws -> TokenPostings {
-        var postings: [Posting] = []
+        var result = TokenPostings()
         try txn.scanPostings(table, group: wordKey) { posting in
             guard posting.count >= IndexKeys.createdBytes else { return true }
-            var created: UInt64 = 0
-            for byte in posting[..<IndexKeys.createdBytes] { created = created << 8 | UInt64(byte) }
-            postings.append(Posting(
-                created: created,
-                name: String(decoding: UnsafeRawBufferPointer(rebasing: posting[IndexKeys.createdBytes...]), as: UTF8.self)))
+            result.append(posting)
             return true
         }
-        return TokenPostings(postings: postings)
+        return result
+    }
+
+    private mutating func append(_ posting: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: posting)
+        ends.append(bytes.count)
     }
 
     /// The records in both.
     func intersection(_ other: TokenPostings) -> TokenPostings {
-        TokenPostings(postings: SortedMerge.intersection(postings, other.postings, by: Self.compare))
+        merge(other, keepingLeft: false, keepingRight: false)
     }
 
     /// The records in either.
     func union(_ other: TokenPostings) -> TokenPostings {
-        TokenPostings(postings: SortedMerge.union(postings, other.postings, by: Self.compare))
+        merge(other, keepingLeft: true, keepingRight: true)
     }
 
-    var isEmpty: Bool { postings.isEmpty }
+    /// One pass over both in order: postings in both are kept; those in only one side
+    /// are kept if that side's flag says so.
+    private func merge(_ other: TokenPostings, keepingLeft: Bool, keepingRight: Bool) -> TokenPostings {
+        var result = TokenPostings()
+        bytes.withUnsafeBytes { left in
+            other.bytes.withUnsafeBytes { right in
+                func posting(_ buffer: UnsafeRawBufferPointer, _ ends: [Int], _ index: Int) -> UnsafeRawBufferPointer {
+                    UnsafeRawBufferPointer(rebasing: buffer[(index == 0 ? 0 : ends[index - 1])..<ends[index]])
+                }
+                var i = 0
+                var j = 0
+                while i < ends.count || j < other.ends.count {
+                    if i == ends.count {
+                        if !keepingRight { break }
+                        result.append(posting(right, other.ends, j))
+                        j += 1
+                        continue
+                    }
+                    if j == other.ends.count {
+                        if !keepingLeft { break }
+                        result.append(posting(left, ends, i))
+                        i += 1
+                        continue
+                    }
+                    let a = posting(left, ends, i)
+                    let b = posting(right, other.ends, j)
+                    let order = Self.compare(a, b)
+                    if order == 0 {
+                        result.append(a)
+                        i += 1
+                        j += 1
+                    } else if order < 0 {
+                        if keepingLeft { result.append(a) }
+                        i += 1
+                    } else {
+                        if keepingRight { result.append(b) }
+                        j += 1
+                    }
+                }
+            }
+        }
+        return result
+    }
+
+    var isEmpty: Bool { ends.isEmpty }
 
     /// The record names, in name order.
-    var names: NameSet { NameSet(postings.map(\.name)) }
+    var names: NameSet {
+        bytes.withUnsafeBytes { buffer in
+            NameSet(ends.indices.map { index in
+                let start = (index == 0 ? 0 : ends[index - 1]) + IndexKeys.createdBytes
+                return String(decoding: UnsafeRawBufferPointer(rebasing: buffer[start..<ends[index]]), as: UTF8.self)
+            })
+        }
+    }
 
-    /// The index's order: creation bytes, then name bytes.
-    static func compare(_ lhs: Posting, _ rhs: Posting) -> Int {
-        if lhs.created != rhs.created { return lhs.created < rhs.created ? -1 : 1 }
-        return UTF8Order.compare(lhs.name, rhs.name)
+    /// The index's order: the bytes, the shorter first on a common prefix.
+    private static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        let common = min(a.count, b.count)
+        if common > 0, let x = a.baseAddress, let y = b.baseAddress {
+            let order = memcmp(x, y, common)
+            if order != 0 { return Int(order) }
+        }
+        return a.count == b.count ? 0 : a.count < b.count ? -1 : 1
     }
 }
