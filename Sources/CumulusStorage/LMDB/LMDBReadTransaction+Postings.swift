@@ -7,10 +7,9 @@ extension LMDBReadTransaction {
     public func scanPostings(
         _ table: LMDBTable, group: [UInt8], _ body: (_ posting: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        var scratch: [UInt8] = []
         var going = true
         try scan(table, prefix: group) { key, block in
-            try PostingBlock.forEach(block, key: key, groupLength: group.count, scratch: &scratch) { posting in
+            try PostingBlock.forEach(block, key: key, groupLength: group.count) { posting in
                 going = try body(posting)
                 return going
             }
@@ -40,14 +39,13 @@ extension LMDBReadTransaction {
                 return false
             }
         }
-        var scratch: [UInt8] = []
         var key: [UInt8] = []
         var going = true
         try scan(table, from: first) { blockKey, block in
             guard let groupLength = layout.groupLength(blockKey) else {
                 throw StorageError.corrupt("\(table.name): a block key with no posting group")
             }
-            try PostingBlock.forEach(block, key: blockKey, groupLength: groupLength, scratch: &scratch) { posting in
+            try PostingBlock.forEach(block, key: blockKey, groupLength: groupLength) { posting in
                 key.removeAll(keepingCapacity: true)
                 key.append(contentsOf: blockKey[..<groupLength])
                 key.append(contentsOf: posting)

@@ -26,33 +26,43 @@ public enum PostingBlock {
     /// so no block needs an overflow page.
     public static let targetBytes = 1_024
 
+    /// The longest posting a block can hold: a posting is part of an LMDB key.
+    public static let maxPostingBytes = 511
+
     /// Calls `body` with each posting of `block`, stored under `key` whose group is its
     /// first `groupLength` bytes, in order, until it returns `false`. The buffer is
     /// valid only during the call. Throws `StorageError.corrupt` for an empty or
     /// malformed block, or one whose first posting is not its key's: writers find
     /// blocks by their keys, so such a block would misplace every later write.
     public static func forEach(
-        _ block: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, groupLength: Int, scratch: inout [UInt8],
+        _ block: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, groupLength: Int,
         _ body: (UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         guard !block.isEmpty else { throw StorageError.corrupt("empty posting block") }
-        var first = true
-        scratch.removeAll(keepingCapacity: true)
-        var offset = 0
-        while offset < block.count {
-            guard let shared = varint(block, &offset), let length = varint(block, &offset),
-                shared <= scratch.count, length <= block.count - offset, shared + length > 0
-            else { throw StorageError.corrupt("malformed posting block") }
-            scratch.removeSubrange(shared...)
-            scratch.append(contentsOf: UnsafeRawBufferPointer(rebasing: block[offset..<(offset + length)]))
-            offset += length
-            if first {
-                guard groupLength <= key.count, scratch.elementsEqual(key[groupLength...]) else {
-                    throw StorageError.corrupt("a posting block whose key is not its first posting")
+        // Each posting is built over the one before it in one fixed buffer: a token
+        // search decodes thousands per word, and growing and cutting an array for each
+        // was most of reading them.
+        try withUnsafeTemporaryAllocation(byteCount: maxPostingBytes, alignment: 1) { posting in
+            var length = 0
+            var offset = 0
+            var first = true
+            while offset < block.count {
+                guard let shared = varint(block, &offset), let suffix = varint(block, &offset), shared <= length,
+                    suffix <= block.count - offset, shared + suffix > 0, shared + suffix <= maxPostingBytes,
+                    let target = posting.baseAddress, let source = block.baseAddress
+                else { throw StorageError.corrupt("malformed posting block") }
+                (target + shared).copyMemory(from: source + offset, byteCount: suffix)
+                length = shared + suffix
+                offset += suffix
+                let current = UnsafeRawBufferPointer(rebasing: posting[..<length])
+                if first {
+                    guard groupLength <= key.count, current.elementsEqual(key[groupLength...]) else {
+                        throw StorageError.corrupt("a posting block whose key is not its first posting")
+                    }
+                    first = false
                 }
-                first = false
+                guard try body(current) else { return }
             }
-            guard try scratch.withUnsafeBytes({ try body($0) }) else { return }
         }
     }
 

@@ -37,7 +37,6 @@ struct PostingMerger {
     private var newKey: [UInt8] = []
     private var blockPostings = 0
     private var firstWritten = false
-    private var scratch: [UInt8] = []
 
     /// Writes the sorted operations of `table`, a table of posting blocks laid out by
     /// `layout`, group by group; of several operations on one key, the last wins.
@@ -150,8 +149,7 @@ struct PostingMerger {
         do {
             try PostingBlock.forEach(
                 UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size),
-                key: UnsafeRawBufferPointer(start: found.mv_data, count: found.mv_size), groupLength: group.count,
-                scratch: &scratch
+                key: UnsafeRawBufferPointer(start: found.mv_data, count: found.mv_size), groupLength: group.count
             ) {
                 oldBytes.append(contentsOf: $0)
                 oldEnds.append(oldBytes.count)

@@ -217,10 +217,9 @@ struct PostingMergerTests {
         }
         #expect(block.count < postings.map(\.count).reduce(0, +))
         var decoded: [[UInt8]] = []
-        var scratch: [UInt8] = []
         try block.withUnsafeBytes { bytes in
             try postings[0].withUnsafeBytes { key in
-            try PostingBlock.forEach(bytes, key: key, groupLength: 0, scratch: &scratch) {
+            try PostingBlock.forEach(bytes, key: key, groupLength: 0) {
                 decoded.append(Array($0))
                 return true
             }
