@@ -74,14 +74,17 @@ struct CandidateFinder {
             let all = filter.comparator == .containsAllTokens
             var result: TokenPostings?
             for token in tokens.sorted() {
-                let postings = try TokenPostings.scan(
-                    views.tables.tokenIndex, wordKey: IndexKeys.tokenKey(prefix, token), in: txn)
-                if all {
-                    result = result.map { $0.intersection(postings) } ?? postings
+                let wordKey = IndexKeys.tokenKey(prefix, token)
+                if all, let sofar = result {
+                    // The next word's postings are checked against those kept so far as
+                    // they are read, not gathered first.
+                    result = try sofar.intersection(scanning: views.tables.tokenIndex, wordKey: wordKey, in: txn)
                     if result?.isEmpty == true { break }
-                } else {
-                    result = (result ?? .empty).union(postings)
+                    continue
                 }
+                let postings = try TokenPostings.scan(views.tables.tokenIndex, wordKey: wordKey, in: txn)
+                result = all ? postings : (result ?? .empty).union(postings)
+                if all, postings.isEmpty { break }
             }
             let indexed = result?.names ?? .empty
             // Records whose token entries are still pending: the index's postings of

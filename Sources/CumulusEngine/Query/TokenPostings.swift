@@ -39,24 +39,39 @@ struct TokenPostings {
         return result
     }
 
+    /// The postings of `self` that the group `wordKey` of `table` also holds: the
+    /// intersection with ``scan(_:wordKey:in:)``'s result, found while the word's
+    /// postings are read, without keeping them.
+    func intersection(scanning table: LMDBTable, wordKey: [UInt8], in txn: LMDBReadTransaction) throws -> TokenPostings {
+        var result = TokenPostings()
+        guard !isEmpty else { return result }
+        var index = 0
+        try bytes.withUnsafeBytes { mine in
+            try txn.scanPostings(table, group: wordKey) { posting in
+                guard posting.count >= IndexKeys.createdBytes else { return true }
+                while index < ends.count {
+                    let current = UnsafeRawBufferPointer(rebasing: mine[(index == 0 ? 0 : ends[index - 1])..<ends[index]])
+                    let order = Self.compare(current, posting)
+                    if order > 0 { return true }
+                    index += 1
+                    if order == 0 {
+                        result.append(posting)
+                        return true
+                    }
+                }
+                return false  // past the last of ours: nothing more can match
+            }
+        }
+        return result
+    }
+
     private mutating func append(_ posting: UnsafeRawBufferPointer) {
         bytes.append(contentsOf: posting)
         ends.append(bytes.count)
     }
 
-    /// The records in both.
-    func intersection(_ other: TokenPostings) -> TokenPostings {
-        merge(other, keepingLeft: false, keepingRight: false)
-    }
-
-    /// The records in either.
+    /// The records in either: one pass over both in order.
     func union(_ other: TokenPostings) -> TokenPostings {
-        merge(other, keepingLeft: true, keepingRight: true)
-    }
-
-    /// One pass over both in order: postings in both are kept; those in only one side
-    /// are kept if that side's flag says so.
-    private func merge(_ other: TokenPostings, keepingLeft: Bool, keepingRight: Bool) -> TokenPostings {
         var result = TokenPostings()
         bytes.withUnsafeBytes { left in
             other.bytes.withUnsafeBytes { right in
@@ -66,30 +81,15 @@ struct TokenPostings {
                 var i = 0
                 var j = 0
                 while i < ends.count || j < other.ends.count {
-                    if i == ends.count {
-                        if !keepingRight { break }
-                        result.append(posting(right, other.ends, j))
-                        j += 1
-                        continue
-                    }
-                    if j == other.ends.count {
-                        if !keepingLeft { break }
+                    let order =
+                        i == ends.count ? 1
+                        : j == other.ends.count ? -1 : Self.compare(posting(left, ends, i), posting(right, other.ends, j))
+                    if order <= 0 {
                         result.append(posting(left, ends, i))
                         i += 1
-                        continue
-                    }
-                    let a = posting(left, ends, i)
-                    let b = posting(right, other.ends, j)
-                    let order = Self.compare(a, b)
-                    if order == 0 {
-                        result.append(a)
-                        i += 1
-                        j += 1
-                    } else if order < 0 {
-                        if keepingLeft { result.append(a) }
-                        i += 1
+                        if order == 0 { j += 1 }
                     } else {
-                        if keepingRight { result.append(b) }
+                        result.append(posting(right, other.ends, j))
                         j += 1
                     }
                 }
