@@ -13,9 +13,9 @@ import Darwin
 /// that order by merging, and only the result is sorted by name, into a ``NameSet``.
 ///
 /// Postings stay the bytes the index holds (created(8) ‖ name) until the end: a
-/// two-word search reads thousands of postings per word to keep a few hundred, and a
-/// `String` per posting read was a third of the search (`Docs/PERFORMANCE.md`,
-/// eighteenth session). Byte order is the index's order: the creation time is
+/// two-word search reads thousands of postings per word to keep a few hundred, and
+/// reading them, a `String` and a struct each, was half of the search
+/// (`Docs/PERFORMANCE.md`, eighteenth session). Byte order is the index's order: the creation time is
 /// big-endian, and names compare as their UTF-8 bytes.
 struct TokenPostings {
     /// The postings end to end, ascending, each once.

@@ -4,7 +4,7 @@ import CumulusStorage
 
 /// A SHA-256 over every entry of a table, in key order: equal digests mean equal
 /// tables, because the encodings stored in views are deterministic. A table of
-/// posting blocks counts its postings as entries (``LMDBReadTransaction/scanLogicalKeys(_:_:)``).
+/// posting blocks counts its postings as entries (``LMDBReadTransaction/scanLogicalKeys(_:from:_:)``).
 public struct ViewDigest: Sendable, Hashable, CustomStringConvertible {
     /// The table's name.
     public var table: String
