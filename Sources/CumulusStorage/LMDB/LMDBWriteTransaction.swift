@@ -55,9 +55,6 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
         let outcome: Result<Int32, StorageError> = key.withUnsafeBytes { keyBytes in
             value.withUnsafeBytes { valueBytes in
                 if let error = environment.keyError(keyBytes.count) { return .failure(error) }
-            if let layout = table.postings, layout.groupLength(keyBytes) == nil {
-                return .failure(.invalidArgument("\(table.name) takes group ‖ posting keys; this one has no posting group"))
-            }
                 if table.isDupSort, valueBytes.count > environment.maxKeySize {
                     return .failure(.valueTooLarge(valueBytes.count))
                 }
@@ -85,9 +82,6 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
         let dbi = try dbi(table)
         let outcome: Result<(Int32, MDB_val), StorageError> = key.withUnsafeBytes { keyBytes in
             if let error = environment.keyError(keyBytes.count) { return .failure(error) }
-            if let layout = table.postings, layout.groupLength(keyBytes) == nil {
-                return .failure(.invalidArgument("\(table.name) takes group ‖ posting keys; this one has no posting group"))
-            }
             var keyVal = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
             var valueVal = MDB_val(mv_size: count, mv_data: nil)
             let rc = mdb_put(txn, dbi, &keyVal, &valueVal, flags.rawValue | UInt32(MDB_RESERVE))
@@ -137,9 +131,6 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
         let dbi = try dbi(table)
         let outcome: Result<Int32, StorageError> = key.withUnsafeBytes { keyBytes in
             if let error = environment.keyError(keyBytes.count) { return .failure(error) }
-            if let layout = table.postings, layout.groupLength(keyBytes) == nil {
-                return .failure(.invalidArgument("\(table.name) takes group ‖ posting keys; this one has no posting group"))
-            }
             var keyVal = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
             guard let value else { return .success(mdb_del(txn, dbi, &keyVal, nil)) }
             return value.withUnsafeBytes { valueBytes in

@@ -87,13 +87,9 @@ struct FrameDecoderTests {
 
     @Test("a damaged frame is not decoded ahead, and its append fails as it would have")
     func damagedFrameNotDecoded() throws {
-        let leaderDir = TempDirectory("leader")
-        let followerDir = TempDirectory("follower")
-        defer { leaderDir.cleanup(); followerDir.cleanup() }
-        let leader = try openStore(leaderDir)
-        let follower = try openStore(followerDir)
-        var rng = SeededRandom(seed: 33)
-        try appendDirect(leader, (0..<2).map { sampleRequest($0, rng: &rng) })
+        let logs = try LeaderAndFollower(seed: 33, commits: 2)
+        defer { logs.cleanup() }
+        let (leader, follower) = (logs.leader, logs.follower)
         var damaged = try #require(try leader.frameBytes(1))
         damaged[damaged.count - 5] ^= 0x40
         var decoder = FrameDecoder(store: follower)

@@ -229,13 +229,9 @@ struct LogStoreTests {
 
     @Test("a follower appending the leader's frames ends with an identical log")
     func replicatedFramesMatch() throws {
-        let leaderDir = TempDirectory("leader")
-        let followerDir = TempDirectory("follower")
-        defer { leaderDir.cleanup(); followerDir.cleanup() }
-        let leader = try openStore(leaderDir)
-        let follower = try openStore(followerDir)
-        var rng = SeededRandom(seed: 9)
-        try appendDirect(leader, (0..<40).map { sampleRequest($0, rng: &rng) })
+        let logs = try LeaderAndFollower(seed: 9, commits: 40)
+        defer { logs.cleanup() }
+        let (leader, follower) = (logs.leader, logs.follower)
         let frames = try (1...40).compactMap { try leader.frameBytes(UInt64($0)) }
         let outcome = try follower.environment.write { txn -> AppendSession.Outcome in
             var session = try follower.beginAppend(in: txn)

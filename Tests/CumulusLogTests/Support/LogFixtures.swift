@@ -44,6 +44,23 @@ struct ForeignLogs {
     func cleanup() { directories.forEach { $0.cleanup() } }
 }
 
+/// A leader holding `commits` sample saves and an empty follower, for tests of a
+/// follower appending the leader's frames. `cleanup` removes both.
+struct LeaderAndFollower {
+    let directories = [TempDirectory("leader"), TempDirectory("follower")]
+    let leader: LogStore
+    let follower: LogStore
+
+    init(seed: UInt64, commits: Int) throws {
+        leader = try openStore(directories[0])
+        follower = try openStore(directories[1])
+        var rng = SeededRandom(seed: seed)
+        try appendDirect(leader, (0..<commits).map { sampleRequest($0, rng: &rng) })
+    }
+
+    func cleanup() { directories.forEach { $0.cleanup() } }
+}
+
 /// A commit request saving one sample record.
 func sampleRequest(_ index: Int, rng: inout SeededRandom) -> CommitRequest {
     let parts = SampleData.saveRequest(index, rng: &rng)
