@@ -40,22 +40,13 @@ public enum CommitCodec {
     /// feed positions name exactly the zones and databases the events touch, in
     /// order, so a decoded commit is always one the log could have written.
     public static func decode(_ buffer: UnsafeRawBufferPointer) throws -> Commit {
-        var reader = BinaryReader(buffer, context: "commit")
-        let version = try reader.u8()
-        guard version == formatVersion else {
-            throw reader.failure("unsupported commit format \(version) (this build reads \(formatVersion))")
-        }
-        let sequence = try reader.u64()
-        let timestamp = Timestamp(millisecondsSince1970: try reader.zigzag())
-        let actor = try reader.string()
-        let requestID = try reader.string()
-        let token: [UInt8]?
-        switch try reader.u8() {
-        case 0: token = nil
-        case 1: token = try reader.blob()
-        case let other: throw reader.failure("bad client token flag \(other)")
-        }
-        let eventCount = try reader.length()
+        try CommitView(parsing: buffer).decodeCommit()
+    }
+
+    /// The rest of a commit whose header `view` parsed, from `reader` at its first
+    /// event: the one decoder of events and feed positions.
+    static func decodeBody(of view: CommitView, from reader: inout BinaryReader) throws -> Commit {
+        let eventCount = view.eventCount
         var events: [Event] = []
         events.reserveCapacity(eventCount)
         for _ in 0..<eventCount { events.append(try EventCodec.decode(from: &reader)) }
@@ -90,8 +81,9 @@ public enum CommitCodec {
             throw reader.failure("database sequences do not match the databases the events touch")
         }
         return Commit(
-            sequence: sequence, timestamp: timestamp, actor: actor, requestID: requestID,
-            clientChangeTokenData: token, events: events, zoneSequences: zones, databaseSequences: databases)
+            sequence: view.sequence, timestamp: view.timestamp, actor: view.actor, requestID: view.requestID,
+            clientChangeTokenData: view.clientChangeTokenData, events: events, zoneSequences: zones,
+            databaseSequences: databases)
     }
 
     /// Decodes a commit from a byte array.

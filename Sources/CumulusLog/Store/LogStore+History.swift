@@ -76,11 +76,12 @@ extension LogStore {
         }
     }
 
-    /// Like ``commits(from:through:_:)``, with each commit's chain hash and its
-    /// predecessor's (what an audit line cites). One read snapshot.
-    public func commitsWithHashes(
+    /// Like ``commitViews(from:through:_:)``, with each commit's chain hash and its
+    /// predecessor's (what an audit line cites). One read snapshot; each view is
+    /// valid only during its call.
+    public func commitViewsWithHashes(
         from: UInt64, through: UInt64 = .max,
-        _ body: (_ commit: Commit, _ hash: [UInt8], _ previousHash: [UInt8]) throws -> Bool
+        _ body: (_ commit: CommitView, _ hash: [UInt8], _ previousHash: [UInt8]) throws -> Bool
     ) throws {
         let start = max(from, 1)
         guard start <= through else { return }
@@ -98,10 +99,9 @@ extension LogStore {
                     throw LogError.storage("malformed log key")
                 }
                 let frame = try FrameView(parsing: value, expectedSequence: sequence)
-                let commit = try decodeCommit(frame)
                 let hash = Array(frame.chainHash)
                 defer { previous = hash }
-                return try body(commit, hash, previous)
+                return try withCommitView(frame) { try body($0, hash, previous) }
             }
         }
     }

@@ -206,6 +206,14 @@ public final class LogStore: Sendable {
     /// Calls `body` with each commit from `from` through `through` (inclusive) in
     /// order, until it returns `false`. Runs in one read snapshot.
     public func commits(from: UInt64, through: UInt64 = .max, _ body: (Commit) throws -> Bool) throws {
+        try commitViews(from: from, through: through) { try body(try $0.commit()) }
+    }
+
+    /// Calls `body` with each commit from `from` through `through` (inclusive) in
+    /// order, as a ``CommitView`` (its header parsed, its events decoded only if
+    /// `body` asks), until it returns `false`. Runs in one read snapshot; each view
+    /// is valid only during its call.
+    public func commitViews(from: UInt64, through: UInt64 = .max, _ body: (CommitView) throws -> Bool) throws {
         guard from <= through else { return }
         let end: [UInt8]? = through == .max ? nil : BigEndian.bytes(through + 1)
         try environment.read { txn in
@@ -213,7 +221,7 @@ public final class LogStore: Sendable {
                 guard let sequence = BigEndian.decode(UInt64.self, from: key) else {
                     throw LogError.storage("malformed log key")
                 }
-                return try body(try decodeCommit(FrameView(parsing: value, expectedSequence: sequence)))
+                return try withCommitView(try FrameView(parsing: value, expectedSequence: sequence), body)
             }
         }
     }
@@ -431,7 +439,7 @@ public final class LogStore: Sendable {
         }
         do {
             let commit = try bytes.withUnsafeBytes { buffer in
-                try Self.commit(from: buffer, of: frame.sequence, length: frame.uncompressedLength)
+                try Self.view(of: buffer, sequence: frame.sequence, length: frame.uncompressedLength).commit()
             }
             return (commit, bytes)
         } catch let error as LogError {
@@ -441,28 +449,47 @@ public final class LogStore: Sendable {
         }
     }
 
-    /// Decodes a frame read in place: the payload is decompressed into the pooled
-    /// decompressor's reused buffer and decoded from there, so a sequential read
-    /// allocates nothing per frame before the commit's own values.
+    /// Decodes a frame read in place (``withCommitView(_:_:)``, then every event).
     func decodeCommit(_ frame: FrameView) throws(LogError) -> Commit {
-        guard frame.isCompressed else {
-            return try Self.commit(from: frame.payload, of: frame.sequence, length: frame.uncompressedLength)
+        do {
+            return try withCommitView(frame) { view in try view.commit() }
+        } catch let error as LogError {
+            throw error
+        } catch {
+            // Not reached: the view and the decoder throw only `LogError`.
+            throw .corruptFrame(sequence: frame.sequence, reason: "\(error)")
         }
+    }
+
+    /// Calls `body` with the commit in a frame read in place, its header parsed and
+    /// its events still encoded (``CommitView``). The payload is decompressed into
+    /// the pooled decompressor's reused buffer, so a sequential read allocates
+    /// nothing per frame; the view is valid only during `body`. A frame whose bytes
+    /// do not hold the commit its header names throws ``LogError/corruptFrame(sequence:reason:)``;
+    /// what `body` throws is rethrown as it is.
+    func withCommitView<Value>(_ frame: FrameView, _ body: (CommitView) throws -> Value) throws -> Value {
+        let (sequence, length) = (frame.sequence, frame.uncompressedLength)
+        guard frame.isCompressed else { return try body(try Self.view(of: frame.payload, sequence: sequence, length: length)) }
         let dictionary = try dictionary(frame.dictionaryID, of: frame.sequence, extra: [:])
         let decompressor = takeDecompressor()
         defer { returnDecompressor(decompressor) }
-        guard let decompressor else { throw .storage("cannot create a zstd decompression context") }
+        guard let decompressor else { throw LogError.storage("cannot create a zstd decompression context") }
+        // What `body` throws passes through; only decompression's own errors are the frame's.
+        var outcome: Result<Value, any Error>?
         do {
-            return try decompressor.withDecompressed(
+            try decompressor.withDecompressed(
                 frame.payload, dictionary: dictionary, maxOutputSize: frame.uncompressedLength
             ) { bytes in
-                try Self.commit(from: bytes, of: frame.sequence, length: frame.uncompressedLength)
+                let view = try Self.view(of: bytes, sequence: sequence, length: length)
+                outcome = Result { try body(view) }
             }
         } catch let error as LogError {
             throw error
         } catch {
-            throw .corruptFrame(sequence: frame.sequence, reason: "\(error)")
+            throw LogError.corruptFrame(sequence: frame.sequence, reason: "\(error)")
         }
+        guard let outcome else { throw LogError.storage("decompression returned without a commit") }
+        return try outcome.get()
     }
 
     /// The dictionary frame `sequence` names (`nil` for 0), from `extra` or the log's own.
@@ -476,24 +503,24 @@ public final class LogStore: Sendable {
         return dictionary
     }
 
-    /// The commit in a frame's decompressed bytes, which must be as long as its header
-    /// says and hold that frame's sequence.
-    private static func commit(from bytes: UnsafeRawBufferPointer, of sequence: UInt64, length: Int) throws(LogError)
-        -> Commit
+    /// The header of the commit in a frame's decompressed bytes, which must be as long
+    /// as the frame's header says and hold that frame's sequence.
+    private static func view(of bytes: UnsafeRawBufferPointer, sequence: UInt64, length: Int) throws(LogError)
+        -> CommitView
     {
         guard bytes.count == length else {
             throw .corruptFrame(sequence: sequence, reason: "decompressed to \(bytes.count) bytes, header says \(length)")
         }
-        let commit: Commit
+        let view: CommitView
         do {
-            commit = try CommitCodec.decode(bytes)
+            view = try CommitView(parsing: bytes)
         } catch {
             throw .corruptFrame(sequence: sequence, reason: "\(error)")
         }
-        guard commit.sequence == sequence else {
-            throw .corruptFrame(sequence: sequence, reason: "holds commit \(commit.sequence)")
+        guard view.sequence == sequence else {
+            throw .corruptFrame(sequence: sequence, reason: "holds commit \(view.sequence)")
         }
-        return commit
+        return view
     }
 
     private func takeDecompressor() -> ZstdDecompressor? {

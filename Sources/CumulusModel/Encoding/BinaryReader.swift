@@ -197,6 +197,12 @@ public struct BinaryReader {
         return String(validating: bytes, as: UTF8.self)
     }
 
+    /// Whether `bytes` are valid UTF-8, without building a `String` for ASCII: for a
+    /// reader that keeps a string in its bytes until it is asked for.
+    public static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        isASCII(bytes) || String(validating: bytes, as: UTF8.self) != nil
+    }
+
     /// Whether every byte is below 0x80, checked eight bytes at a time, the tail in
     /// at most three reads (field keys and short values are mostly tail: a byte loop
     /// there was most of this function in a read's profile).

@@ -13,9 +13,13 @@ public enum LogBrowser {
         _ body: (LogEntry) throws -> Bool
     ) throws -> UInt64 {
         var last: UInt64 = 0
-        try store.commitsWithHashes(from: filter.from, through: filter.through) { commit, hash, previous in
-            last = commit.sequence
-            progress?(commit.sequence)
+        try store.commitViewsWithHashes(from: filter.from, through: filter.through) { view, hash, previous in
+            last = view.sequence
+            progress?(view.sequence)
+            // Every entry of a commit has its actor as user: another user's commit is
+            // passed over without decoding its events.
+            if let user = filter.user, !view.isActor(user) { return true }
+            let commit = try view.commit()
             for entry in LogEntry.entries(of: commit, hash: hash, previousHash: previous) where filter.matches(entry) {
                 guard try body(entry) else { return false }
             }

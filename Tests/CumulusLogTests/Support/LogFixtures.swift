@@ -130,3 +130,20 @@ extension RandomRecords {
             events: events, zoneSequences: zones, databaseSequences: databases)
     }
 }
+
+/// Calls `body` with `count` damaged commit encodings, until it returns `false`: each
+/// of 50 random commits' bytes in turn, cut short (even rounds) or with one byte changed
+/// (odd rounds). What a decoder of untrusted commits is fuzzed with.
+func forEachDamagedCommit(seed: UInt64, count: Int, _ body: (_ round: Int, _ bytes: [UInt8]) throws -> Bool) throws {
+    var random = RandomRecords(seed: seed)
+    let valid = try (0..<50).map { try CommitCodec.encode(random.commit(sequence: UInt64($0 + 1))) }
+    for round in 0..<count {
+        var bytes = valid[round % valid.count]
+        if round % 2 == 0 {
+            bytes = Array(bytes.prefix(random.int(0...max(bytes.count - 1, 0))))
+        } else if !bytes.isEmpty {
+            bytes[random.int(0...bytes.count - 1)] ^= UInt8(random.int(1...255))
+        }
+        guard try body(round, bytes) else { return }
+    }
+}

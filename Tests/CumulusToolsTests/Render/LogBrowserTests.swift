@@ -34,6 +34,7 @@ struct LogBrowserTests {
         #expect(try sequences(LogFilter(recordType: "Note")) == [4])
         #expect(try LogBrowser.entries(in: world.store, filter: LogFilter(recordType: "Note")).map(\.operation) == ["schemaExtended", "recordSaved"])
         #expect(try LogBrowser.entries(in: world.store, filter: LogFilter(user: "_nobody")).isEmpty)
+        #expect(try sequences(LogFilter(user: ToolWorld.user)) == all.map(\.sequence))
         #expect(try sequences(LogFilter(from: 2, through: 3)) == [2, 3])
         #expect(try LogBrowser.entries(in: world.store, filter: LogFilter(), limit: 2).count == 2)
         // Hashes chain from commit to commit.
