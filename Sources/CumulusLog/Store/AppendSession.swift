@@ -34,6 +34,8 @@ public struct AppendSession {
     var installed: [Installed] = []
     /// Bytes of commits appended so far (uncompressed), for batch size limits.
     public private(set) var appendedBytes = 0
+    /// The feed heads advanced so far, stored by ``finish(in:)``.
+    var heads = FeedIndex.PendingHeads()
 
     init(store: LogStore, head: LogHead, current: LogStore.CurrentDictionary?) {
         self.store = store
@@ -47,7 +49,7 @@ public struct AppendSession {
         -> (commit: Commit, bytes: [UInt8])
     {
         let events = request.events.map(\.canonical)
-        let positions = try store.feeds.positions(for: events, in: txn)
+        let positions = try store.feeds.positions(for: events, pending: heads, in: txn)
         let commit = Commit(
             sequence: head.sequence + 1, timestamp: request.timestamp ?? now, actor: request.actor,
             requestID: request.requestID, clientChangeTokenData: request.clientChangeTokenData,
@@ -109,7 +111,7 @@ public struct AppendSession {
         guard chains else {
             throw LogError.doesNotContinue(expected: expected, got: frame.sequence, reason: "chain hash does not follow")
         }
-        let positions = try store.feeds.positions(for: commit.events, in: txn)
+        let positions = try store.feeds.positions(for: commit.events, pending: heads, in: txn)
         guard positions.zones == commit.zoneSequences, positions.databases == commit.databaseSequences else {
             throw LogError.doesNotContinue(
                 expected: expected, got: frame.sequence, reason: "feed positions differ from this log's")
@@ -120,6 +122,7 @@ public struct AppendSession {
 
     /// Stores the new head; returns what to publish after the transaction commits.
     public func finish(in txn: LMDBWriteTransaction) throws -> Outcome {
+        try store.feeds.write(heads, in: txn)
         try txn.put(store.tables.meta, key: LogStore.metaHead, value: BigEndian.bytes(head.sequence) + head.hash)
         return Outcome(head: head, installed: installed)
     }
@@ -145,7 +148,7 @@ public struct AppendSession {
         let stored = try txn.put(
             store.tables.log, key: BigEndian.bytes(commit.sequence), value: frameBytes, flags: [.noOverwrite, .append])
         guard stored else { throw LogError.doesNotContinue(expected: head.sequence + 1, got: commit.sequence, reason: "sequence taken") }
-        try store.feeds.index(commit, positions: positions, in: txn)
+        try store.feeds.index(commit, positions: positions, pending: &heads, in: txn)
         try store.history?.index(commit, keys: store.feeds.keys, in: txn)
         for event in commit.events {
             guard case .dictionaryInstalled(let id, let bytes) = event else { continue }

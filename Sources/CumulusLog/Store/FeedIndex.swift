@@ -37,29 +37,59 @@ struct FeedIndex {
         var databaseKeys: [[UInt8]] = []
     }
 
-    /// The next zone and database positions for `events`, read in `txn` (which sees
-    /// this group's earlier commits, already indexed).
-    func positions(for events: [Event], in txn: LMDBReadTransaction) throws -> Positions {
+    /// The feed heads an append session has advanced and not yet stored, by feed key.
+    ///
+    /// **Why.** Every commit advances its zone's and database's heads, and the next
+    /// commit of the same zone reads them back: in a batch of thousands of commits to
+    /// one zone (a replay, a follower's batch, a bulk import) that was two B-tree reads
+    /// and two writes per commit of the same two entries. The session keeps them here
+    /// and stores each once, when it finishes (``write(_:in:)``). Nothing reads the
+    /// heads inside an append's transaction but the appends themselves.
+    struct PendingHeads {
+        var zones: [[UInt8]: ZoneSequence] = [:]
+        var databases: [[UInt8]: DatabaseSequence] = [:]
+    }
+
+    /// The next zone and database positions for `events`: the heads `pending` holds,
+    /// or else as `txn` has them.
+    func positions(for events: [Event], pending: PendingHeads, in txn: LMDBReadTransaction) throws -> Positions {
         var result = Positions()
         for (database, zone) in Commit.touchedZones(of: events) {
             let key = keys.zone(database, zone)
-            let last = try lastPosition(zoneHeads, key: key, in: txn)
+            let last = try pending.zones[key]?.sequence ?? lastPosition(zoneHeads, key: key, in: txn)
             result.zones.append(ZoneSequence(database: database, zoneID: zone, sequence: last + 1))
             result.zoneKeys.append(key)
         }
         for database in Commit.touchedDatabases(of: events) {
             let key = keys.database(database)
-            let last = try lastPosition(databaseHeads, key: key, in: txn)
+            let last = try pending.databases[key]?.sequence ?? lastPosition(databaseHeads, key: key, in: txn)
             result.databases.append(DatabaseSequence(database: database, sequence: last + 1))
             result.databaseKeys.append(key)
         }
         return result
     }
 
-    /// Writes `commit`'s entries and advances the heads. `positions` must be what
-    /// ``positions(for:in:)`` returned for the commit's events (the commit carries
-    /// the same sequences; the keys are taken from it).
-    func index(_ commit: Commit, positions: Positions, in txn: LMDBWriteTransaction) throws {
+    /// Stores the heads `pending` holds.
+    func write(_ pending: PendingHeads, in txn: LMDBWriteTransaction) throws {
+        for (key, position) in pending.zones {
+            var head = BinaryWriter(capacity: 96)
+            head.u64(position.sequence)
+            head.databaseID(position.database)
+            head.zoneID(position.zoneID)
+            try txn.put(zoneHeads, key: key, value: head.bytes)
+        }
+        for (key, position) in pending.databases {
+            var head = BinaryWriter(capacity: 64)
+            head.u64(position.sequence)
+            head.databaseID(position.database)
+            try txn.put(databaseHeads, key: key, value: head.bytes)
+        }
+    }
+
+    /// Writes `commit`'s entries and advances the heads in `pending`. `positions` must
+    /// be what ``positions(for:pending:in:)`` returned for the commit's events (the
+    /// commit carries the same sequences; the keys are taken from it).
+    func index(_ commit: Commit, positions: Positions, pending: inout PendingHeads, in txn: LMDBWriteTransaction) throws {
         for (position, zoneKey) in zip(commit.zoneSequences, positions.zoneKeys) {
             var value = BinaryWriter(capacity: 64)
             value.u64(commit.sequence)
@@ -83,11 +113,7 @@ struct FeedIndex {
                 }
             }
             try txn.put(zoneFeed, key: Self.entryKey(zoneKey, position.sequence), value: value.bytes, flags: .noOverwrite)
-            var head = BinaryWriter(capacity: 96)
-            head.u64(position.sequence)
-            head.databaseID(position.database)
-            head.zoneID(position.zoneID)
-            try txn.put(zoneHeads, key: zoneKey, value: head.bytes)
+            pending.zones[zoneKey] = position
         }
         // Only commits deleting a zone need the set of deleted zones.
         let deletesZones = commit.events.contains { if case .zoneDeleted = $0 { true } else { false } }
@@ -109,10 +135,7 @@ struct FeedIndex {
             try txn.put(
                 databaseFeed, key: Self.entryKey(databaseKey, position.sequence), value: value.bytes,
                 flags: .noOverwrite)
-            var head = BinaryWriter(capacity: 64)
-            head.u64(position.sequence)
-            head.databaseID(position.database)
-            try txn.put(databaseHeads, key: databaseKey, value: head.bytes)
+            pending.databases[databaseKey] = position
         }
     }
 

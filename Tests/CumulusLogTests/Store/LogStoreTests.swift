@@ -227,6 +227,27 @@ struct LogStoreTests {
         #expect(commit?.zoneSequences.map(\.sequence) == [2, 1])
     }
 
+    @Test("feed heads a transaction advances are stored when it finishes, and the next continues from them")
+    func feedHeadsAcrossTransactions() throws {
+        let dir = TempDirectory()
+        defer { dir.cleanup() }
+        let store = try openStore(dir)
+        var rng = SeededRandom(seed: 12)
+        let db = SampleData.database
+        func heads() throws -> (zone: UInt64, database: UInt64) {
+            try store.environment.read { txn in
+                (try store.zoneHead(db, SampleData.zone, in: txn), try store.databaseHead(db, in: txn))
+            }
+        }
+        #expect(try heads() == (0, 0))
+        let first = try appendDirect(store, (0..<30).map { sampleRequest($0, rng: &rng) })
+        #expect(first.map { $0.zoneSequences.map(\.sequence) } == (1...30).map { [UInt64($0)] })
+        #expect(try heads() == (30, 30))
+        let second = try appendDirect(store, (30..<35).map { sampleRequest($0, rng: &rng) })
+        #expect(second.map { $0.databaseSequences.map(\.sequence) } == (31...35).map { [UInt64($0)] })
+        #expect(try heads() == (35, 35))
+    }
+
     @Test("a follower appending the leader's frames ends with an identical log")
     func replicatedFramesMatch() throws {
         let logs = try LeaderAndFollower(seed: 9, commits: 40)
