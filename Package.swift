@@ -91,7 +91,7 @@ let package = Package(
         .target(
             name: "CumulusReplication",
             dependencies: [
-                "CumulusModel", "CumulusStorage", "CumulusLog", "CumulusEngine",
+                "CumulusModel", "CumulusStorage", "CumulusLog", "CumulusViews", "CumulusEngine",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -116,6 +116,11 @@ public final class LogWriter: Sendable {
     /// A batch of a leader's frames and where to report the result.
     struct FrameBatch: Sendable {
         let frames: [[UInt8]]
+        /// The frames decoded ahead, or empty (``FrameDecoder``).
+        let decoded: [DecodedFrame?]
+        /// Applies each commit (by its index in `frames`) instead of the writer's
+        /// applier, or `nil`.
+        let apply: (@Sendable (Int, Commit, LMDBWriteTransaction) throws -> Void)?
         let complete: @Sendable (Result<[Commit], any Error>) -> Void
     }
 
@@ -183,11 +188,30 @@ public final class LogWriter: Sendable {
     /// damaged or does not continue the chain fails the whole batch, which then
     /// leaves nothing behind. Returns the commits once durable.
     public func replicate(_ frames: [[UInt8]]) async throws -> [Commit] {
+        try await enqueue(frames, decoded: [], apply: nil)
+    }
+
+    /// ``replicate(_:)`` for frames decoded ahead (`decoded`: one per frame), each
+    /// commit applied by `apply` (with its index in `frames`) instead of this writer's
+    /// applier: for a follower that derived more of the batch while the one before it
+    /// was written. The same checks refuse the same frames.
+    public func replicate(
+        _ frames: [[UInt8]], decoded: [DecodedFrame?],
+        applying apply: @escaping @Sendable (Int, Commit, LMDBWriteTransaction) throws -> Void
+    ) async throws -> [Commit] {
+        precondition(decoded.count == frames.count, "one decoding per frame")
+        return try await enqueue(frames, decoded: decoded, apply: apply)
+    }
+
+    private func enqueue(
+        _ frames: [[UInt8]], decoded: [DecodedFrame?],
+        apply: (@Sendable (Int, Commit, LMDBWriteTransaction) throws -> Void)?
+    ) async throws -> [Commit] {
         guard !frames.isEmpty else { return [] }
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[Commit], any Error>) in
-            let submission = Submission(
-                plan: { _ in (nil, ()) }, complete: { _ in },
-                frames: FrameBatch(frames: frames, complete: { continuation.resume(with: $0) }))
+            let batch = FrameBatch(
+                frames: frames, decoded: decoded, apply: apply, complete: { continuation.resume(with: $0) })
+            let submission = Submission(plan: { _ in (nil, ()) }, complete: { _ in }, frames: batch)
             let accepted = queue.withLock { queue -> Bool in
                 guard !queue.closed else { return false }
                 queue.items.append(submission)
@@ -231,7 +255,7 @@ public final class LogWriter: Sendable {
                     break
                 }
                 if batch.count == 1, let frames = batch[0].frames {
-                    frames.complete(Result { try appendFrames(frames.frames) })
+                    frames.complete(Result { try appendFrames(frames) })
                     continue
                 }
                 let leftover = process(batch)
@@ -258,10 +282,13 @@ public final class LogWriter: Sendable {
     }
 
     /// A follower's batch: the leader's frames appended and applied in one transaction.
-    private func appendFrames(_ frames: [[UInt8]]) throws -> [Commit] {
+    private func appendFrames(_ batch: FrameBatch) throws -> [Commit] {
         let clock = ContinuousClock()
         let started = clock.now
-        let appended = try store.appendFrames(frames, applying: applier)
+        let applier = applier
+        let appended = try store.appendFrames(batch.frames, decoded: batch.decoded) { index, commit, txn in
+            if let apply = batch.apply { try apply(index, commit, txn) } else { try applier?(commit, txn) }
+        }
         publish(appended.outcome, GroupReport(
             commits: appended.commits.count, bytes: appended.bytes, append: appended.body,
             commit: clock.now - started - appended.body))

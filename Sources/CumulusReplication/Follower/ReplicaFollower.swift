@@ -1,6 +1,7 @@
 import CumulusEngine
 import CumulusLog
 import CumulusModel
+import CumulusViews
 import Foundation
 import Logging
 import Synchronization
@@ -115,14 +116,34 @@ public final class ReplicaFollower: Sendable {
         }
         defer { reporter.cancel() }
         setPhase("streaming", problem: nil)
-        // Two tasks: the reader decodes what arrives, the applier applies all frames
-        // received so far in one transaction (``FrameInbox``).
+        // Two tasks: the reader decodes what arrives, the applier takes all frames
+        // received so far (``FrameInbox``) and applies them in runs of at most
+        // ``preparedRun``, each in one transaction. While the writer applies one run,
+        // the next run of the same batch is decoded and derived (``PreparedFrames``);
+        // a batch's last run is applied before the applier waits for more, so a
+        // follower keeping up applies each message at once.
         let inbox = FrameInbox()
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
+            group.addTask { [container] in
+                var decoder = FrameDecoder(store: store)
                 while let batch = await inbox.take(), !Task.isCancelled {
                     do {
-                        try await self.apply(.frames(batch.frames, leaderHead: batch.leaderHead))
+                        let runs = stride(from: 0, to: batch.frames.count, by: Self.preparedRun).map {
+                            Array(batch.frames[$0..<min(batch.frames.count, $0 + Self.preparedRun)])
+                        }
+                        guard let first = runs.first else { continue }
+                        var current: PreparedFrames
+                        (current, decoder) = try await Self.prepare(first, decoder, container)
+                        for index in runs.indices {
+                            guard index + 1 < runs.count else {
+                                try await self.apply(current, leaderHead: batch.leaderHead)
+                                break
+                            }
+                            let (run, state) = (runs[index + 1], decoder)
+                            async let next = Self.prepare(run, state, container)
+                            try await self.apply(current, leaderHead: batch.leaderHead)
+                            (current, decoder) = try await next
+                        }
                     } catch {
                         inbox.fail()
                         throw error
@@ -155,35 +176,44 @@ public final class ReplicaFollower: Sendable {
         throw ReplicationError.unreachable("the leader closed the stream")
     }
 
+    /// Most frames applied in one transaction while streaming: a run this long is
+    /// decoded and derived ahead in a few tens of milliseconds, and keeps what is
+    /// held in memory for it (decoded records, derived keys) to a few megabytes.
+    static let preparedRun = 2_000
+
+    /// `frames` decoded and derived, continuing `decoder`, on a Dispatch thread: it
+    /// is tens of milliseconds of CPU, which would hold one of the cooperative pool's
+    /// few threads (the ones that serve this node's reads).
+    static func prepare(_ frames: [[UInt8]], _ decoder: FrameDecoder, _ container: Container) async throws
+        -> (PreparedFrames, FrameDecoder)
+    {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(with: Result {
+                    var decoder = decoder
+                    let prepared = try PreparedFrames(
+                        frames, decoder: &decoder, views: container.views, environment: container.store.environment)
+                    return (prepared, decoder)
+                })
+            }
+        }
+    }
+
+    /// Applies a run of the leader's frames, decoded and derived ahead.
+    func apply(_ prepared: PreparedFrames, leaderHead: UInt64) async throws {
+        let views = container.views
+        try await applyFrames(leaderHead: leaderHead) { [container] in
+            try await container.writer.replicate(prepared.frames, decoded: prepared.decoded) { index, commit, txn in
+                try prepared.apply(index, commit, to: views, in: txn)
+            }
+        }
+    }
+
     /// Applies one message from the leader.
     func apply(_ message: ReplicationMessage) async throws {
         switch message {
         case .frames(let frames, let leaderHead):
-            let commits: [Commit]
-            do {
-                commits = try await container.writer.replicate(frames)
-            } catch LogError.closed {
-                throw CancellationError()
-            } catch let error as LogError {
-                throw ReplicationError.badFrame("\(error); nothing from this batch was applied")
-            }
-            let head = container.store.head.sequence
-            let progress = state.withLock { state -> String? in
-                state.leaderHead = max(state.leaderHead, leaderHead)
-                state.lastApplied = commits.last?.timestamp ?? state.lastApplied
-                state.lastContact = .now
-                // Catch-up is long work: say how it goes every 5 s while behind.
-                let now = ContinuousClock.now
-                guard let last = state.progressLogged else {
-                    state.progressLogged = (now, head)
-                    return nil
-                }
-                guard now - last.at >= .seconds(5), state.leaderHead > head else { return nil }
-                state.progressLogged = (now, head)
-                let rate = Double(head - min(head, last.head)) / Double((now - last.at).milliseconds) * 1000
-                return "catching up: \(head) of \(state.leaderHead) commits (\(Int(rate)) commits/s)"
-            }
-            if let progress { logger.info("\(progress)") }
+            try await applyFrames(leaderHead: leaderHead) { [container] in try await container.writer.replicate(frames) }
         case .heartbeat(let leaderHead, _):
             noteContact(leaderHead: leaderHead)
         case .configuration(let configuration):
@@ -199,6 +229,35 @@ public final class ReplicaFollower: Sendable {
             // The one reason a leader ends a stream today is being superseded.
             throw ReplicationError.staleEpoch("the leader stopped the stream: \(reason)")
         }
+    }
+
+    /// Appends a batch of the leader's frames through `replicate` and notes the progress.
+    private func applyFrames(leaderHead: UInt64, _ replicate: () async throws -> [Commit]) async throws {
+        let commits: [Commit]
+        do {
+            commits = try await replicate()
+        } catch LogError.closed {
+            throw CancellationError()
+        } catch let error as LogError {
+            throw ReplicationError.badFrame("\(error); nothing from this batch was applied")
+        }
+        let head = container.store.head.sequence
+        let progress = state.withLock { state -> String? in
+            state.leaderHead = max(state.leaderHead, leaderHead)
+            state.lastApplied = commits.last?.timestamp ?? state.lastApplied
+            state.lastContact = .now
+            // Catch-up is long work: say how it goes every 5 s while behind.
+            let now = ContinuousClock.now
+            guard let last = state.progressLogged else {
+                state.progressLogged = (now, head)
+                return nil
+            }
+            guard now - last.at >= .seconds(5), state.leaderHead > head else { return nil }
+            state.progressLogged = (now, head)
+            let rate = Double(head - min(head, last.head)) / Double((now - last.at).milliseconds) * 1000
+            return "catching up: \(head) of \(state.leaderHead) commits (\(Int(rate)) commits/s)"
+        }
+        if let progress { logger.info("\(progress)") }
     }
 
     /// This follower's status: its head, the leader's as last heard, and the lag.

@@ -105,8 +105,9 @@ public enum Replayer {
             first: prepare(from: store.head.sequence + 1, FrameDecoder(store: source)),
             next: { prepare(from: $0.last + 1, $0.decoder) }
         ) { batch in
-            let appended = try store.appendFrames(batch.frames, decoded: batch.decoded) { index, commit, txn in
-                try views.apply(commit, derived: batch.derived[index], in: txn)
+            let prepared = batch.prepared
+            let appended = try store.appendFrames(prepared.frames, decoded: prepared.decoded) { index, commit, txn in
+                try prepared.apply(index, commit, to: views, in: txn)
             }
             store.didCommit(appended.outcome)
             progress?(batch.last)
@@ -121,12 +122,8 @@ public enum Replayer {
     struct PreparedBatch: Sendable {
         /// The last sequence it holds.
         let last: UInt64
-        /// Its frames as stored.
-        let frames: [[UInt8]]
-        /// Each frame decoded (`nil`: decoded when appended, which refuses it).
-        let decoded: [DecodedFrame?]
-        /// What each commit's saved records derive to.
-        let derived: [CommitDerivations?]
+        /// Its frames, decoded and derived.
+        let prepared: PreparedFrames
         /// The decoder, with the dictionaries this batch installs, for the next batch.
         let decoder: FrameDecoder
 
@@ -134,13 +131,12 @@ public enum Replayer {
             _ source: LogStore, from next: UInt64, through last: UInt64, decoder: FrameDecoder, views: Views,
             environment: LMDBEnvironment
         ) throws {
-            frames = try source.rawFrames(from: next, limit: Int(last - next + 1), maxBytes: .max)
+            let frames = try source.rawFrames(from: next, limit: Int(last - next + 1), maxBytes: .max)
             guard frames.count == Int(last - next + 1) else { throw LogError.missing(sequence: next) }
             var decoder = decoder
-            decoded = frames.map { decoder.decode($0) }
             // Schemas as of the batches written so far: a record whose schema this batch
             // or the one being written changes is derived again when applied.
-            derived = try environment.read { [decoded] txn in views.derive(decoded.map { $0?.commit }, in: txn) }
+            prepared = try PreparedFrames(frames, decoder: &decoder, views: views, environment: environment)
             self.decoder = decoder
             self.last = last
         }

@@ -111,16 +111,16 @@ struct RecordDerivationTests {
         return node
     }
 
-    /// A replay's way: frames in batches, each decoded and derived before its transaction.
+    /// A replay's and a streaming follower's way: frames in batches, each decoded and
+    /// derived before its transaction (`PreparedFrames`).
     static func follow(_ leader: Node, into node: Node, batch: Int) throws {
         var decoder = FrameDecoder(store: leader.store)
         var next: UInt64 = 1
         while next <= leader.store.head.sequence {
             let frames = try leader.store.rawFrames(from: next, limit: batch, maxBytes: .max)
-            let decoded = frames.map { decoder.decode($0) }
-            let derived = try node.store.environment.read { txn in node.views.derive(decoded.map { $0?.commit }, in: txn) }
-            let appended = try node.store.appendFrames(frames, decoded: decoded) { index, commit, txn in
-                try node.views.apply(commit, derived: derived[index], in: txn)
+            let prepared = try PreparedFrames(frames, decoder: &decoder, views: node.views, environment: node.store.environment)
+            let appended = try node.store.appendFrames(prepared.frames, decoded: prepared.decoded) { index, commit, txn in
+                try prepared.apply(index, commit, to: node.views, in: txn)
             }
             node.store.didCommit(appended.outcome)
             next += UInt64(frames.count)
