@@ -199,43 +199,15 @@ public final class ReplicaFollower: Sendable {
         }
     }
 
-    /// Applies a run of the leader's frames, decoded and derived ahead.
+    /// Applies a run of the leader's frames, decoded and derived ahead, in one
+    /// transaction, and notes the progress.
     func apply(_ prepared: PreparedFrames, leaderHead: UInt64) async throws {
         let views = container.views
-        try await applyFrames(leaderHead: leaderHead) { [container] in
-            try await container.writer.replicate(prepared.frames, decoded: prepared.decoded) { index, commit, txn in
-                try prepared.apply(index, commit, to: views, in: txn)
-            }
-        }
-    }
-
-    /// Applies one message from the leader.
-    func apply(_ message: ReplicationMessage) async throws {
-        switch message {
-        case .frames(let frames, let leaderHead):
-            try await applyFrames(leaderHead: leaderHead) { [container] in try await container.writer.replicate(frames) }
-        case .heartbeat(let leaderHead, _):
-            noteContact(leaderHead: leaderHead)
-        case .configuration(let configuration):
-            guard let secret = configuration.serverSecret, container.hasServerSecret(secret) else {
-                throw ReplicationError.diverged(
-                    "the leader's server secret is not this node's, so tokens would not carry over; start it with --reseed")
-            }
-            let environment = container.store.environment
-            let handles = try ReplicatedConfiguration.openTables(in: environment)
-            try environment.write { txn in try configuration.write(to: handles, in: txn) }
-            noteContact(leaderHead: 0)
-        case .failure(let reason):
-            // The one reason a leader ends a stream today is being superseded.
-            throw ReplicationError.staleEpoch("the leader stopped the stream: \(reason)")
-        }
-    }
-
-    /// Appends a batch of the leader's frames through `replicate` and notes the progress.
-    private func applyFrames(leaderHead: UInt64, _ replicate: () async throws -> [Commit]) async throws {
         let commits: [Commit]
         do {
-            commits = try await replicate()
+            commits = try await container.writer.replicate(prepared.frames, decoded: prepared.decoded) {
+                index, commit, txn in try prepared.apply(index, commit, to: views, in: txn)
+            }
         } catch LogError.closed {
             throw CancellationError()
         } catch let error as LogError {
@@ -258,6 +230,31 @@ public final class ReplicaFollower: Sendable {
             return "catching up: \(head) of \(state.leaderHead) commits (\(Int(rate)) commits/s)"
         }
         if let progress { logger.info("\(progress)") }
+    }
+
+    /// Applies one message from the leader.
+    func apply(_ message: ReplicationMessage) async throws {
+        switch message {
+        case .frames(let frames, let leaderHead):
+            // The stream hands frames to the inbox; frames applied as one message take
+            // the same path.
+            let (prepared, _) = try await Self.prepare(frames, FrameDecoder(store: container.store), container)
+            try await apply(prepared, leaderHead: leaderHead)
+        case .heartbeat(let leaderHead, _):
+            noteContact(leaderHead: leaderHead)
+        case .configuration(let configuration):
+            guard let secret = configuration.serverSecret, container.hasServerSecret(secret) else {
+                throw ReplicationError.diverged(
+                    "the leader's server secret is not this node's, so tokens would not carry over; start it with --reseed")
+            }
+            let environment = container.store.environment
+            let handles = try ReplicatedConfiguration.openTables(in: environment)
+            try environment.write { txn in try configuration.write(to: handles, in: txn) }
+            noteContact(leaderHead: 0)
+        case .failure(let reason):
+            // The one reason a leader ends a stream today is being superseded.
+            throw ReplicationError.staleEpoch("the leader stopped the stream: \(reason)")
+        }
     }
 
     /// This follower's status: its head, the leader's as last heard, and the lag.
