@@ -1,6 +1,6 @@
 /// Intersection, union and difference of two arrays sorted by the same three-way order, each
 /// element once, by one merge walk: how a query combines index postings (names in
-/// ``NameSet``, a word's records in ``TokenPostings``) without hashing.
+/// ``NameSet``, the union of words' records in ``TokenPostings``) without hashing.
 enum SortedMerge {
     /// The elements in both, in order.
     static func intersection<Element>(_ left: [Element], _ right: [Element], by compare: (Element, Element) -> Int)

@@ -50,8 +50,7 @@ struct TokenPostings {
             try txn.scanPostings(table, group: wordKey) { posting in
                 guard posting.count >= IndexKeys.createdBytes else { return true }
                 while index < ends.count {
-                    let current = UnsafeRawBufferPointer(rebasing: mine[(index == 0 ? 0 : ends[index - 1])..<ends[index]])
-                    let order = Self.compare(current, posting)
+                    let order = Self.compare(UnsafeRawBufferPointer(rebasing: mine[range(index)]), posting)
                     if order > 0 { return true }
                     index += 1
                     if order == 0 {
@@ -70,29 +69,17 @@ struct TokenPostings {
         ends.append(bytes.count)
     }
 
-    /// The records in either: one pass over both in order.
+    /// Where the posting at `index` lies in `bytes`.
+    private func range(_ index: Int) -> Range<Int> { (index == 0 ? 0 : ends[index - 1])..<ends[index] }
+
+    /// The records in either: one merge walk over both in order (``SortedMerge``).
     func union(_ other: TokenPostings) -> TokenPostings {
         var result = TokenPostings()
         bytes.withUnsafeBytes { left in
             other.bytes.withUnsafeBytes { right in
-                func posting(_ buffer: UnsafeRawBufferPointer, _ ends: [Int], _ index: Int) -> UnsafeRawBufferPointer {
-                    UnsafeRawBufferPointer(rebasing: buffer[(index == 0 ? 0 : ends[index - 1])..<ends[index]])
-                }
-                var i = 0
-                var j = 0
-                while i < ends.count || j < other.ends.count {
-                    let order =
-                        i == ends.count ? 1
-                        : j == other.ends.count ? -1 : Self.compare(posting(left, ends, i), posting(right, other.ends, j))
-                    if order <= 0 {
-                        result.append(posting(left, ends, i))
-                        i += 1
-                        if order == 0 { j += 1 }
-                    } else {
-                        result.append(posting(right, other.ends, j))
-                        j += 1
-                    }
-                }
+                let mine = ends.indices.map { UnsafeRawBufferPointer(rebasing: left[range($0)]) }
+                let theirs = other.ends.indices.map { UnsafeRawBufferPointer(rebasing: right[other.range($0)]) }
+                for posting in SortedMerge.union(mine, theirs, by: Self.compare) { result.append(posting) }
             }
         }
         return result
@@ -104,8 +91,9 @@ struct TokenPostings {
     var names: NameSet {
         bytes.withUnsafeBytes { buffer in
             NameSet(ends.indices.map { index in
-                let start = (index == 0 ? 0 : ends[index - 1]) + IndexKeys.createdBytes
-                return String(decoding: UnsafeRawBufferPointer(rebasing: buffer[start..<ends[index]]), as: UTF8.self)
+                let posting = range(index)
+                let name = posting.lowerBound + IndexKeys.createdBytes..<posting.upperBound
+                return String(decoding: UnsafeRawBufferPointer(rebasing: buffer[name]), as: UTF8.self)
             })
         }
     }
