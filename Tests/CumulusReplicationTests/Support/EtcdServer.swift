@@ -1,0 +1,97 @@
+@testable import CumulusReplication
+import Foundation
+
+/// A private etcd for one test: its own data directory under the temporary directory,
+/// client and peer ports on loopback, stopped (SIGKILL) and removed when released.
+/// `make deps` installs etcd (Debian's `etcd-server`); without it the test fails and
+/// says so.
+final class EtcdServer: @unchecked Sendable {
+    let directory: String
+    let clientURL: String
+    private let process = Process()
+
+    /// Where Debian puts it, else the first `etcd` on the PATH.
+    static var binary: String? {
+        let candidates = ["/usr/bin/etcd"]
+            + (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/etcd" }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// Starts etcd and waits until it answers as healthy (at most 120 s: a loaded
+    /// machine starts it slowly).
+    init(_ label: String = #function) async throws {
+        guard let binary = Self.binary else {
+            throw TestFailure("etcd is not installed: `make deps` installs it (Debian's etcd-server)")
+        }
+        directory = ReplicationWorld.temporaryPath("etcd-" + label)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let clientPort = NodeProcess.freePort()
+        let peerPort = NodeProcess.freePort()
+        clientURL = "http://127.0.0.1:\(clientPort)"
+        let peerURL = "http://127.0.0.1:\(peerPort)"
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = [
+            "--name", "test", "--data-dir", directory + "/data",
+            "--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
+            "--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+            "--initial-cluster", "test=\(peerURL)", "--logger", "zap", "--log-outputs", directory + "/etcd.log",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try await waitUntilHealthy()
+    }
+
+    deinit {
+        kill()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Kills etcd without warning.
+    func kill() {
+        guard process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// Freezes etcd (SIGSTOP): connections stay open and nothing answers.
+    func pause() { Foundation.kill(process.processIdentifier, SIGSTOP) }
+
+    /// Thaws it (SIGCONT).
+    func resume() { Foundation.kill(process.processIdentifier, SIGCONT) }
+
+    private func waitUntilHealthy() async throws {
+        let deadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < deadline {
+            guard process.isRunning else {
+                let log = (try? String(contentsOfFile: directory + "/etcd.log", encoding: .utf8)) ?? ""
+                throw TestFailure("etcd exited at start: \(log.suffix(2000))")
+            }
+            if let answer = try? await TestHTTP.request(clientURL + "/health", timeout: .seconds(2)),
+                answer.text.contains("\"health\":\"true\"")
+            {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TestFailure("etcd did not become healthy within 120 s at \(clientURL)")
+    }
+}
+
+extension EtcdClient {
+    /// Puts `value` under `key` bound to a new lease of `ttl`, and returns the lease. A
+    /// short lease can end before the put reaches etcd on a loaded machine; then it
+    /// tries again with a new one (up to 20 times).
+    func putUnderNewLease(_ key: String, _ value: [UInt8], ttl: Duration) async throws -> Int64 {
+        for _ in 0..<20 {
+            let lease = try await grantLease(ttl: ttl)
+            do {
+                try await put(key, value, lease: lease.id)
+                return lease.id
+            } catch CoordinationError.refused(let why) where why.contains("lease not found") {
+                continue
+            }
+        }
+        throw TestFailure("every lease of \(ttl) ended before a put under it reached etcd")
+    }
+}
