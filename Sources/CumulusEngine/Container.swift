@@ -24,11 +24,21 @@ public final class Container: Sendable {
     /// 32 random bytes made when the directory was created: the key that
     /// authenticates query cursors and change tokens this server issues.
     let secret: [UInt8]
-    /// Deletes `firesOnce` subscriptions once they have fired (``FiredOnceReaper``).
-    private let reaper: Task<Void, Never>?
-    /// What this node does with writes; a leader that learns it was superseded is fenced.
-    public let role: NodeRole
+    /// What this node does with writes, and the task that deletes `firesOnce`
+    /// subscriptions once they have fired (``FiredOnceReaper``), which only a leader runs.
+    private let roleState: Mutex<RoleState>
+    private struct RoleState {
+        var role: NodeRole
+        var reaper: Task<Void, Never>?
+    }
+    /// Whether the environment was opened for writing (a read-only one never leads).
+    private let writable: Bool
     private let superseded: Mutex<UInt64?>
+
+    /// What this node does with writes now; a leader that learns it was superseded is
+    /// fenced. A cluster member changes role as its election goes (``lead(epoch:)``,
+    /// ``follow(leaderURL:)``).
+    public var role: NodeRole { roleState.withLock { $0.role } }
 
     /// Opens (creating if needed) the data directory at `path` in `role`. A
     /// follower or read-only node refuses every write with `notLeader`; only a
@@ -40,7 +50,7 @@ public final class Container: Sendable {
         role: NodeRole = .leader, indexBuildObserver: (@Sendable (SchemaID, String, Int) -> Void)? = nil
     ) throws {
         self.path = path
-        self.role = role
+        writable = !environmentOptions.readOnly
         let environment = try LMDBEnvironment(path: path, options: environmentOptions)
         let store = try LogStore(environment: environment)
         self.store = store
@@ -70,9 +80,44 @@ public final class Container: Sendable {
         case .readOnly:
             writer.fence(CumulusError(.notLeader, "this node serves a read-only data directory; it takes no writes"))
         }
-        // It captures the parts, not the container, so the container can still go away.
-        reaper = environmentOptions.readOnly || role != .leader || followsOnDisk
-            ? nil : Task.detached { await FiredOnceReaper.run(store: store, views: views, writer: writer) }
+        let reaper = environmentOptions.readOnly || role != .leader || followsOnDisk
+            ? nil : Self.startReaper(store, views, writer)
+        roleState = Mutex(RoleState(role: role, reaper: reaper))
+    }
+
+    /// It captures the parts, not the container, so the container can still go away.
+    private static func startReaper(_ store: LogStore, _ views: Views, _ writer: LogWriter) -> Task<Void, Never> {
+        Task.detached { await FiredOnceReaper.run(store: store, views: views, writer: writer) }
+    }
+
+    /// Takes writes as its cluster's leader in `epoch`, the epoch this node won: the
+    /// epoch is stored first (so every commit from now on carries it, and a restart
+    /// remembers it), then writes are let in. `epoch` must be newer than the log's.
+    public func lead(epoch: UInt64) throws {
+        guard writable else { throw CumulusError(.notLeader, "a read-only data directory cannot lead") }
+        try store.lead(inEpoch: epoch)
+        superseded.withLock { seen in
+            if let newer = seen, newer <= epoch { seen = nil }
+        }
+        let (store, views, writer) = (self.store, self.views, self.writer)
+        roleState.withLock { state in
+            state.role = .leader
+            if state.reaper == nil { state.reaper = Self.startReaper(store, views, writer) }
+        }
+        writer.fence(nil)
+    }
+
+    /// Stops taking writes and names `leaderURL` to those who send them: this node's
+    /// cluster elected another. The directory is marked a follower's, so opened on its
+    /// own later it still takes none (its log may have to give way to the leader's).
+    public func follow(leaderURL: String) throws {
+        writer.fence(CumulusError(.notLeader, "this node is a follower; send writes to the leader at \(leaderURL)"))
+        roleState.withLock { state in
+            state.role = .follower(leaderURL: leaderURL)
+            state.reaper?.cancel()
+            state.reaper = nil
+        }
+        if writable { try store.markFollower() }
     }
 
     /// Fences a leader that has learned of a newer epoch (a follower or a client
@@ -155,12 +200,12 @@ public final class Container: Sendable {
     /// Finishes queued writes and stops the writer. Also done when the container
     /// goes away; the environment closes when the last reference to it does.
     public func close() {
-        reaper?.cancel()
+        roleState.withLock { $0.reaper?.cancel() }
         writer.close()
     }
 
     deinit {
-        reaper?.cancel()
+        roleState.withLock { $0.reaper?.cancel() }
         writer.close()
     }
 }

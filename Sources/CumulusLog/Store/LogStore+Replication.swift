@@ -172,6 +172,29 @@ extension LogStore {
         return next
     }
 
+    /// Makes this log a cluster leader's in `epoch`, the epoch it won in its cluster's
+    /// election: stored, and the follower mark removed. `epoch` must be newer than the
+    /// stored one: two leaders in one epoch could write different commits at the same
+    /// positions, and nothing downstream could tell them apart.
+    public func lead(inEpoch epoch: UInt64) throws {
+        try environment.write { txn in
+            let stored = try txn.get(tables.meta, key: Self.metaEpoch).flatMap { BigEndian.decode(UInt64.self, from: $0) } ?? 1
+            guard epoch > stored else {
+                throw LogError.storage("this log is in epoch \(stored) already; it cannot lead in epoch \(epoch)")
+            }
+            try txn.put(tables.meta, key: Self.metaEpoch, value: BigEndian.bytes(epoch))
+            _ = try txn.delete(tables.meta, key: Self.metaRole)
+        }
+        state.withLock { $0.epoch = epoch }
+    }
+
+    /// Marks this directory as a follower's (``isFollowerDirectory``): a cluster member
+    /// that follows is not to take writes if it is later opened on its own.
+    public func markFollower() throws {
+        guard !isFollowerDirectory else { return }
+        try Self.markFollower(in: environment)
+    }
+
     /// The stored frames from `from` on, byte for byte as a follower receives them:
     /// at most `limit` frames and, past the first, at most `maxBytes` bytes.
     public func rawFrames(from: UInt64, limit: Int, maxBytes: Int) throws -> [[UInt8]] {

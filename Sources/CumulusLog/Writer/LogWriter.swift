@@ -182,6 +182,16 @@ public final class LogWriter: Sendable {
     /// The error submissions are refused with, if the writer is fenced.
     public var fenceError: (any Error)? { queue.withLock { $0.fence } }
 
+    /// Asked once a group of writes is durable, before any of them is acknowledged:
+    /// `nil` lets them through, an error is what each write of the group gets instead of
+    /// its result (`nil` removes the gate). A cluster's leader gates on its lease, so it
+    /// acknowledges nothing once its lease may have ended by its own clock: another node
+    /// may lead by then. Such commits stay in this log, durable but unacknowledged.
+    public func gateAcknowledgements(_ gate: (@Sendable () -> (any Error)?)?) {
+        acknowledgementGate.withLock { $0 = gate }
+    }
+    private let acknowledgementGate = Mutex<(@Sendable () -> (any Error)?)?>(nil)
+
     /// Appends a leader's frames byte for byte and applies each to the views, all in
     /// one transaction whose commit also stores the new head — so a crash leaves the
     /// log and views at the batch's start or its end, never between. A frame that is
@@ -349,8 +359,11 @@ public final class LogWriter: Sendable {
                 commits: appended.count, bytes: appended.reduce(0) { $0 + $1.bytes.count },
                 append: bodyEnded - started, commit: clock.now - bodyEnded))
             if trainer.observe(appended) { startTraining() }
+            let refusal = appended.isEmpty ? nil : acknowledgementGate.withLock { $0 }?()
             for index in 0..<taken {
-                batch[index].complete(results[index] ?? .failure(LogError.storage("submission lost")))
+                var result = results[index] ?? .failure(LogError.storage("submission lost"))
+                if let refusal, case .success((.some, _)) = result { result = .failure(refusal) }
+                batch[index].complete(result)
             }
             return Array(batch[taken...])
         } catch {

@@ -39,21 +39,26 @@ public actor ClusterElection {
     /// Each role this node takes, in order, starting with the first it learns.
     public nonisolated let roles: AsyncStream<LeaderElection.Role>
 
+    /// This node's epoch and durable head, published for other candidates to compare.
+    public typealias Progress = @Sendable () -> (epoch: UInt64, head: UInt64)
+
     private var machine: LeaderElection
+    private let progress: Progress
     private let roleSink: AsyncStream<LeaderElection.Role>.Continuation
     private let logger: Logger
     private var published: LeaderElection.Role?
     private var wakeScheduled: ContinuousClock.Instant?
 
-    /// A node of `keys`' cluster as `configuration` describes it, whose own log is in
-    /// epoch `knownEpoch` (it will only take a later one).
+    /// A node of `keys`' cluster as `configuration` describes it, whose log's epoch and
+    /// head `progress` tells (it takes only an epoch after its log's).
     public init(
-        client: EtcdClient, keys: ClusterKeys, configuration: LeaderElection.Configuration, knownEpoch: UInt64,
+        client: EtcdClient, keys: ClusterKeys, configuration: LeaderElection.Configuration, progress: @escaping Progress,
         logger: Logger
     ) {
         self.client = client
         self.keys = keys
-        self.machine = LeaderElection(configuration, knownEpoch: knownEpoch)
+        self.progress = progress
+        self.machine = LeaderElection(configuration, knownEpoch: progress().epoch)
         self.logger = logger
         (roles, roleSink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
@@ -73,6 +78,7 @@ public actor ClusterElection {
             let logger = self.logger
             group.addTask { await Self.watchLeader(client, keys, retry: retry, logger: logger, sink) }
             group.addTask { await Self.pollLeader(client, keys, every: ttl, sink) }
+            group.addTask { await self.publishProgress() }
             sink.yield(.started(at: .now))
             for await event in events {
                 if Task.isCancelled { break }
@@ -138,8 +144,14 @@ public actor ClusterElection {
                 }
             }
         case .campaign(let lease, let minimumEpoch):
+            let progress = self.progress
             group.addTask {
                 do {
+                    if let ahead = try await Self.nodeAhead(client, keys, configuration.node, progress()) {
+                        logger.info("cluster: deferring to \(ahead.node), whose log is further on (epoch \(ahead.epoch), head \(ahead.head))")
+                        sink.yield(.campaignDeferred(to: ahead.node, at: .now))
+                        return
+                    }
                     sink.yield(try await Self.campaign(client, keys, configuration, lease: lease, minimumEpoch: minimumEpoch))
                 } catch {
                     logger.warning("cluster: campaign failed: \(error)")
@@ -175,6 +187,40 @@ public actor ClusterElection {
     }
 
     // MARK: etcd conversations
+
+    /// Keeps this node's record in etcd, under its lease: on every change of its head,
+    /// epoch or lease (checked every 100 ms), and once a second regardless.
+    private func publishProgress() async {
+        var published: (record: ClusterNode, lease: Int64, at: ContinuousClock.Instant)?
+        let configuration = machine.configuration
+        while !Task.isCancelled {
+            if let lease = machine.lease {
+                let now = progress()
+                let record = ClusterNode(node: configuration.node, url: configuration.url, epoch: now.epoch, head: now.head)
+                let due = published.map { $0.record != record || $0.lease != lease || ContinuousClock.now - $0.at >= .seconds(1) }
+                if due ?? true {
+                    do {
+                        try await client.put(keys.node(configuration.node), record.encoded, lease: lease)
+                        published = (record, lease, .now)
+                    } catch {
+                        // The lease may have just ended; the next grant brings a new one.
+                        published = nil
+                    }
+                }
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// A live node other than `me` whose log is further on than `mine`, if any.
+    static func nodeAhead(
+        _ client: EtcdClient, _ keys: ClusterKeys, _ me: String, _ mine: (epoch: UInt64, head: UInt64)
+    ) async throws -> ClusterNode? {
+        try await client.get(prefix: keys.nodes)
+            .compactMap { ClusterNode.decode($0.value) }
+            .filter { $0.node != me && $0.isAhead(ofEpoch: mine.epoch, head: mine.head) }
+            .max { ($0.epoch, $0.head) < ($1.epoch, $1.head) }
+    }
 
     /// The campaign's transaction: the leader key for this node if nobody holds it, and
     /// the next epoch if nobody took one since the counter was read.

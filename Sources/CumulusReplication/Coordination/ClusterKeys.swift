@@ -4,6 +4,7 @@
 /// |---|---|---|
 /// | `/cumulus/<cluster>/leader` | the leader (``ClusterLeader`` as JSON) | the leader's lease |
 /// | `/cumulus/<cluster>/epoch` | the last epoch any leader took (decimal) | nothing: it outlives every leader |
+/// | `/cumulus/<cluster>/nodes/<node>` | what the node holds (``ClusterNode`` as JSON) | the node's lease |
 ///
 /// The leader key exists exactly while some node leads: it is created only if absent,
 /// in the transaction that also takes the next epoch, and vanishes with its lease.
@@ -24,6 +25,10 @@ public struct ClusterKeys: Sendable, Hashable {
     public var leader: String { root + "leader" }
     /// The epoch counter.
     public var epoch: String { root + "epoch" }
+    /// The prefix of the nodes' records.
+    public var nodes: String { root + "nodes/" }
+    /// The record of node `name`.
+    public func node(_ name: String) -> String { nodes + name }
 
     /// Whether `name` may name a cluster or a node.
     public static func isValidName(_ name: String) -> Bool {

@@ -81,6 +81,8 @@ public struct LeaderElection: Sendable {
         case campaignLost(ClusterLeader?, heldBy: Int64, revision: Int64, at: Instant)
         /// The campaign's transaction failed (etcd unreachable or refused).
         case campaignFailed(at: Instant)
+        /// The campaign was not run: node `node` holds a log further on, and should win.
+        case campaignDeferred(to: String, at: Instant)
         /// The leader key was read or watched: it names `leader` and is bound to lease
         /// `heldBy`, or does not exist (`nil`, 0), as of etcd revision `revision` (a
         /// watch reports changes late: one older than what the node knows is ignored).
@@ -96,7 +98,8 @@ public struct LeaderElection: Sendable {
         /// Renew lease `id`; answer with `leaseRenewed`, `leaseLost` or `leaseRenewFailed`.
         case renewLease(id: Int64)
         /// Run the campaign's transaction with lease `lease`, for an epoch of at least
-        /// `minimumEpoch`; answer with `campaignWon`, `campaignLost` or `campaignFailed`.
+        /// `minimumEpoch`, unless a live node holds a log further on; answer with
+        /// `campaignWon`, `campaignLost`, `campaignDeferred` or `campaignFailed`.
         case campaign(lease: Int64, minimumEpoch: UInt64)
         /// Revoke lease `id` (best effort: it ends by itself anyway).
         case revokeLease(id: Int64)
@@ -227,7 +230,9 @@ public struct LeaderElection: Sendable {
                 check(now, &actions)
             }
 
-        case .campaignFailed(let now):
+        case .campaignFailed(let now), .campaignDeferred(_, let now):
+            // Tried again after the interval: the node deferred to may have won by then
+            // (the watch says so), or gone (its record ends with its lease).
             campaignPending = false
             nextCampaign = now + configuration.retryInterval
             scheduleWake(now, &actions)

@@ -14,14 +14,17 @@ import Testing
 
         /// Timing as a deployment's (5 s leases, requests answered within 2 s), so a
         /// loaded machine slows the election but does not make it flap.
-        init(_ name: String, etcd: EtcdServer, cluster: String, ttl: Duration = .seconds(5), knownEpoch: UInt64 = 0) {
+        init(
+            _ name: String, etcd: EtcdServer, cluster: String, ttl: Duration = .seconds(5), knownEpoch: UInt64 = 0,
+            head: UInt64 = 0
+        ) {
             client = EtcdClient(endpoints: [etcd.clientURL], requestTimeout: .seconds(2))
             var logger = Logger(label: "test.\(name)")
             logger.logLevel = .critical
             election = ClusterElection(
                 client: client, keys: ClusterKeys(cluster: cluster)!,
                 configuration: LeaderElection.Configuration(node: name, url: "http://\(name):8765", ttl: ttl),
-                knownEpoch: knownEpoch, logger: logger)
+                progress: { (knownEpoch, head) }, logger: logger)
             let election = self.election
             task = Task { await election.run() }
         }
@@ -148,6 +151,49 @@ import Testing
         #expect(node.election.fence.mayAcknowledge())
         await node.stop()
         #expect(try await client.get("/cumulus/restart/leader").value == nil, "stopping gave the key up")
+        await client.shutdown()
+    }
+
+    @Test func aCandidateDefersToALiveNodeWhoseLogIsFurtherOn() async throws {
+        let etcd = try await EtcdServer()
+        let client = EtcdClient(endpoints: [etcd.clientURL])
+        // A node that holds more of the log, alive (its record under a renewed lease)
+        // but not campaigning yet.
+        let ahead = ClusterNode(node: "ahead", url: "http://ahead:8765", epoch: 2, head: 10)
+        let lease = try await client.putUnderNewLease("/cumulus/defer/nodes/ahead", ahead.encoded, ttl: .seconds(60))
+        let node = Node("behind", etcd: etcd, cluster: "defer", knownEpoch: 2, head: 9)
+        try await waitUntil("the node to publish its own record", timeout: .seconds(120)) {
+            try await client.get("/cumulus/defer/nodes/behind").value.flatMap { ClusterNode.decode($0.value) }
+                == ClusterNode(node: "behind", url: "http://behind:8765", epoch: 2, head: 9)
+        }
+        // It has campaigned (and deferred) several times by now; none may have won.
+        for _ in 0..<10 {
+            #expect(try await client.get("/cumulus/defer/leader").value == nil)
+            #expect(!node.election.fence.mayAcknowledge())
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        // The node ahead goes away: its record with its lease. Then this one leads.
+        try await client.revoke(lease)
+        try await waitUntil("the node to lead once nobody is ahead", timeout: .seconds(120)) {
+            node.election.fence.mayAcknowledge()
+        }
+        await node.stop()
+        await client.shutdown()
+    }
+
+    @Test func aNewerEpochCountsBeforeALongerLog() async throws {
+        let etcd = try await EtcdServer()
+        let client = EtcdClient(endpoints: [etcd.clientURL])
+        // A deposed leader's diverged tail: longer, in an older epoch.
+        let stale = ClusterNode(node: "old", url: "http://old:8765", epoch: 1, head: 100)
+        _ = try await client.putUnderNewLease("/cumulus/epochs/nodes/old", stale.encoded, ttl: .seconds(60))
+        let node = Node("new", etcd: etcd, cluster: "epochs", knownEpoch: 2, head: 50)
+        try await waitUntil("the node in the newer epoch to lead", timeout: .seconds(120)) {
+            node.election.fence.mayAcknowledge()
+        }
+        #expect(ClusterNode(node: "a", url: "u", epoch: 3, head: 1).isAhead(ofEpoch: 2, head: 99))
+        #expect(!ClusterNode(node: "a", url: "u", epoch: 2, head: 5).isAhead(ofEpoch: 2, head: 5), "a tie defers to nobody")
+        await node.stop()
         await client.shutdown()
     }
 
