@@ -79,6 +79,8 @@ public final class Container: Sendable {
             writer.fence(CumulusError(.notLeader, "this node is a follower; send writes to the leader at \(leaderURL)"))
         case .readOnly:
             writer.fence(CumulusError(.notLeader, "this node serves a read-only data directory; it takes no writes"))
+        case .candidate:
+            writer.fence(Self.electingError)
         }
         let reaper = environmentOptions.readOnly || role != .leader || followsOnDisk
             ? nil : Self.startReaper(store, views, writer)
@@ -105,6 +107,20 @@ public final class Container: Sendable {
             if state.reaper == nil { state.reaper = Self.startReaper(store, views, writer) }
         }
         writer.fence(nil)
+    }
+
+    static let electingError = CumulusError(
+        .notLeader, "this node's cluster is electing a leader; retry shortly, or send writes to the new leader")
+
+    /// Stops taking writes while its cluster elects a leader: this node stopped leading
+    /// (its lease lapsed, or another won), and knows of no leader yet.
+    public func awaitLeader() {
+        writer.fence(Self.electingError)
+        roleState.withLock { state in
+            state.role = .candidate
+            state.reaper?.cancel()
+            state.reaper = nil
+        }
     }
 
     /// Stops taking writes and names `leaderURL` to those who send them: this node's

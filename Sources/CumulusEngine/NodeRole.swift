@@ -8,13 +8,17 @@ public enum NodeRole: Sendable, Hashable, CustomStringConvertible {
     /// Serves a data directory as it is (a replayed point in time, a copy); writes
     /// are refused.
     case readOnly
+    /// A member of an etcd-coordinated cluster that knows of no leader yet (its cluster
+    /// is electing one); writes are refused with `notLeader`, reads are served.
+    case candidate
 
-    /// `leader`, `follower` or `read-only`.
+    /// `leader`, `follower`, `read-only` or `candidate`.
     public var name: String {
         switch self {
         case .leader: "leader"
         case .follower: "follower"
         case .readOnly: "read-only"
+        case .candidate: "candidate"
         }
     }
 

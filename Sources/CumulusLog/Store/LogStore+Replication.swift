@@ -175,11 +175,13 @@ extension LogStore {
     /// Makes this log a cluster leader's in `epoch`, the epoch it won in its cluster's
     /// election: stored, and the follower mark removed. `epoch` must be newer than the
     /// stored one: two leaders in one epoch could write different commits at the same
-    /// positions, and nothing downstream could tell them apart.
+    /// positions, and nothing downstream could tell them apart. (A log with no commits
+    /// may lead in the epoch it has: the first leader of a new cluster, in epoch 1.)
     public func lead(inEpoch epoch: UInt64) throws {
         try environment.write { txn in
             let stored = try txn.get(tables.meta, key: Self.metaEpoch).flatMap { BigEndian.decode(UInt64.self, from: $0) } ?? 1
-            guard epoch > stored else {
+            let empty = try Self.readHead(tables.meta, in: txn).sequence == 0
+            guard epoch > stored || (epoch == stored && empty) else {
                 throw LogError.storage("this log is in epoch \(stored) already; it cannot lead in epoch \(epoch)")
             }
             try txn.put(tables.meta, key: Self.metaEpoch, value: BigEndian.bytes(epoch))

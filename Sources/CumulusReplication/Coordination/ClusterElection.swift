@@ -38,6 +38,8 @@ public actor ClusterElection {
     public nonisolated let fence = Fence()
     /// Each role this node takes, in order, starting with the first it learns.
     public nonisolated let roles: AsyncStream<LeaderElection.Role>
+    /// Who this node is and its timing.
+    public nonisolated let configuration: LeaderElection.Configuration
 
     /// This node's epoch and durable head, published for other candidates to compare.
     public typealias Progress = @Sendable () -> (epoch: UInt64, head: UInt64)
@@ -58,6 +60,7 @@ public actor ClusterElection {
         self.client = client
         self.keys = keys
         self.progress = progress
+        self.configuration = configuration
         self.machine = LeaderElection(configuration, knownEpoch: progress().epoch)
         self.logger = logger
         (roles, roleSink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
@@ -147,12 +150,15 @@ public actor ClusterElection {
             let progress = self.progress
             group.addTask {
                 do {
-                    if let ahead = try await Self.nodeAhead(client, keys, configuration.node, progress()) {
+                    let mine = progress()
+                    if let ahead = try await Self.nodeAhead(client, keys, configuration.node, mine) {
                         logger.info("cluster: deferring to \(ahead.node), whose log is further on (epoch \(ahead.epoch), head \(ahead.head))")
                         sink.yield(.campaignDeferred(to: ahead.node, at: .now))
                         return
                     }
-                    sink.yield(try await Self.campaign(client, keys, configuration, lease: lease, minimumEpoch: minimumEpoch))
+                    sink.yield(
+                        try await Self.campaign(
+                            client, keys, configuration, lease: lease, minimumEpoch: minimumEpoch, emptyLog: mine.head == 0))
                 } catch {
                     logger.warning("cluster: campaign failed: \(error)")
                     sink.yield(.campaignFailed(at: .now))
@@ -223,12 +229,15 @@ public actor ClusterElection {
     }
 
     /// The campaign's transaction: the leader key for this node if nobody holds it, and
-    /// the next epoch if nobody took one since the counter was read.
+    /// the next epoch if nobody took one since the counter was read. A node whose log
+    /// is empty runs it only for a new cluster (no epoch taken yet): in one that has
+    /// had a leader, it would start a second history beside the cluster's log.
     static func campaign(
         _ client: EtcdClient, _ keys: ClusterKeys, _ configuration: LeaderElection.Configuration, lease: Int64,
-        minimumEpoch: UInt64
+        minimumEpoch: UInt64, emptyLog: Bool
     ) async throws -> LeaderElection.Event {
         let (counter, _) = try await client.get(keys.epoch)
+        if emptyLog, counter != nil { return .campaignDeferred(to: "a node holding the cluster's log", at: .now) }
         var stored: UInt64 = 0
         if let counter {
             guard let value = UInt64(String(decoding: counter.value, as: UTF8.self)) else {

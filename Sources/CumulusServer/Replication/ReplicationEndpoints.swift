@@ -14,15 +14,24 @@ public struct ReplicationEndpoints: Sendable {
     public let leader: ReplicationLeader?
     /// The follower loop, on a follower.
     public let follower: ReplicaFollower?
+    /// The follower loop of the moment, on a cluster member (which follows one leader
+    /// after another, and none while it leads).
+    let currentFollower: (@Sendable () -> ReplicaFollower?)?
     /// The node.
     public let container: Container
     let secretDigest: [UInt8]
 
-    /// Endpoints for `container`, guarded by `secret`.
-    public init(container: Container, secret: String, leader: ReplicationLeader?, follower: ReplicaFollower?) {
+    /// Endpoints for `container`, guarded by `secret`. A cluster member passes its
+    /// `currentFollower` instead of a fixed `follower`, and a `leader` that serves only
+    /// while the node leads.
+    public init(
+        container: Container, secret: String, leader: ReplicationLeader?, follower: ReplicaFollower?,
+        currentFollower: (@Sendable () -> ReplicaFollower?)? = nil
+    ) {
         self.container = container
         self.leader = leader
         self.follower = follower
+        self.currentFollower = currentFollower
         secretDigest = Array(SHA256.hash(data: Array(secret.utf8)))
     }
 
@@ -102,8 +111,8 @@ public struct ReplicationEndpoints: Sendable {
 
     /// This node's replication status.
     public func status() -> ReplicationStatus {
-        if let follower { return follower.status() }
-        if let leader { return leader.status() }
+        if let follower = follower ?? currentFollower?(), container.role != .leader { return follower.status() }
+        if let leader, container.role == .leader { return leader.status() }
         return ReplicationStatus.of(container)
     }
 

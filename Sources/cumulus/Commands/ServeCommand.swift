@@ -22,6 +22,8 @@ struct ServeCommand: AsyncParsableCommand {
             refuses writes with NOT_LEADER naming the leader. A new follower is seeded from a snapshot.
             The follower exits with status 3 if replication must stop (a damaged frame, or diverged
             history). It exits with status 3 for a leader in an older epoch too.
+            With --etcd, the node joins a cluster instead: etcd elects its leader, the others follow
+            it, and when the leader is lost another takes over (Docs/OPERATIONS.md, "A cluster").
             """)
 
     @Option(help: "The data directory (created if missing).") var data = "./cumulus-data"
@@ -32,6 +34,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Follow the leader at this URL (e.g. http://10.0.0.1:8765) instead of taking writes.")
     var follow: String?
     @OptionGroup var secret: ReplicationSecretOptions
+    @OptionGroup(title: "Cluster") var cluster: ClusterOptions
     @OptionGroup(title: "Limits") var limits: ServerLimitOptions
     @Option(
         help: """
@@ -60,6 +63,15 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--dev mints credentials, which only a leader can; mint them on the leader")
         }
         if FollowerSeeder.Mode(rawValue: seed) == nil { throw ValidationError("--seed is snapshot or stream") }
+        if cluster.isSet {
+            if replicationSecret == nil {
+                throw ValidationError(
+                    "--etcd needs the replication secret: --replication-secret-file or \(ReplicationSecret.environmentVariable)")
+            }
+            if follow != nil || readOnly || reseed {
+                throw ValidationError("--etcd decides who leads and whom to follow: it does not go with --follow, --read-only or --reseed")
+            }
+        }
     }
 
     func run() async throws {
@@ -70,16 +82,31 @@ struct ServeCommand: AsyncParsableCommand {
         for finding in FilePermissions.looserThanPrivate(dataDirectory: data) { logger.warning("\(finding)") }
         var client: LeaderClient?
         if let follow, let secret = replicationSecret { client = LeaderClient(leaderURL: follow, secret: secret) }
+        var member: ClusterMember?
+        var etcd: EtcdClient?
+        if cluster.isSet, let secret = replicationSecret, let keys = ClusterKeys(cluster: cluster.cluster ?? ""),
+            let node = cluster.node, let advertise = cluster.advertise
+        {
+            let coordinator = EtcdClient(endpoints: cluster.endpoints)
+            etcd = coordinator
+            member = ClusterMember(
+                client: coordinator, keys: keys,
+                configuration: LeaderElection.Configuration(node: node, url: advertise, ttl: .seconds(cluster.leaseTTL)),
+                secret: secret, logger: logger)
+        }
         do {
-            try await serve(client: client, replicationSecret: replicationSecret, metricsToken: metricsToken, logger: logger)
+            try await serve(
+                client: client, member: member, replicationSecret: replicationSecret, metricsToken: metricsToken, logger: logger)
         } catch {
-            // The HTTP client must be shut down on every path, failures included.
+            // The HTTP clients must be shut down on every path, failures included.
             await client?.shutdown()
+            await etcd?.shutdown()
             if error is ExitCode || error is ValidationError { throw error }
             FileHandle.standardError.write(Data("cumulus: \(error)\n".utf8))
             throw ExitCode(3)
         }
         await client?.shutdown()
+        await etcd?.shutdown()
         print("Cumulus stopped cleanly")
     }
 
@@ -90,7 +117,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// Seeds a follower if needed, opens the data directory and serves it until
     /// SIGINT/SIGTERM, or until replication must stop (thrown).
-    private func serve(client: LeaderClient?, replicationSecret: String?, metricsToken: String?, logger: Logger) async throws {
+    private func serve(
+        client: LeaderClient?, member: ClusterMember?, replicationSecret: String?, metricsToken: String?, logger: Logger
+    ) async throws {
         let metrics = ServerMetrics()
         var writerOptions = LogWriter.Options()
         writerOptions.observer = { metrics.recordGroup($0) }
@@ -116,7 +145,17 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var environmentOptions = LMDBEnvironment.Options()
         environmentOptions.readOnly = readOnly
-        let store = try Container(path: data, environmentOptions: environmentOptions, writerOptions: writerOptions, role: role)
+        let store: Container
+        if let member {
+            // The election decides whether an empty directory starts a log or is seeded.
+            let (data, environment, writer) = (self.data, environmentOptions, writerOptions)
+            store = try await member.join(path: data) { role in
+                try Container(path: data, environmentOptions: environment, writerOptions: writer, role: role)
+            }
+            role = .candidate
+        } else {
+            store = try Container(path: data, environmentOptions: environmentOptions, writerOptions: writerOptions, role: role)
+        }
         let auth = try AuthStore(environment: store.store.environment)
         if let unbound = try? auth.unboundAPITokenCount(), unbound > 0 {
             logger.warning("""
@@ -145,8 +184,9 @@ struct ServeCommand: AsyncParsableCommand {
 
                 """.utf8))
         } else {
+            let what = member.map { "as node \($0.election.configuration.node) of cluster \($0.election.keys.cluster)" } ?? "as \(role)"
             FileHandle.standardOutput.write(Data(
-                "Cumulus is serving \(data) on http://\(host):\(port) as \(role), epoch \(store.store.epoch), head \(store.store.head.sequence)\n".utf8))
+                "Cumulus is serving \(data) on http://\(host):\(port) \(what), epoch \(store.store.epoch), head \(store.store.head.sequence)\n".utf8))
         }
         var follower: ReplicaFollower?
         var endpoints: ReplicationEndpoints?
@@ -155,8 +195,13 @@ struct ServeCommand: AsyncParsableCommand {
                 follower = ReplicaFollower(
                     container: store, client: client, name: name ?? "\(ProcessInfo.processInfo.hostName):\(port)", logger: logger)
             }
-            let leader = role == .leader ? ReplicationLeader(container: store, logger: logger) : nil
-            endpoints = ReplicationEndpoints(container: store, secret: secret, leader: leader, follower: follower)
+            // A cluster member serves followers whenever it leads (the leader side checks
+            // the node's role on every request).
+            let leader = role == .leader || member != nil ? ReplicationLeader(container: store, logger: logger) : nil
+            var currentFollower: (@Sendable () -> ReplicaFollower?)?
+            if let member { currentFollower = { member.follower } }
+            endpoints = ReplicationEndpoints(
+                container: store, secret: secret, leader: leader, follower: follower, currentFollower: currentFollower)
         }
         var api = CloudKitAPI(
             container: store, auth: auth, metrics: metrics, logger: logger, replication: endpoints, metricsToken: metricsToken)
@@ -174,6 +219,11 @@ struct ServeCommand: AsyncParsableCommand {
                 service: FollowerService(follower: follower), successTerminationBehavior: .gracefullyShutdownGroup,
                 failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: "replication"))
         }
+        if let member {
+            services.append(.init(
+                service: ClusterService(member: member), successTerminationBehavior: .gracefullyShutdownGroup,
+                failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: "cluster"))
+        }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
@@ -186,6 +236,16 @@ struct FollowerService: Service {
 
     func run() async throws {
         try await cancelWhenGracefulShutdown { try await follower.run() }
+    }
+}
+
+/// A cluster member's election and replication as a service of the node's group:
+/// stopping it resigns, so another node can lead at once.
+struct ClusterService: Service {
+    let member: ClusterMember
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown { try await member.run() }
     }
 }
 

@@ -16,7 +16,7 @@ import Testing
         /// loaded machine slows the election but does not make it flap.
         init(
             _ name: String, etcd: EtcdServer, cluster: String, ttl: Duration = .seconds(5), knownEpoch: UInt64 = 0,
-            head: UInt64 = 0
+            head: UInt64 = 1
         ) {
             client = EtcdClient(endpoints: [etcd.clientURL], requestTimeout: .seconds(2))
             var logger = Logger(label: "test.\(name)")
@@ -194,6 +194,27 @@ import Testing
         #expect(ClusterNode(node: "a", url: "u", epoch: 3, head: 1).isAhead(ofEpoch: 2, head: 99))
         #expect(!ClusterNode(node: "a", url: "u", epoch: 2, head: 5).isAhead(ofEpoch: 2, head: 5), "a tie defers to nobody")
         await node.stop()
+        await client.shutdown()
+    }
+
+    @Test func anEmptyLogLeadsOnlyANewCluster() async throws {
+        let etcd = try await EtcdServer()
+        let client = EtcdClient(endpoints: [etcd.clientURL])
+        // A new cluster: the first node may start its log.
+        let first = Node("first", etcd: etcd, cluster: "fresh", head: 0)
+        try await waitUntil("an empty node to lead a new cluster", timeout: .seconds(120)) { first.election.fence.mayAcknowledge() }
+        await first.stop()
+        // Now the cluster has had a leader: an empty node must not start a second log.
+        let empty = Node("empty", etcd: etcd, cluster: "fresh", knownEpoch: 0, head: 0)
+        try await waitUntil("the empty node to publish its record", timeout: .seconds(120)) {
+            try await client.get("/cumulus/fresh/nodes/empty").value != nil
+        }
+        for _ in 0..<10 {
+            #expect(try await client.get("/cumulus/fresh/leader").value == nil)
+            #expect(!empty.election.fence.mayAcknowledge())
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        await empty.stop()
         await client.shutdown()
     }
 

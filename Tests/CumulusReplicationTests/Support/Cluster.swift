@@ -39,6 +39,19 @@ final class Cluster: @unchecked Sendable {
 
     func path(_ name: String) -> String { root + "/" + name }
 
+    /// Takes `node` into the cluster's care: killed when the cluster goes.
+    func track(_ node: NodeProcess) { nodes.append(node) }
+
+    /// Reads the development credentials a node started with `--dev` printed.
+    func takeCredentials(from node: NodeProcess) {
+        let lines = node.stdout.split(separator: "\n")
+        func value(_ key: String) -> String {
+            lines.first { $0.contains(key) }.map { String($0.split(separator: " ").last ?? "") } ?? ""
+        }
+        apiToken = value("ckAPIToken:")
+        webToken = value("ckWebAuthToken:")
+    }
+
     /// Starts a leader on `data` (minting development credentials unless `dev` is false),
     /// with `extra` arguments.
     func startLeader(_ data: String, dev: Bool = true, extra: [String] = []) async throws -> NodeProcess {
@@ -48,14 +61,7 @@ final class Cluster: @unchecked Sendable {
         nodes.append(node)
         try node.start()
         try await TestHTTP.waitUntilUp(node.url)
-        if dev {
-            let lines = node.stdout.split(separator: "\n")
-            func value(_ key: String) -> String {
-                lines.first { $0.contains(key) }.map { String($0.split(separator: " ").last ?? "") } ?? ""
-            }
-            apiToken = value("ckAPIToken:")
-            webToken = value("ckWebAuthToken:")
-        }
+        if dev { takeCredentials(from: node) }
         return node
     }
 

@@ -1,0 +1,207 @@
+import CumulusEngine
+import CumulusLog
+import CumulusModel
+import Foundation
+import Logging
+import Synchronization
+
+/// A node of an etcd-coordinated cluster (`cumulus serve --etcd`): it takes part in the
+/// election (``ClusterElection``) and turns each role it is given into what the node
+/// does — leads in the epoch it won, or follows the leader etcd names, re-pointing its
+/// replication when the leader changes.
+///
+/// **Joining.** ``join(path:open:)`` opens the data directory. A directory without a
+/// log waits for the election first: it starts a log only as the first leader of a new
+/// cluster; otherwise it seeds from whoever leads. **Running.** ``run()`` follows the
+/// election's roles until cancelled. A leader acknowledges a write only while its lease
+/// holds (``ClusterElection/Fence``). Replication that must stop for good (this node's
+/// log diverged from the new leader's) ends `run()` with the reason.
+public final class ClusterMember: Sendable {
+    /// The election this node takes part in.
+    public let election: ClusterElection
+    /// The log once the data directory is open: its epoch and head are what the
+    /// election publishes for this node.
+    private let opened: OpenedLog
+    /// The replication secret, for following.
+    let secret: String
+    /// The name it reports to leaders it follows.
+    let name: String
+    let logger: Logger
+    private let state = Mutex(State())
+
+    private struct State {
+        var container: Container?
+        var electionTask: Task<Void, Never>?
+        var follower: ReplicaFollower?
+        /// The role `join` acted on, taken from the roles stream before `run` reads it.
+        var joinedAs: LeaderElection.Role?
+    }
+
+    /// A member of `keys`' cluster through the etcd behind `client`, as `configuration`
+    /// describes it, presenting `secret` and its node name to the leaders it follows.
+    public init(
+        client: EtcdClient, keys: ClusterKeys, configuration: LeaderElection.Configuration, secret: String, logger: Logger
+    ) {
+        let opened = OpenedLog()
+        self.opened = opened
+        election = ClusterElection(
+            client: client, keys: keys, configuration: configuration, progress: { opened.progress }, logger: logger)
+        self.secret = secret
+        self.name = configuration.node
+        self.logger = logger
+    }
+
+    /// The open log's epoch and head, or zeros before the directory is open.
+    private final class OpenedLog: Sendable {
+        let store = Mutex<LogStore?>(nil)
+
+        var progress: (epoch: UInt64, head: UInt64) {
+            guard let store = store.withLock({ $0 }) else { return (0, 0) }
+            return (store.epoch, store.head.sequence)
+        }
+    }
+
+    /// The follower loop while this node follows.
+    public var follower: ReplicaFollower? { state.withLock { $0.follower } }
+
+    /// Starts the election and opens the data directory at `path` with `open`. A
+    /// directory that holds a log is opened at once, as a candidate. One that does not
+    /// waits for the election's first answer: as the first leader of a new cluster it
+    /// creates its log; as anyone's follower it is seeded from that leader first.
+    public func join(path: String, open: @Sendable (NodeRole) throws -> Container) async throws -> Container {
+        let election = self.election
+        let task = Task { await election.run() }
+        state.withLock { $0.electionTask = task }
+        if FileManager.default.fileExists(atPath: path + "/data.mdb") {
+            let container = try open(.candidate)
+            state.withLock { $0.container = container }
+            opened.store.withLock { $0 = container.store }
+            return container
+        }
+        for await role in election.roles {
+            switch role {
+            case .candidate:
+                continue
+            case .leader(let leader):
+                logger.notice("cluster: this node leads a new cluster (epoch \(leader.epoch)); starting its log")
+                let container = try open(.candidate)
+                state.withLock {
+                    $0.container = container
+                    $0.joinedAs = role
+                }
+                opened.store.withLock { $0 = container.store }
+                return container
+            case .follower(let leader):
+                logger.notice("cluster: joining; seeding from \(leader)")
+                let client = LeaderClient(leaderURL: leader.url, secret: secret)
+                do {
+                    let outcome = try await FollowerSeeder.prepare(
+                        path: path, client: client, mode: .snapshot, reseed: false, logger: logger)
+                    await client.shutdown()
+                    logger.info("cluster: seeded: \(outcome)")
+                } catch {
+                    await client.shutdown()
+                    throw error
+                }
+                let container = try open(.candidate)
+                state.withLock {
+                    $0.container = container
+                    $0.joinedAs = role
+                }
+                opened.store.withLock { $0 = container.store }
+                return container
+            }
+        }
+        throw CancellationError()
+    }
+
+    /// Follows the election's roles until cancelled; throws if replication must stop.
+    /// Stopping resigns: the lease is revoked, so another node can lead at once.
+    public func run() async throws {
+        guard let container = state.withLock({ $0.container }) else {
+            throw CumulusError(.internalError, "a cluster member runs after it has joined")
+        }
+        let fence = election.fence
+        container.writer.gateAcknowledgements {
+            fence.mayAcknowledge()
+                ? nil
+                : CumulusError(
+                    .serverRejectedRequest,
+                    "this node's leadership lapsed before the write could be acknowledged; it may or may not have been saved — check, then retry")
+        }
+        let (failures, failed) = AsyncStream<any Error>.makeStream()
+        defer {
+            state.withLock { $0.electionTask }?.cancel()
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await self.followRoles(container, failed) }
+            group.addTask {
+                for await failure in failures { throw failure }
+            }
+            _ = try await group.next()
+            group.cancelAll()
+        }
+        state.withLock { $0.electionTask }?.cancel()
+        await state.withLock { $0.electionTask }?.value
+    }
+
+    /// Turns each role into the node's: a task per followed leader, replaced when the
+    /// leader changes; a fatal replication error goes to `failed`.
+    private func followRoles(_ container: Container, _ failed: AsyncStream<any Error>.Continuation) async throws {
+        var following: (url: String, task: Task<Void, Never>)?
+        func stopFollowing() async {
+            guard let current = following else { return }
+            current.task.cancel()
+            await current.task.value
+            following = nil
+            state.withLock { $0.follower = nil }
+        }
+        defer { following?.task.cancel() }
+        // The role `join` already took from the stream, then every later one in order.
+        var roles = state.withLock { $0.joinedAs }.map { [$0] } ?? []
+        var iterator = election.roles.makeAsyncIterator()
+        while true {
+            let role: LeaderElection.Role
+            if !roles.isEmpty {
+                role = roles.removeFirst()
+            } else if let next = await iterator.next() {
+                role = next
+            } else {
+                break
+            }
+            switch role {
+            case .leader(let leader):
+                await stopFollowing()
+                if container.role == .leader && container.store.epoch == leader.epoch { continue }
+                try container.lead(epoch: leader.epoch)
+                logger.notice("cluster: leading in epoch \(leader.epoch) from head \(container.store.head.sequence)")
+            case .follower(let leader):
+                try container.follow(leaderURL: leader.url)
+                guard following?.url != leader.url else { continue }
+                await stopFollowing()
+                let client = LeaderClient(leaderURL: leader.url, secret: secret)
+                let follower = ReplicaFollower(container: container, client: client, name: name, logger: logger)
+                state.withLock { $0.follower = follower }
+                let logger = self.logger
+                following = (leader.url, Task {
+                    defer { Task { await client.shutdown() } }
+                    do {
+                        try await follower.run()
+                    } catch let error as ReplicationError {
+                        switch error {
+                        case .staleEpoch, .unreachable:
+                            // A leader etcd no longer names: the election moves this node on.
+                            logger.warning("cluster: replication from \(leader.url) stopped: \(error)")
+                        default:
+                            failed.yield(error)
+                        }
+                    } catch {
+                        failed.yield(error)
+                    }
+                })
+            case .candidate:
+                container.awaitLeader()
+            }
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import CumulusReplication
+import Foundation
+import Testing
+
+/// Automatic failover through etcd, with real processes: three `cumulus serve --etcd`
+/// nodes and a private etcd on loopback.
+@Suite struct FailoverProcessTests {
+    /// A cluster member on `data` (not started), advertising its own port.
+    func member(_ cluster: Cluster, _ data: String, etcd: EtcdServer, dev: Bool = false) -> NodeProcess {
+        let port = NodeProcess.freePort()
+        var arguments = [
+            "serve", "--data", cluster.path(data), "--replication-secret-file", cluster.secretFile,
+            "--container", Cluster.containerName, "--etcd", etcd.clientURL, "--cluster", "test", "--node", data,
+            "--advertise", "http://127.0.0.1:\(port)",
+        ]
+        if dev { arguments.append("--dev") }
+        let node = NodeProcess(arguments, port: port, logDirectory: cluster.root + "/logs")
+        cluster.track(node)
+        return node
+    }
+
+    /// The leader URL `node` follows, from its replication status (`nil`: it follows
+    /// nobody, or does not answer).
+    func followed(_ node: NodeProcess) async -> String? {
+        let answer = try? await TestHTTP.request(
+            node.url + "/replication/status", headers: [ReplicationLeader.secretHeader: Cluster.secret], timeout: .seconds(5))
+        guard let answer, answer.status == 200, answer.json["role"] as? String == "follower" else { return nil }
+        return (answer.json["following"] as? [String: Any])?["leaderURL"] as? String
+    }
+
+    /// Whether `node` takes a write now.
+    func takesWrites(_ cluster: Cluster, _ node: NodeProcess, _ name: String) async -> Bool {
+        (try? await cluster.save(name, value: 1, on: node))?.status == 200
+    }
+
+    /// The names of `names` that `node` does not hold.
+    func missing(_ cluster: Cluster, _ names: [String], on node: NodeProcess) async throws -> [String] {
+        let answer = try await TestHTTP.request(
+            cluster.privateURL(node, "records/lookup"), method: .POST,
+            body: ["records": names.map { ["recordName": $0] }])
+        let records = answer.json["records"] as? [[String: Any]] ?? []
+        let held = Set(records.compactMap { $0["serverErrorCode"] == nil ? $0["recordName"] as? String : nil })
+        return names.filter { !held.contains($0) }
+    }
+
+    @Test func aKilledLeaderIsReplacedAndRejoinsAsAFollower() async throws {
+        let etcd = try await EtcdServer()
+        let cluster = try Cluster()
+
+        // The first node starts the cluster's log and leads it.
+        let a = member(cluster, "a", etcd: etcd, dev: true)
+        try a.start()
+        try await TestHTTP.waitUntilUp(a.url)
+        cluster.takeCredentials(from: a)
+        try await waitUntil("the first node to take writes", timeout: .seconds(120)) {
+            await takesWrites(cluster, a, "first")
+        }
+        // Two more join: seeded from it, then following it.
+        let b = member(cluster, "b", etcd: etcd)
+        let c = member(cluster, "c", etcd: etcd)
+        for node in [b, c] {
+            try node.start()
+            try await TestHTTP.waitUntilUp(node.url, timeout: .seconds(120))
+        }
+        try await waitUntil("both to follow the first", timeout: .seconds(120)) {
+            let (fb, fc) = (await followed(b), await followed(c))
+            return fb == a.url && fc == a.url
+        }
+        #expect(!(await takesWrites(cluster, b, "on-a-follower")), "a follower refuses writes")
+
+        var saved = ["first"]
+        for index in 0..<20 {
+            let answer = try await cluster.save("before-\(index)", value: index, on: a)
+            #expect(answer.status == 200, "\(answer.text)")
+            saved.append("before-\(index)")
+        }
+        let head = try #require(await TestHTTP.head(a.url))
+        try await TestHTTP.waitForHead(b.url, atLeast: head, timeout: .seconds(120))
+        try await TestHTTP.waitForHead(c.url, atLeast: head, timeout: .seconds(120))
+
+        // The leader dies. One of the others takes writes once its lease has run out.
+        a.kill()
+        var leader: NodeProcess?
+        try await waitUntil("another node to take writes", timeout: .seconds(120)) {
+            for node in [b, c] where await takesWrites(cluster, node, "after") {
+                leader = node
+                return true
+            }
+            return false
+        }
+        let newLeader = try #require(leader)
+        let other = newLeader === b ? c : b
+        saved.append("after")
+        #expect(try await missing(cluster, saved, on: newLeader) == [], "everything the old leader's followers held")
+        try await waitUntil("the other to follow the new leader", timeout: .seconds(120)) {
+            await followed(other) == newLeader.url
+        }
+
+        // The old leader comes back: it follows the new one and catches up.
+        try a.start()
+        try await TestHTTP.waitUntilUp(a.url, timeout: .seconds(120))
+        try await waitUntil("the old leader to follow the new one", timeout: .seconds(120)) {
+            await followed(a) == newLeader.url
+        }
+        let answer = try await cluster.save("rejoined", value: 1, on: newLeader)
+        #expect(answer.status == 200)
+        saved.append("rejoined")
+        let last = try #require(await TestHTTP.head(newLeader.url))
+        for node in [a, other] {
+            try await TestHTTP.waitForHead(node.url, atLeast: last, timeout: .seconds(120))
+        }
+        #expect(!(await takesWrites(cluster, a, "on-the-old-leader")), "the old leader takes no writes now")
+    }
+
+    @Test func aStoppedLeaderHandsOverAtOnce() async throws {
+        let etcd = try await EtcdServer()
+        let cluster = try Cluster()
+        let a = member(cluster, "a", etcd: etcd, dev: true)
+        try a.start()
+        try await TestHTTP.waitUntilUp(a.url)
+        cluster.takeCredentials(from: a)
+        try await waitUntil("the first node to take writes", timeout: .seconds(120)) {
+            await takesWrites(cluster, a, "first")
+        }
+        let b = member(cluster, "b", etcd: etcd)
+        try b.start()
+        try await waitUntil("the second to follow the first", timeout: .seconds(120)) { await followed(b) == a.url }
+        let head = try #require(await TestHTTP.head(a.url))
+        try await TestHTTP.waitForHead(b.url, atLeast: head, timeout: .seconds(120))
+
+        // SIGTERM: the leader resigns as it stops, revoking its lease; the other need
+        // not wait for it to run out.
+        #expect(a.stop() == 0)
+        #expect(a.stdout.contains("Cumulus stopped cleanly"))
+        try await waitUntil("the second node to take writes", timeout: .seconds(120)) {
+            await takesWrites(cluster, b, "after")
+        }
+        #expect(try await missing(cluster, ["first", "after"], on: b) == [])
+    }
+
+    @Test func clusterOptionsAreChecked() async throws {
+        let cluster = try Cluster()
+        func refusal(_ arguments: [String]) async -> String? {
+            let node = NodeProcess(["serve", "--data", cluster.path("x")] + arguments, port: 0, logDirectory: cluster.root + "/logs")
+            try? node.start()
+            let status = await node.waitForExit(timeout: .seconds(60))
+            return status == 0 ? nil : node.stderr
+        }
+        let secret = ["--replication-secret-file", cluster.secretFile]
+        let base = ["--etcd", "http://127.0.0.1:1", "--cluster", "c", "--node", "n", "--advertise", "http://127.0.0.1:2"]
+        #expect(await refusal(base)?.contains("--etcd needs the replication secret") == true)
+        #expect(await refusal(secret + base + ["--follow", "http://x:1"])?.contains("does not go with --follow") == true)
+        #expect(await refusal(secret + ["--etcd", "http://127.0.0.1:1", "--node", "n", "--advertise", "http://a:1"])?
+            .contains("--cluster NAME") == true)
+        #expect(await refusal(secret + ["--etcd", "http://127.0.0.1:1", "--cluster", "c/d", "--node", "n", "--advertise", "http://a:1"])?
+            .contains("--cluster NAME") == true)
+        #expect(await refusal(secret + ["--etcd", "http://127.0.0.1:1", "--cluster", "c", "--advertise", "http://a:1"])?
+            .contains("--node NAME") == true)
+        #expect(await refusal(secret + ["--etcd", "http://127.0.0.1:1", "--cluster", "c", "--node", "n"])?
+            .contains("--advertise URL") == true)
+        #expect(await refusal(secret + ["--cluster", "c"])?.contains("belong with --etcd") == true)
+        #expect(await refusal(secret + ["--etcd", "127.0.0.1:2379", "--cluster", "c", "--node", "n", "--advertise", "http://a:1"])?
+            .contains("etcd client URLs") == true)
+    }
+}
