@@ -72,25 +72,25 @@ public final class ClusterMember: Sendable {
         let election = self.election
         let task = Task { await election.run() }
         state.withLock { $0.electionTask = task }
-        if FileManager.default.fileExists(atPath: path + "/data.mdb") {
+        /// Opens the directory, remembering the role `join` took from the stream (if any)
+        /// for `run`, which reads the stream from there.
+        func opening(after role: LeaderElection.Role?) throws -> Container {
             let container = try open(.candidate)
-            state.withLock { $0.container = container }
+            state.withLock {
+                $0.container = container
+                $0.joinedAs = role
+            }
             opened.store.withLock { $0 = container.store }
             return container
         }
+        if FileManager.default.fileExists(atPath: path + "/data.mdb") { return try opening(after: nil) }
         for await role in election.roles {
             switch role {
             case .candidate:
                 continue
             case .leader(let leader):
                 logger.notice("cluster: this node leads a new cluster (epoch \(leader.epoch)); starting its log")
-                let container = try open(.candidate)
-                state.withLock {
-                    $0.container = container
-                    $0.joinedAs = role
-                }
-                opened.store.withLock { $0 = container.store }
-                return container
+                return try opening(after: role)
             case .follower(let leader):
                 logger.notice("cluster: joining; seeding from \(leader)")
                 let client = LeaderClient(leaderURL: leader.url, secret: secret)
@@ -103,13 +103,7 @@ public final class ClusterMember: Sendable {
                     await client.shutdown()
                     throw error
                 }
-                let container = try open(.candidate)
-                state.withLock {
-                    $0.container = container
-                    $0.joinedAs = role
-                }
-                opened.store.withLock { $0 = container.store }
-                return container
+                return try opening(after: role)
             }
         }
         throw CancellationError()

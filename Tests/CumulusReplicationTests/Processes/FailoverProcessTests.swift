@@ -43,11 +43,9 @@ import Testing
         return names.filter { !held.contains($0) }
     }
 
-    @Test func aKilledLeaderIsReplacedAndRejoinsAsAFollower() async throws {
-        let etcd = try await EtcdServer()
-        let cluster = try Cluster()
-
-        // The first node starts the cluster's log and leads it.
+    /// Starts the cluster's first node (with development credentials, which the
+    /// cluster's helpers then use) and waits until it takes writes.
+    func startFirst(_ cluster: Cluster, etcd: EtcdServer) async throws -> NodeProcess {
         let a = member(cluster, "a", etcd: etcd, dev: true)
         try a.start()
         try await TestHTTP.waitUntilUp(a.url)
@@ -55,6 +53,15 @@ import Testing
         try await waitUntil("the first node to take writes", timeout: .seconds(120)) {
             await takesWrites(cluster, a, "first")
         }
+        return a
+    }
+
+    @Test func aKilledLeaderIsReplacedAndRejoinsAsAFollower() async throws {
+        let etcd = try await EtcdServer()
+        let cluster = try Cluster()
+
+        // The first node starts the cluster's log and leads it.
+        let a = try await startFirst(cluster, etcd: etcd)
         // Two more join: seeded from it, then following it.
         let b = member(cluster, "b", etcd: etcd)
         let c = member(cluster, "c", etcd: etcd)
@@ -115,13 +122,7 @@ import Testing
     @Test func aStoppedLeaderHandsOverAtOnce() async throws {
         let etcd = try await EtcdServer()
         let cluster = try Cluster()
-        let a = member(cluster, "a", etcd: etcd, dev: true)
-        try a.start()
-        try await TestHTTP.waitUntilUp(a.url)
-        cluster.takeCredentials(from: a)
-        try await waitUntil("the first node to take writes", timeout: .seconds(120)) {
-            await takesWrites(cluster, a, "first")
-        }
+        let a = try await startFirst(cluster, etcd: etcd)
         let b = member(cluster, "b", etcd: etcd)
         try b.start()
         try await waitUntil("the second to follow the first", timeout: .seconds(120)) { await followed(b) == a.url }
