@@ -152,6 +152,9 @@ public final class LogWriter: Sendable {
     /// the commit it returns; returns that commit (once durable) and the plan's value.
     /// A request with no events appends nothing.
     public func submit<T: Sendable>(_ plan: @escaping Plan<T>) async throws -> (Commit?, T) {
+        // A fenced writer refuses at once, before any admission check waits.
+        if let fence = queue.withLock({ $0.fence }) { throw fence }
+        if let admission = admission.withLock({ $0 }), let refusal = await admission() { throw refusal }
         let (commit, value) = try await withCheckedThrowingContinuation {
             (continuation: CheckedContinuation<(Commit?, any Sendable), any Error>) in
             let submission = Submission(
@@ -191,6 +194,28 @@ public final class LogWriter: Sendable {
         acknowledgementGate.withLock { $0 = gate }
     }
     private let acknowledgementGate = Mutex<(@Sendable () -> (any Error)?)?>(nil)
+
+    /// Asked before a write is queued, in the caller's task: `nil` admits it, an error
+    /// refuses it before anything is written (`nil` removes the check). A leader that
+    /// must have followers confirm its writes waits here for enough of them to connect.
+    public func admitWrites(_ check: (@Sendable () async -> (any Error)?)?) {
+        admission.withLock { $0 = check }
+    }
+    private let admission = Mutex<(@Sendable () async -> (any Error)?)?>(nil)
+
+    /// Called once a group of writes is durable, with the group's last sequence and a
+    /// function that acknowledges the group: called with `nil`, each write gets its result
+    /// (still subject to ``gateAcknowledgements(_:)``), called with an error, each write
+    /// gets that error instead. The writer goes on with the next group meanwhile. A
+    /// leader in semi-synchronous mode acknowledges once enough followers hold the
+    /// group (`nil` removes the barrier: each group is acknowledged at once).
+    public func holdAcknowledgements(
+        _ barrier: (@Sendable (_ sequence: UInt64, _ acknowledge: @escaping @Sendable ((any Error)?) -> Void) -> Void)?
+    ) {
+        acknowledgementBarrier.withLock { $0 = barrier }
+    }
+    private let acknowledgementBarrier =
+        Mutex<(@Sendable (UInt64, @escaping @Sendable ((any Error)?) -> Void) -> Void)?>(nil)
 
     /// Appends a leader's frames byte for byte and applies each to the views, all in
     /// one transaction whose commit also stores the new head — so a crash leaves the
@@ -359,11 +384,21 @@ public final class LogWriter: Sendable {
                 commits: appended.count, bytes: appended.reduce(0) { $0 + $1.bytes.count },
                 append: bodyEnded - started, commit: clock.now - bodyEnded))
             if trainer.observe(appended) { startTraining() }
-            let refusal = appended.isEmpty ? nil : acknowledgementGate.withLock { $0 }?()
-            for index in 0..<taken {
-                var result = results[index] ?? .failure(LogError.storage("submission lost"))
-                if let refusal, case .success((.some, _)) = result { result = .failure(refusal) }
-                batch[index].complete(result)
+            let (held, outcomes) = (Array(batch[..<taken]), results)
+            let gate = acknowledgementGate.withLock { $0 }
+            let acknowledge: @Sendable ((any Error)?) -> Void = { barrierError in
+                // Asked when the writes are acknowledged, which a barrier may delay.
+                let refusal = barrierError ?? gate?()
+                for (index, submission) in held.enumerated() {
+                    var result = outcomes[index] ?? .failure(LogError.storage("submission lost"))
+                    if let refusal, case .success((.some, _)) = result { result = .failure(refusal) }
+                    submission.complete(result)
+                }
+            }
+            if let last = appended.last?.commit.sequence, let barrier = acknowledgementBarrier.withLock({ $0 }) {
+                barrier(last, acknowledge)
+            } else {
+                acknowledge(nil)
             }
             return Array(batch[taken...])
         } catch {

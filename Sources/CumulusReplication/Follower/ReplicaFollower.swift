@@ -34,6 +34,8 @@ public final class ReplicaFollower: Sendable {
         var lastContact: ContinuousClock.Instant?
         /// When catch-up progress was last logged, and the head then.
         var progressLogged: (at: ContinuousClock.Instant, head: UInt64)?
+        /// Wakes the session's reporter when a run was applied.
+        var applied: AsyncStream<Void>.Continuation?
     }
 
     /// Shortest and longest wait between reconnection attempts.
@@ -101,20 +103,34 @@ public final class ReplicaFollower: Sendable {
             throw ReplicationError.unreachable("\(client.leaderURL) is not a leader (\(hello.role))")
         }
         let head = store.head
-        let reporter = Task { [client, name] in
-            // Every 200 ms when the position moved, every second regardless: the
-            // leader shows how long ago each follower reported.
-            var reported: (applied: UInt64, at: ContinuousClock.Instant)?
+        // The reporter says what this node holds as soon as a run is applied (a leader
+        // in semi-synchronous mode waits for it to acknowledge), and every second
+        // regardless (the leader shows how long ago each follower reported). Wake-ups
+        // that come while a report is on its way fold into one.
+        let (wakeUps, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        state.withLock { $0.applied = wake }
+        let ticker = Task {
             while !Task.isCancelled {
+                wake.yield()
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        let reporter = Task { [client, name] in
+            var reported: (applied: UInt64, at: ContinuousClock.Instant)?
+            for await _ in wakeUps {
                 let applied = store.head.sequence
                 let due = reported.map { $0.applied != applied || ContinuousClock.now - $0.at >= .seconds(1) } ?? true
                 if due, (try? await client.report(follower: name, applied: applied)) != nil {
                     reported = (applied, .now)
                 }
-                try? await Task.sleep(for: .milliseconds(200))
             }
         }
-        defer { reporter.cancel() }
+        defer {
+            state.withLock { $0.applied = nil }
+            wake.finish()
+            ticker.cancel()
+            reporter.cancel()
+        }
         setPhase("streaming", problem: nil)
         // Two tasks: the reader decodes what arrives, the applier takes all frames
         // received so far (``FrameInbox``) and applies them in runs of at most
@@ -213,6 +229,7 @@ public final class ReplicaFollower: Sendable {
         } catch let error as LogError {
             throw ReplicationError.badFrame("\(error); nothing from this batch was applied")
         }
+        state.withLock { $0.applied }?.yield()
         let head = container.store.head.sequence
         let progress = state.withLock { state -> String? in
             state.leaderHead = max(state.leaderHead, leaderHead)

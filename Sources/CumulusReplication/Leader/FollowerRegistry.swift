@@ -16,6 +16,11 @@ final class FollowerRegistry: Sendable {
     static let capacity = 256
 
     private let entries = Mutex<[String: Entry]>([:])
+    /// Told after each change (outside the lock): semi-synchronous commit waits on it.
+    private let observer = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// Calls `body` after every later change.
+    func observe(_ body: (@Sendable () -> Void)?) { observer.withLock { $0 = body } }
 
     func streamOpened(_ name: String, at position: UInt64) {
         update(name) {
@@ -52,5 +57,6 @@ final class FollowerRegistry: Sendable {
             entry.reportedAt = max(entry.reportedAt, .now)
             entries[name] = entry
         }
+        observer.withLock { $0 }?()
     }
 }

@@ -113,6 +113,18 @@ public final class ReplicationLeader: Sendable {
         followers.report(follower, applied: applied)
     }
 
+    /// Makes the node's writes semi-synchronous (``SyncReplication``): each is
+    /// acknowledged only once `policy.replicas` followers streaming from this node hold
+    /// it. Returns the mechanism, for its counters.
+    @discardableResult
+    public func requireReplicas(_ policy: SyncReplication.Policy) -> SyncReplication {
+        let sync = SyncReplication(policy: policy, registry: followers, logger: logger)
+        followers.observe { [weak sync] in sync?.positionsChanged() }
+        container.writer.admitWrites { await sync.admit() }
+        container.writer.holdAcknowledgements { sequence, acknowledge in sync.hold(sequence, acknowledge) }
+        return sync
+    }
+
     /// A consistent, compacted copy of the whole environment — log, views,
     /// credentials and secret — sent while it is written to a scratch file (see
     /// ``SnapshotFile``). The file is deleted when the stream ends.

@@ -35,6 +35,7 @@ struct ServeCommand: AsyncParsableCommand {
     var follow: String?
     @OptionGroup var secret: ReplicationSecretOptions
     @OptionGroup(title: "Cluster") var cluster: ClusterOptions
+    @OptionGroup(title: "Semi-synchronous commit") var sync: SyncOptions
     @OptionGroup(title: "Limits") var limits: ServerLimitOptions
     @Option(
         help: """
@@ -63,6 +64,15 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--dev mints credentials, which only a leader can; mint them on the leader")
         }
         if FollowerSeeder.Mode(rawValue: seed) == nil { throw ValidationError("--seed is snapshot or stream") }
+        if sync.syncReplicas > 0 {
+            if replicationSecret == nil {
+                throw ValidationError(
+                    "--sync-replicas needs followers, and they the replication secret: --replication-secret-file or \(ReplicationSecret.environmentVariable)")
+            }
+            if follow != nil || readOnly {
+                throw ValidationError("--sync-replicas is for a leader (or a cluster member), not --follow or --read-only")
+            }
+        }
         if cluster.isSet {
             if replicationSecret == nil {
                 throw ValidationError(
@@ -198,6 +208,11 @@ struct ServeCommand: AsyncParsableCommand {
             // A cluster member serves followers whenever it leads (the leader side checks
             // the node's role on every request).
             let leader = role == .leader || member != nil ? ReplicationLeader(container: store, logger: logger) : nil
+            if let leader, let policy = sync.policy {
+                leader.requireReplicas(policy)
+                logger.info(
+                    "semi-synchronous commit: \(policy.replicas) follower(s) confirm each write (timeout \(policy.timeout), then \(policy.fallback.rawValue))")
+            }
             var currentFollower: (@Sendable () -> ReplicaFollower?)?
             if let member { currentFollower = { member.follower } }
             endpoints = ReplicationEndpoints(

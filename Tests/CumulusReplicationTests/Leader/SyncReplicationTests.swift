@@ -1,0 +1,128 @@
+import CumulusEngine
+import CumulusModel
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+@testable import CumulusReplication
+
+/// Semi-synchronous commit in process: followers stand in as reports to the leader's
+/// registry, as the replication endpoints make them.
+@Suite struct SyncReplicationTests {
+    final class Flag: Sendable {
+        private let value = Atomic(false)
+        var isSet: Bool { value.load(ordering: .relaxed) }
+        func set() { value.store(true, ordering: .relaxed) }
+    }
+
+    func leader(_ policy: SyncReplication.Policy) async throws -> (Container, ReplicationLeader, SyncReplication, Database) {
+        let container = try Container(path: ReplicationWorld.temporaryPath())
+        let db = ReplicationWorld.database(container)
+        _ = try await db.saveZones([ZoneID(zoneName: "Lists", ownerName: ReplicationWorld.user)], as: ReplicationWorld.user)
+        let leader = ReplicationLeader(container: container, logger: Logger(label: "test"))
+        let sync = leader.requireReplicas(policy)
+        return (container, leader, sync, db)
+    }
+
+    func save(_ name: String, _ db: Database) async throws {
+        let record = Record(
+            recordType: "Item", recordID: RecordID(recordName: name, zoneID: ZoneID(zoneName: "Lists", ownerName: ReplicationWorld.user)))
+        _ = try await db.modify(saving: [record], as: ReplicationWorld.user).saveResults[0].result.get()
+    }
+
+    func code(_ body: () async throws -> Void) async -> CumulusError.Code? {
+        do {
+            try await body()
+            return nil
+        } catch let error as CumulusError {
+            return error.code
+        } catch {
+            return .internalError
+        }
+    }
+
+    @Test func withoutFollowersNothingIsWritten() async throws {
+        let (container, _, sync, db) = try await leader(.init(replicas: 1, timeout: .milliseconds(300)))
+        let head = container.store.head.sequence
+        #expect(await code { try await save("alone", db) } == .serverRejectedRequest)
+        #expect(container.store.head.sequence == head, "refused before anything was written")
+        #expect(sync.fallbacks == 0)
+        container.close()
+    }
+
+    @Test func theAsyncFallbackWritesAndCounts() async throws {
+        let (container, _, sync, db) = try await leader(.init(replicas: 1, timeout: .milliseconds(200), fallback: .async))
+        let head = container.store.head.sequence
+        try await save("alone", db)
+        #expect(container.store.head.sequence == head + 1)
+        #expect(sync.fallbacks == 1)
+        container.close()
+    }
+
+    @Test func aWriteIsAcknowledgedOnlyOnceAFollowerHoldsIt() async throws {
+        let (container, leader, _, db) = try await leader(.init(replicas: 1, timeout: .seconds(120)))
+        let head = container.store.head.sequence
+        leader.followers.streamOpened("f1", at: head)
+        let done = Flag()
+        let write = Task {
+            try await save("confirmed", db)
+            done.set()
+        }
+        // Durable on the leader, but no follower has said it holds it.
+        try await waitUntil("the write to be durable on the leader", timeout: .seconds(60)) {
+            container.store.head.sequence == head + 1
+        }
+        #expect(!done.isSet)
+        leader.report(follower: "f1", applied: head)
+        #expect(!done.isSet, "a report of an older position releases nothing")
+        leader.report(follower: "f1", applied: head + 1)
+        try await write.value
+        #expect(done.isSet)
+        container.close()
+    }
+
+    @Test func itTakesAsManyFollowersAsTheReplicasAskedFor() async throws {
+        let (container, leader, _, db) = try await leader(.init(replicas: 2, timeout: .seconds(120)))
+        let head = container.store.head.sequence
+        leader.followers.streamOpened("f1", at: head)
+        leader.followers.streamOpened("f2", at: head)
+        let done = Flag()
+        let write = Task {
+            try await save("twice", db)
+            done.set()
+        }
+        try await waitUntil("the write to be durable on the leader", timeout: .seconds(60)) {
+            container.store.head.sequence == head + 1
+        }
+        leader.report(follower: "f1", applied: head + 1)
+        #expect(!done.isSet, "one of two")
+        // A follower whose stream closed does not count, whatever it said before.
+        leader.followers.streamClosed("f2")
+        leader.report(follower: "f2", applied: head + 1)
+        #expect(!done.isSet)
+        leader.followers.streamOpened("f2", at: head + 1)
+        try await write.value
+        #expect(done.isSet)
+        container.close()
+    }
+
+    @Test func anUnconfirmedWriteIsReportedUnknownNotLost() async throws {
+        let (container, leader, _, db) = try await leader(.init(replicas: 1, timeout: .milliseconds(300)))
+        let head = container.store.head.sequence
+        leader.followers.streamOpened("silent", at: head)
+        #expect(await code { try await save("unconfirmed", db) } == .serverRejectedRequest)
+        // It is in the leader's log, and goes to followers as any commit does.
+        #expect(container.store.head.sequence == head + 1)
+        container.close()
+    }
+
+    @Test func aFollowerRefusesAtOnceWithoutWaitingForReplicas() async throws {
+        let (container, _, _, db) = try await leader(.init(replicas: 1, timeout: .seconds(120)))
+        try container.follow(leaderURL: "http://elsewhere:8765")
+        let started = ContinuousClock.now
+        #expect(await code { try await save("on-a-follower", db) } == .notLeader)
+        #expect(ContinuousClock.now - started < .seconds(60), "the fence answers before the admission check waits")
+        container.close()
+    }
+}
