@@ -5,6 +5,17 @@ import Foundation
 import Logging
 import Synchronization
 
+/// Why a cluster member stopped so that its node can rejoin with a fresh copy: its log
+/// diverged from the leader's. `cumulus serve` moves the data directory aside (it is
+/// never deleted) and joins again, seeded from the leader.
+public struct MustRejoin: Error, Sendable, CustomStringConvertible {
+    /// What the leader said of this node's log.
+    public var reason: String
+
+    /// `this node's log diverged from the leader's: <reason>`.
+    public var description: String { "this node's log diverged from the leader's: \(reason)" }
+}
+
 /// A node of an etcd-coordinated cluster (`cumulus serve --etcd`): it takes part in the
 /// election (``ClusterElection``) and turns each role it is given into what the node
 /// does — leads in the epoch it won, or follows the leader etcd names, re-pointing its
@@ -14,8 +25,8 @@ import Synchronization
 /// log waits for the election first: it starts a log only as the first leader of a new
 /// cluster; otherwise it seeds from whoever leads. **Running.** ``run()`` follows the
 /// election's roles until cancelled. A leader acknowledges a write only while its lease
-/// holds (``ClusterElection/Fence``). Replication that must stop for good (this node's
-/// log diverged from the new leader's) ends `run()` with the reason.
+/// holds (``ClusterElection/Fence``). A log that diverged from the new leader's ends
+/// `run()` with ``MustRejoin``; other replication failures that must stop it, with theirs.
 public final class ClusterMember: Sendable {
     /// The election this node takes part in.
     public let election: ClusterElection
@@ -186,6 +197,10 @@ public final class ClusterMember: Sendable {
                         case .staleEpoch, .unreachable:
                             // A leader etcd no longer names: the election moves this node on.
                             logger.warning("cluster: replication from \(leader.url) stopped: \(error)")
+                        case .diverged(let why):
+                            // This node's log went past the point where the leader's took
+                            // another course (it led, and wrote what no follower had).
+                            failed.yield(MustRejoin(reason: why))
                         default:
                             failed.yield(error)
                         }

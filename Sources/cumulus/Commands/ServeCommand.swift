@@ -92,32 +92,57 @@ struct ServeCommand: AsyncParsableCommand {
         for finding in FilePermissions.looserThanPrivate(dataDirectory: data) { logger.warning("\(finding)") }
         var client: LeaderClient?
         if let follow, let secret = replicationSecret { client = LeaderClient(leaderURL: follow, secret: secret) }
-        var member: ClusterMember?
-        var etcd: EtcdClient?
-        if cluster.isSet, let secret = replicationSecret, let keys = ClusterKeys(cluster: cluster.cluster ?? ""),
-            let node = cluster.node, let advertise = cluster.advertise
-        {
-            let coordinator = EtcdClient(endpoints: cluster.endpoints)
-            etcd = coordinator
-            member = ClusterMember(
-                client: coordinator, keys: keys,
-                configuration: LeaderElection.Configuration(node: node, url: advertise, ttl: .seconds(cluster.leaseTTL)),
-                secret: secret, logger: logger)
-        }
-        do {
-            try await serve(
-                client: client, member: member, replicationSecret: replicationSecret, metricsToken: metricsToken, logger: logger)
-        } catch {
-            // The HTTP clients must be shut down on every path, failures included.
+        // A cluster member whose log diverged from its leader's serves again, on a fresh
+        // directory seeded from the leader; everything else serves once.
+        while true {
+            var member: ClusterMember?
+            var etcd: EtcdClient?
+            if cluster.isSet, let secret = replicationSecret, let keys = ClusterKeys(cluster: cluster.cluster ?? ""),
+                let node = cluster.node, let advertise = cluster.advertise
+            {
+                let coordinator = EtcdClient(endpoints: cluster.endpoints)
+                etcd = coordinator
+                member = ClusterMember(
+                    client: coordinator, keys: keys,
+                    configuration: LeaderElection.Configuration(node: node, url: advertise, ttl: .seconds(cluster.leaseTTL)),
+                    secret: secret, logger: logger)
+            }
+            do {
+                try await serve(
+                    client: client, member: member, replicationSecret: replicationSecret, metricsToken: metricsToken,
+                    logger: logger)
+            } catch let rejoin as MustRejoin {
+                await etcd?.shutdown()
+                let aside = try moveDataAside()
+                logger.warning(
+                    "cluster: \(rejoin); its data directory was moved to \(aside) (kept, not deleted); joining again, seeded from the leader")
+                continue
+            } catch {
+                // The HTTP clients must be shut down on every path, failures included.
+                await client?.shutdown()
+                await etcd?.shutdown()
+                if error is ExitCode || error is ValidationError { throw error }
+                FileHandle.standardError.write(Data("cumulus: \(error)\n".utf8))
+                throw ExitCode(3)
+            }
             await client?.shutdown()
             await etcd?.shutdown()
-            if error is ExitCode || error is ValidationError { throw error }
-            FileHandle.standardError.write(Data("cumulus: \(error)\n".utf8))
-            throw ExitCode(3)
+            break
         }
-        await client?.shutdown()
-        await etcd?.shutdown()
         print("Cumulus stopped cleanly")
+    }
+
+    /// Renames the data directory to `DATA.diverged-<time>` (a free name) and returns it.
+    private func moveDataAside() throws -> String {
+        let stamp = Int(Date().timeIntervalSince1970)
+        var aside = "\(data).diverged-\(stamp)"
+        var attempt = 1
+        while FileManager.default.fileExists(atPath: aside) {
+            attempt += 1
+            aside = "\(data).diverged-\(stamp)-\(attempt)"
+        }
+        try FileManager.default.moveItem(atPath: data, toPath: aside)
+        return aside
     }
 
     /// The metrics token from `--metrics-token-file` or the environment, or `nil`.

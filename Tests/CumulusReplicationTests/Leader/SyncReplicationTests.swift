@@ -31,6 +31,22 @@ import Testing
         _ = try await db.modify(saving: [record], as: ReplicationWorld.user).saveResults[0].result.get()
     }
 
+    /// Starts saving `name`, and returns once it is durable on the leader (at `head` + 1),
+    /// with the save's task and a flag set when the save was acknowledged.
+    func startWrite(_ name: String, _ db: Database, _ container: Container, after head: UInt64) async throws
+        -> (Task<Void, any Error>, Flag)
+    {
+        let done = Flag()
+        let write = Task {
+            try await save(name, db)
+            done.set()
+        }
+        try await waitUntil("the write to be durable on the leader", timeout: .seconds(60)) {
+            container.store.head.sequence == head + 1
+        }
+        return (write, done)
+    }
+
     func code(_ body: () async throws -> Void) async -> CumulusError.Code? {
         do {
             try await body()
@@ -64,15 +80,8 @@ import Testing
         let (container, leader, _, db) = try await leader(.init(replicas: 1, timeout: .seconds(120)))
         let head = container.store.head.sequence
         leader.followers.streamOpened("f1", at: head)
-        let done = Flag()
-        let write = Task {
-            try await save("confirmed", db)
-            done.set()
-        }
+        let (write, done) = try await startWrite("confirmed", db, container, after: head)
         // Durable on the leader, but no follower has said it holds it.
-        try await waitUntil("the write to be durable on the leader", timeout: .seconds(60)) {
-            container.store.head.sequence == head + 1
-        }
         #expect(!done.isSet)
         leader.report(follower: "f1", applied: head)
         #expect(!done.isSet, "a report of an older position releases nothing")
@@ -87,14 +96,7 @@ import Testing
         let head = container.store.head.sequence
         leader.followers.streamOpened("f1", at: head)
         leader.followers.streamOpened("f2", at: head)
-        let done = Flag()
-        let write = Task {
-            try await save("twice", db)
-            done.set()
-        }
-        try await waitUntil("the write to be durable on the leader", timeout: .seconds(60)) {
-            container.store.head.sequence == head + 1
-        }
+        let (write, done) = try await startWrite("twice", db, container, after: head)
         leader.report(follower: "f1", applied: head + 1)
         #expect(!done.isSet, "one of two")
         // A follower whose stream closed does not count, whatever it said before.

@@ -56,6 +56,17 @@ import Testing
         return a
     }
 
+    /// The first node, and a second that follows it and holds all it has.
+    func startPair(_ cluster: Cluster, etcd: EtcdServer) async throws -> (NodeProcess, NodeProcess) {
+        let a = try await startFirst(cluster, etcd: etcd)
+        let b = member(cluster, "b", etcd: etcd)
+        try b.start()
+        try await waitUntil("the second to follow the first", timeout: .seconds(120)) { await followed(b) == a.url }
+        let head = try #require(await TestHTTP.head(a.url))
+        try await TestHTTP.waitForHead(b.url, atLeast: head, timeout: .seconds(120))
+        return (a, b)
+    }
+
     @Test func aKilledLeaderIsReplacedAndRejoinsAsAFollower() async throws {
         let etcd = try await EtcdServer()
         let cluster = try Cluster()
@@ -119,15 +130,43 @@ import Testing
         #expect(!(await takesWrites(cluster, a, "on-the-old-leader")), "the old leader takes no writes now")
     }
 
+    @Test func aDeposedLeaderWithADivergedTailMovesItAsideAndRejoins() async throws {
+        let etcd = try await EtcdServer()
+        let cluster = try Cluster()
+        let (a, b) = try await startPair(cluster, etcd: etcd)
+
+        // The follower goes away; the leader writes what it never gets, and dies.
+        b.kill()
+        #expect(try await cluster.save("orphan", value: 1, on: a).status == 200)
+        a.kill()
+        // The follower comes back, outlives the dead leader's lease, and leads: its
+        // next commit takes the orphan's place.
+        try b.start()
+        try await waitUntil("the second node to take writes", timeout: .seconds(120)) {
+            await takesWrites(cluster, b, "after-failover")
+        }
+
+        // The old leader returns: its log went past the fork, so it moves it aside and
+        // is seeded anew from the leader. (Until then it follows with its old log, which
+        // already holds as many commits: wait for the move, not for a head.)
+        try a.start()
+        func aside() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: cluster.root).filter { $0.hasPrefix("a.diverged-") }
+        }
+        try await waitUntil("the old leader to move its diverged log aside", timeout: .seconds(120)) { try aside().count == 1 }
+        #expect(a.stdout.contains("was moved to \(cluster.path("a")).diverged-") || a.stderr.contains("was moved to"))
+        try await waitUntil("the old leader, seeded anew, to hold the new leader's writes", timeout: .seconds(120)) {
+            guard await followed(a) == b.url else { return false }
+            return (try? await missing(cluster, ["first", "after-failover"], on: a)) == []
+        }
+        #expect(try await missing(cluster, ["orphan"], on: a) == ["orphan"], "the diverged write is not in its new log")
+        #expect(a.isRunning)
+    }
+
     @Test func aStoppedLeaderHandsOverAtOnce() async throws {
         let etcd = try await EtcdServer()
         let cluster = try Cluster()
-        let a = try await startFirst(cluster, etcd: etcd)
-        let b = member(cluster, "b", etcd: etcd)
-        try b.start()
-        try await waitUntil("the second to follow the first", timeout: .seconds(120)) { await followed(b) == a.url }
-        let head = try #require(await TestHTTP.head(a.url))
-        try await TestHTTP.waitForHead(b.url, atLeast: head, timeout: .seconds(120))
+        let (a, b) = try await startPair(cluster, etcd: etcd)
 
         // SIGTERM: the leader resigns as it stops, revoking its lease; the other need
         // not wait for it to run out.
@@ -141,26 +180,20 @@ import Testing
 
     @Test func clusterOptionsAreChecked() async throws {
         let cluster = try Cluster()
-        func refusal(_ arguments: [String]) async -> String? {
-            let node = NodeProcess(["serve", "--data", cluster.path("x")] + arguments, port: 0, logDirectory: cluster.root + "/logs")
-            try? node.start()
-            let status = await node.waitForExit(timeout: .seconds(60))
-            return status == 0 ? nil : node.stderr
-        }
         let secret = ["--replication-secret-file", cluster.secretFile]
         let base = ["--etcd", "http://127.0.0.1:1", "--cluster", "c", "--node", "n", "--advertise", "http://127.0.0.1:2"]
-        #expect(await refusal(base)?.contains("--etcd needs the replication secret") == true)
-        #expect(await refusal(secret + base + ["--follow", "http://x:1"])?.contains("does not go with --follow") == true)
-        #expect(await refusal(secret + ["--etcd", "http://127.0.0.1:1", "--node", "n", "--advertise", "http://a:1"])?
+        #expect(await cluster.refusal(base)?.contains("--etcd needs the replication secret") == true)
+        #expect(await cluster.refusal(secret + base + ["--follow", "http://x:1"])?.contains("does not go with --follow") == true)
+        #expect(await cluster.refusal(secret + ["--etcd", "http://127.0.0.1:1", "--node", "n", "--advertise", "http://a:1"])?
             .contains("--cluster NAME") == true)
-        #expect(await refusal(secret + ["--etcd", "http://127.0.0.1:1", "--cluster", "c/d", "--node", "n", "--advertise", "http://a:1"])?
+        #expect(await cluster.refusal(secret + ["--etcd", "http://127.0.0.1:1", "--cluster", "c/d", "--node", "n", "--advertise", "http://a:1"])?
             .contains("--cluster NAME") == true)
-        #expect(await refusal(secret + ["--etcd", "http://127.0.0.1:1", "--cluster", "c", "--advertise", "http://a:1"])?
+        #expect(await cluster.refusal(secret + ["--etcd", "http://127.0.0.1:1", "--cluster", "c", "--advertise", "http://a:1"])?
             .contains("--node NAME") == true)
-        #expect(await refusal(secret + ["--etcd", "http://127.0.0.1:1", "--cluster", "c", "--node", "n"])?
+        #expect(await cluster.refusal(secret + ["--etcd", "http://127.0.0.1:1", "--cluster", "c", "--node", "n"])?
             .contains("--advertise URL") == true)
-        #expect(await refusal(secret + ["--cluster", "c"])?.contains("belong with --etcd") == true)
-        #expect(await refusal(secret + ["--etcd", "127.0.0.1:2379", "--cluster", "c", "--node", "n", "--advertise", "http://a:1"])?
+        #expect(await cluster.refusal(secret + ["--cluster", "c"])?.contains("belong with --etcd") == true)
+        #expect(await cluster.refusal(secret + ["--etcd", "127.0.0.1:2379", "--cluster", "c", "--node", "n", "--advertise", "http://a:1"])?
             .contains("etcd client URLs") == true)
     }
 }

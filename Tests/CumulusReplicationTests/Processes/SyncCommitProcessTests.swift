@@ -40,17 +40,11 @@ import Testing
 
     @Test func theOptionsAreChecked() async throws {
         let cluster = try Cluster()
-        func refusal(_ arguments: [String]) async -> String? {
-            let node = NodeProcess(["serve", "--data", cluster.path("x")] + arguments, port: 0, logDirectory: cluster.root + "/logs")
-            try? node.start()
-            let status = await node.waitForExit(timeout: .seconds(60))
-            return status == 0 ? nil : node.stderr
-        }
         let secret = ["--replication-secret-file", cluster.secretFile]
-        #expect(await refusal(["--sync-replicas", "1"])?.contains("--sync-replicas needs followers") == true)
-        #expect(await refusal(secret + ["--sync-replicas", "65"])?.contains("between 0 and 64") == true)
-        #expect(await refusal(secret + ["--sync-replicas", "1", "--sync-fallback", "maybe"])?.contains("fail or async") == true)
-        #expect(await refusal(secret + ["--sync-replicas", "1", "--sync-timeout", "0"])?.contains("--sync-timeout") == true)
-        #expect(await refusal(secret + ["--sync-replicas", "1", "--follow", "http://127.0.0.1:1"])?.contains("is for a leader") == true)
+        #expect(await cluster.refusal(["--sync-replicas", "1"])?.contains("--sync-replicas needs followers") == true)
+        #expect(await cluster.refusal(secret + ["--sync-replicas", "65"])?.contains("between 0 and 64") == true)
+        #expect(await cluster.refusal(secret + ["--sync-replicas", "1", "--sync-fallback", "maybe"])?.contains("fail or async") == true)
+        #expect(await cluster.refusal(secret + ["--sync-replicas", "1", "--sync-timeout", "0"])?.contains("--sync-timeout") == true)
+        #expect(await cluster.refusal(secret + ["--sync-replicas", "1", "--follow", "http://127.0.0.1:1"])?.contains("is for a leader") == true)
     }
 }

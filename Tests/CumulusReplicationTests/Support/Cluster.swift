@@ -39,6 +39,16 @@ final class Cluster: @unchecked Sendable {
 
     func path(_ name: String) -> String { root + "/" + name }
 
+    /// What `cumulus serve` printed to standard error when it refused to start with
+    /// `arguments` (on a directory of this cluster's), or `nil` if it started.
+    func refusal(_ arguments: [String]) async -> String? {
+        let node = NodeProcess(["serve", "--data", path("refused")] + arguments, port: 0, logDirectory: root + "/logs")
+        try? node.start()
+        let status = await node.waitForExit(timeout: .seconds(60))
+        node.kill()
+        return status == 0 ? nil : node.stderr
+    }
+
     /// Takes `node` into the cluster's care: killed when the cluster goes.
     func track(_ node: NodeProcess) { nodes.append(node) }
 
