@@ -44,8 +44,6 @@ public final class ClusterMember: Sendable {
         var container: Container?
         var electionTask: Task<Void, Never>?
         var follower: ReplicaFollower?
-        /// The role `join` acted on, taken from the roles stream before `run` reads it.
-        var joinedAs: LeaderElection.Role?
     }
 
     /// A member of `keys`' cluster through the etcd behind `client`, as `configuration`
@@ -83,41 +81,58 @@ public final class ClusterMember: Sendable {
         let election = self.election
         let task = Task { await election.run() }
         state.withLock { $0.electionTask = task }
-        /// Opens the directory, remembering the role `join` took from the stream (if any)
-        /// for `run`, which reads the stream from there.
-        func opening(after role: LeaderElection.Role?) throws -> Container {
+        func opening() throws -> Container {
             let container = try open(.candidate)
-            state.withLock {
-                $0.container = container
-                $0.joinedAs = role
-            }
+            state.withLock { $0.container = container }
             opened.store.withLock { $0 = container.store }
             return container
         }
-        if FileManager.default.fileExists(atPath: path + "/data.mdb") { return try opening(after: nil) }
-        for await role in election.roles {
-            switch role {
+        if FileManager.default.fileExists(atPath: path + "/data.mdb") { return try opening() }
+        // Decided on the election's current role, not its stream of changes, which `run`
+        // reads whole afterwards (each role again, in order: the node ends in the last).
+        while true {
+            try Task.checkCancellation()
+            switch await election.role {
             case .candidate:
-                continue
+                try await Task.sleep(for: .milliseconds(50))
             case .leader(let leader):
                 logger.notice("cluster: this node leads a new cluster (epoch \(leader.epoch)); starting its log")
-                return try opening(after: role)
+                return try opening()
             case .follower(let leader):
                 logger.notice("cluster: joining; seeding from \(leader)")
+                if try await seed(path, from: leader) { return try opening() }
+                logger.notice("cluster: the leader changed while seeding from \(leader); seeding again")
+            }
+        }
+    }
+
+    /// Seeds `path` from `leader`; `false` if the election named another role first (a
+    /// leader lost while its snapshot was on its way), and the seeding was abandoned (a
+    /// copy is prepared aside and moved into place only when whole).
+    private func seed(_ path: String, from leader: ClusterLeader) async throws -> Bool {
+        let (election, secret, logger) = (self.election, self.secret, self.logger)
+        return try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
                 let client = LeaderClient(leaderURL: leader.url, secret: secret)
                 do {
                     let outcome = try await FollowerSeeder.prepare(
                         path: path, client: client, mode: .snapshot, reseed: false, logger: logger)
                     await client.shutdown()
                     logger.info("cluster: seeded: \(outcome)")
+                    return true
                 } catch {
                     await client.shutdown()
                     throw error
                 }
-                return try opening(after: role)
             }
+            group.addTask {
+                while await election.role == .follower(leader) { try await Task.sleep(for: .milliseconds(100)) }
+                return false
+            }
+            let first = try await group.next() ?? false
+            group.cancelAll()
+            return first
         }
-        throw CancellationError()
     }
 
     /// Follows the election's roles until cancelled; throws if replication must stop.
@@ -162,18 +177,8 @@ public final class ClusterMember: Sendable {
             state.withLock { $0.follower = nil }
         }
         defer { following?.task.cancel() }
-        // The role `join` already took from the stream, then every later one in order.
-        var roles = state.withLock { $0.joinedAs }.map { [$0] } ?? []
-        var iterator = election.roles.makeAsyncIterator()
-        while true {
-            let role: LeaderElection.Role
-            if !roles.isEmpty {
-                role = roles.removeFirst()
-            } else if let next = await iterator.next() {
-                role = next
-            } else {
-                break
-            }
+        // Every role since the election started, in order: the node ends in the last.
+        for await role in election.roles {
             switch role {
             case .leader(let leader):
                 await stopFollowing()

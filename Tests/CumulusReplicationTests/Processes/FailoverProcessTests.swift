@@ -1,5 +1,8 @@
+import CumulusLog
 import CumulusReplication
+import CumulusStorage
 import Foundation
+import Synchronization
 import Testing
 
 /// Automatic failover through etcd, with real processes: three `cumulus serve --etcd`
@@ -195,5 +198,169 @@ import Testing
         #expect(await cluster.refusal(secret + ["--cluster", "c"])?.contains("belong with --etcd") == true)
         #expect(await cluster.refusal(secret + ["--etcd", "127.0.0.1:2379", "--cluster", "c", "--node", "n", "--advertise", "http://a:1"])?
             .contains("etcd client URLs") == true)
+    }
+}
+
+/// Ten leader kills under a steady write load with `--sync-replicas 1`: the issue's
+/// acceptance test for failover without losing an acknowledged write.
+@Suite struct FailoverUnderLoadProcessTests {
+    /// Writers that find the leader by themselves (following `NOT_LEADER`'s `leaderURL`,
+    /// moving to the next node when one does not answer) and note every save that was
+    /// acknowledged.
+    final class ClusterLoad: Sendable {
+        let acknowledged = Mutex<[String]>([])
+        let control = LoadControl()
+
+        func run(_ cluster: Cluster, _ nodes: [NodeProcess], writers: Int = 4) async {
+            await withTaskGroup(of: Void.self) { group in
+                for writer in 0..<writers {
+                    group.addTask {
+                        var target = 0
+                        var index = 0
+                        while !self.control.isStopped {
+                            index += 1
+                            let name = "load-\(writer)-\(index)"
+                            let node = nodes[target % nodes.count]
+                            // A short deadline: the HTTP client queues a request to a dead
+                            // node until its connect timeout (10 s) otherwise.
+                            guard let answer = try? await cluster.save(name, value: index, on: node, timeout: .seconds(1))
+                            else {
+                                target += 1
+                                try? await Task.sleep(for: .milliseconds(20))
+                                continue
+                            }
+                            if answer.status == 200 {
+                                self.acknowledged.withLock { $0.append(name) }
+                                self.control.countSave()
+                                continue
+                            }
+                            if let leader = answer.json["leaderURL"] as? String,
+                                let next = nodes.firstIndex(where: { $0.url == leader })
+                            {
+                                target = next
+                            } else {
+                                target += 1
+                            }
+                            try? await Task.sleep(for: .milliseconds(20))
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func tenLeaderKillsUnderLoadLoseNoAcknowledgedWrite() async throws {
+        let etcd = try await EtcdServer()
+        let cluster = try Cluster()
+        func member(_ name: String, dev: Bool = false) -> NodeProcess {
+            let port = NodeProcess.freePort()
+            var arguments = [
+                "serve", "--data", cluster.path(name), "--replication-secret-file", cluster.secretFile,
+                "--container", Cluster.containerName, "--etcd", etcd.clientURL, "--cluster", "load", "--node", name,
+                "--advertise", "http://127.0.0.1:\(port)", "--lease-ttl", "2", "--sync-replicas", "1", "--sync-timeout", "5",
+            ]
+            if dev { arguments.append("--dev") }
+            let node = NodeProcess(arguments, port: port, logDirectory: cluster.root + "/logs")
+            cluster.track(node)
+            return node
+        }
+        let nodes = [member("a", dev: true), member("b"), member("c")]
+        try nodes[0].start()
+        try await TestHTTP.waitUntilUp(nodes[0].url, timeout: .seconds(120))
+        cluster.takeCredentials(from: nodes[0])
+        for node in nodes.dropFirst() {
+            try node.start()
+            try await TestHTTP.waitUntilUp(node.url, timeout: .seconds(120))
+        }
+
+        /// The node that takes writes now (its replication status says leader).
+        func leader() async -> NodeProcess? {
+            for node in nodes {
+                let answer = try? await TestHTTP.request(
+                    node.url + "/replication/status", headers: [ReplicationLeader.secretHeader: Cluster.secret],
+                    timeout: .seconds(5))
+                if answer?.status == 200, answer?.json["role"] as? String == "leader" { return node }
+            }
+            return nil
+        }
+
+        let load = ClusterLoad()
+        let writing = Task { await load.run(cluster, nodes) }
+        var outages: [Duration] = []
+        for kill in 1...10 {
+            // A leader serving the load.
+            let before = load.control.saves
+            try await waitUntil("writes to land before kill \(kill)", timeout: .seconds(120)) {
+                load.control.saves >= before + 20
+            }
+            var current: NodeProcess?
+            try await waitUntil("a leader before kill \(kill)", timeout: .seconds(120)) {
+                current = await leader()
+                return current != nil
+            }
+            let victim = try #require(current)
+            victim.kill()
+            let killed = ContinuousClock.now
+            let landed = load.control.saves
+            do {
+                try await waitUntil("another leader to take writes after kill \(kill)", timeout: .seconds(120)) {
+                    load.control.saves > landed + 5
+                }
+            } catch {
+                for node in nodes { print("==== \(node.url)\n\(node.stderr.suffix(6000))") }
+                throw error
+            }
+            outages.append(ContinuousClock.now - killed)
+            // Back it comes: as a follower, or moving a diverged tail aside first.
+            try victim.start()
+        }
+        load.control.stop()
+        await writing.value
+        print("failover under load: \(outages.count) kills, outages \(outages.map { "\($0)" })")
+
+        // Convergence: every node up, following or leading, at the leader's head.
+        var last: NodeProcess?
+        try await waitUntil("a leader after the kills", timeout: .seconds(120)) {
+            last = await leader()
+            return last != nil
+        }
+        let finalLeader = try #require(last)
+        let head = try #require(await TestHTTP.head(finalLeader.url))
+        for node in nodes where node !== finalLeader {
+            try await waitUntil("\(node.url) to reach the leader's head \(head)", timeout: .seconds(180)) {
+                (await TestHTTP.head(node.url) ?? 0) >= head
+            }
+        }
+
+        // No acknowledged write is missing on the leader.
+        let names = load.acknowledged.withLock { $0 }
+        #expect(names.count > 100)
+        var missing: [String] = []
+        for start in stride(from: 0, to: names.count, by: 100) {
+            let batch = Array(names[start..<min(names.count, start + 100)])
+            let answer = try await TestHTTP.request(
+                cluster.privateURL(finalLeader, "records/lookup"), method: .POST,
+                body: ["records": batch.map { ["recordName": $0] }])
+            let records = answer.json["records"] as? [[String: Any]] ?? []
+            let held = Set(records.compactMap { $0["serverErrorCode"] == nil ? $0["recordName"] as? String : nil })
+            missing += batch.filter { !held.contains($0) }
+        }
+        #expect(missing.isEmpty, "acknowledged but missing: \(missing.prefix(20)) (\(missing.count) of \(names.count))")
+
+        // Every node's log is the leader's, hash by hash.
+        for node in nodes { #expect(node.stop() == 0, "\(node.stderr.suffix(2000))") }
+        func chain(_ name: String) throws -> [[UInt8]] {
+            var options = LMDBEnvironment.Options()
+            options.readOnly = true
+            let store = try LogStore(environment: try LMDBEnvironment(path: cluster.path(name), options: options))
+            return try (1...store.head.sequence).map { try #require(try store.chainHash(at: $0)) }
+        }
+        let leaderName = (finalLeader.arguments.firstIndex(of: "--node").map { finalLeader.arguments[$0 + 1] }) ?? "a"
+        let reference = try chain(leaderName)
+        for name in ["a", "b", "c"] where name != leaderName {
+            let hashes = try chain(name)
+            #expect(hashes.count <= reference.count)
+            #expect(Array(reference.prefix(hashes.count)) == hashes, "\(name)'s log is not a prefix of \(leaderName)'s")
+        }
     }
 }

@@ -99,17 +99,22 @@ final class Cluster: @unchecked Sendable {
         "\(node.url)/database/1/\(Self.containerName)/development/private/\(operation)?ckAPIToken=\(apiToken)&ckWebAuthToken=\(webToken)"
     }
 
-    /// Saves record `name` on `node`; the answer.
-    func save(_ name: String, value: Int, on node: NodeProcess) async throws -> TestHTTP.Answer {
+    /// Saves record `name` on `node`; the answer (an error after `timeout`).
+    func save(_ name: String, value: Int, on node: NodeProcess, timeout: Duration = .seconds(30)) async throws
+        -> TestHTTP.Answer
+    {
         try await modify(
-            "forceReplace", ["recordName": name, "recordType": "Item", "fields": ["n": ["value": value]]], on: node)
+            "forceReplace", ["recordName": name, "recordType": "Item", "fields": ["n": ["value": value]]], on: node,
+            timeout: timeout)
     }
 
     /// One `records/modify` operation of `type` on `record` in `node`'s default zone; the answer.
-    func modify(_ type: String, _ record: [String: Any], on node: NodeProcess) async throws -> TestHTTP.Answer {
+    func modify(_ type: String, _ record: [String: Any], on node: NodeProcess, timeout: Duration = .seconds(30))
+        async throws -> TestHTTP.Answer
+    {
         try await TestHTTP.request(
             privateURL(node, "records/modify"), method: .POST,
-            body: ["operations": [["operationType": type, "record": record]]])
+            body: ["operations": [["operationType": type, "record": record]]], timeout: timeout)
     }
 
     /// Writes to `node` from `writers` tasks until `control` is stopped, counting each
