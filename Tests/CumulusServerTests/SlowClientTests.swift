@@ -28,9 +28,12 @@ struct SlowClientTests {
     }
 
     /// The server over `world` with `limits`, counting into metrics of its own.
-    static func app(_ world: APIWorld, _ limits: ServerLimits, port: Int = 0) -> some ApplicationProtocol {
+    static func app(
+        _ world: APIWorld, _ limits: ServerLimits, port: Int = 0, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
         CumulusHTTPServer.application(
-            api: world.operatorAPI(metrics: ServerMetrics()), port: port, limits: limits, logger: Logger(label: "test"))
+            api: world.operatorAPI(metrics: ServerMetrics()), port: port, limits: limits, logger: Logger(label: "test"),
+            onListening: onListening)
     }
 
     /// `cumulus_limit_hits_total` for `limit`, read from `/metrics` on a new
@@ -273,10 +276,12 @@ struct SlowClientTests {
     func connectionLimitHoldsNewcomers() async throws {
         let world = try APIWorld()
         // Served on a port of its own: HummingbirdTesting's live mode rebuilds the
-        // configuration without the accept gate (`ApplicationConfiguration.with`).
-        let port = try Self.freePort()
-        let app = Self.app(world, Self.limits(head: 1, connections: 3), port: port)
-        try await Self.serving(app, port: port) {
+        // configuration without the accept gate (`ApplicationConfiguration.with`). Port 0,
+        // the one the system gives reported back: a port picked as free beforehand can
+        // be taken by another test's process before the server binds it.
+        let listening = ListeningPort()
+        let app = Self.app(world, Self.limits(head: 1, connections: 3), onListening: { listening.set($0) })
+        try await Self.serving(app, port: listening) { port in
             // Three connections that never send a byte fill the server.
             let idle = try (0..<3).map { _ in try RawConnection(port: port) }
             try await Task.sleep(for: .milliseconds(200))
@@ -294,37 +299,34 @@ struct SlowClientTests {
     }
 
     /// A port nothing listens on now (the kernel's pick for port 0).
-    static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { _ = Glibc.close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw CumulusError(.internalError, "no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
+    /// The port a server reported once it listened.
+    final class ListeningPort: Sendable {
+        private let port = Mutex<Int?>(nil)
+        func set(_ value: Int) { port.withLock { $0 = value } }
+        var value: Int? { port.withLock { $0 } }
     }
 
-    /// Runs `app` on `port` around `body`: started, waited for until it accepts, then
-    /// shut down.
+    /// Runs `app` around `body`, given the port it listens on: started, waited for until
+    /// it reports its port and accepts, then shut down.
     static func serving(
-        _ app: some ApplicationProtocol, port: Int, _ body: @Sendable () async throws -> Void
+        _ app: some ApplicationProtocol, port listening: ListeningPort, _ body: @Sendable (Int) async throws -> Void
     ) async throws {
         let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test")))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             let deadline = ContinuousClock.now + .seconds(120)
-            while (try? RawConnection(port: port))?.close() == nil {
+            var bound: Int?
+            while true {
+                if let port = listening.value, (try? RawConnection(port: port))?.close() != nil {
+                    bound = port
+                    break
+                }
                 guard ContinuousClock.now < deadline else { throw CumulusError(.internalError, "the server did not start") }
                 try await Task.sleep(for: .milliseconds(20))
             }
+            guard let port = bound else { return }
             do {
-                try await body()
+                try await body(port)
             } catch {
                 await group.triggerGracefulShutdown()
                 throw error

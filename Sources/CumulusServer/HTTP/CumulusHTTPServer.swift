@@ -9,9 +9,11 @@ import ServiceLifecycle
 /// Carries HTTP to and from ``CloudKitAPI`` with Hummingbird 2: the server knows
 /// nothing of CloudKit, and the API nothing of HTTP.
 public enum CumulusHTTPServer {
-    /// The HTTP application serving `api` on `host:port` within `limits`.
+    /// The HTTP application serving `api` on `host:port` within `limits`; `onListening`
+    /// hears the port once it listens.
     public static func application(
-        api: CloudKitAPI, host: String = "127.0.0.1", port: Int = 8765, limits: ServerLimits = .init(), logger: Logger
+        api: CloudKitAPI, host: String = "127.0.0.1", port: Int = 8765, limits: ServerLimits = .init(), logger: Logger,
+        onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         let budget = BodyBudget(bytes: limits.maxBodyBufferBytes)
         let responses = ResponseBytes(limit: limits.maxResponseBufferBytes)
@@ -32,6 +34,9 @@ public enum CumulusHTTPServer {
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port), serverName: "Cumulus",
                 availableConnectionsDelegate: ConnectionLimit(maxConnections: limits.maxConnections, onHit: onHit)),
+            // The port it listens on, which port 0 leaves to the system: tests bind to 0
+            // rather than guess a free port another process could take first.
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
             logger: logger)
     }
 

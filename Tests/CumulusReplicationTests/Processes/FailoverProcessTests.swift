@@ -9,7 +9,7 @@ import Testing
 /// nodes and a private etcd on loopback.
 @Suite struct FailoverProcessTests {
     /// A cluster member on `data` (not started), advertising its own port.
-    func member(_ cluster: Cluster, _ data: String, etcd: EtcdServer, dev: Bool = false) -> NodeProcess {
+    func member(_ cluster: Cluster, _ data: String, etcd: EtcdServer, dev: Bool = false, extra: [String] = []) -> NodeProcess {
         let port = NodeProcess.freePort()
         var arguments = [
             "serve", "--data", cluster.path(data), "--replication-secret-file", cluster.secretFile,
@@ -17,7 +17,7 @@ import Testing
             "--advertise", "http://127.0.0.1:\(port)",
         ]
         if dev { arguments.append("--dev") }
-        let node = NodeProcess(arguments, port: port, logDirectory: cluster.root + "/logs")
+        let node = NodeProcess(arguments + extra, port: port, logDirectory: cluster.root + "/logs")
         cluster.track(node)
         return node
     }
@@ -164,6 +164,49 @@ import Testing
         }
         #expect(try await missing(cluster, ["orphan"], on: a) == ["orphan"], "the diverged write is not in its new log")
         #expect(a.isRunning)
+    }
+
+    @Test func aFrozenLeaderIsReplacedAndAcknowledgesNothingWhenItWakes() async throws {
+        let etcd = try await EtcdServer()
+        let cluster = try Cluster()
+        let ttl = ["--lease-ttl", "2"]
+        let a = member(cluster, "a", etcd: etcd, dev: true, extra: ttl)
+        try a.start()
+        try await TestHTTP.waitUntilUp(a.url)
+        cluster.takeCredentials(from: a)
+        try await waitUntil("the first node to take writes", timeout: .seconds(120)) {
+            await takesWrites(cluster, a, "first")
+        }
+        let b = member(cluster, "b", etcd: etcd, extra: ttl)
+        try b.start()
+        try await waitUntil("the second to follow the first", timeout: .seconds(120)) { await followed(b) == a.url }
+
+        // Frozen past its lease: writes sent to it meanwhile wait in its sockets.
+        a.pause()
+        let sentWhileFrozen = (0..<3).map { index in
+            Task { try? await cluster.save("frozen-\(index)", value: index, on: a, timeout: .seconds(120)) }
+        }
+        try await waitUntil("the other node to take writes", timeout: .seconds(120)) {
+            await takesWrites(cluster, b, "after")
+        }
+        a.resume()
+        // Awake, it finds its lease gone: the waiting writes are not acknowledged (they
+        // may be in its log, as a tail the new leader lacks), nor is anything after.
+        for write in sentWhileFrozen {
+            let answer = await write.value
+            #expect(answer?.status != 200, "a write acknowledged by the deposed leader: \(answer?.text ?? "")")
+        }
+        for index in 0..<5 {
+            let answer = try? await cluster.save("woken-\(index)", value: index, on: a, timeout: .seconds(30))
+            #expect(answer?.status != 200, "a write acknowledged by the deposed leader: \(answer?.text ?? "")")
+        }
+        // It rejoins as a follower (its diverged tail, if any, moved aside) and catches up.
+        try await waitUntil("the old leader to follow the new one and hold its writes", timeout: .seconds(120)) {
+            guard await followed(a) == b.url else { return false }
+            return (try? await missing(cluster, ["first", "after"], on: a)) == []
+        }
+        let aside = try FileManager.default.contentsOfDirectory(atPath: cluster.root).filter { $0.hasPrefix("a.diverged-") }
+        if !aside.isEmpty { #expect(a.stdout.contains("was moved to") || a.stderr.contains("was moved to")) }
     }
 
     @Test func aStoppedLeaderHandsOverAtOnce() async throws {

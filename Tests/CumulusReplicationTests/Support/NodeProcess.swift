@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A `cumulus` process for multi-process tests: started with arguments, its output
 /// in files, killed or stopped on demand.
@@ -58,6 +59,16 @@ final class NodeProcess: @unchecked Sendable {
     /// The running process's ID, or `nil` before it starts.
     var processID: Int32? { process.map(\.processIdentifier) }
 
+    /// Freezes the process (SIGSTOP): its sockets stay open, nothing in it runs.
+    func pause() {
+        if let process, process.isRunning { Foundation.kill(process.processIdentifier, SIGSTOP) }
+    }
+
+    /// Thaws it (SIGCONT).
+    func resume() {
+        if let process, process.isRunning { Foundation.kill(process.processIdentifier, SIGCONT) }
+    }
+
     /// Kills the process without warning.
     func kill() {
         guard let process, process.isRunning else { return }
@@ -103,21 +114,38 @@ final class NodeProcess: @unchecked Sendable {
     var stdout: String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
     var stderr: String { (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "" }
 
-    /// A free TCP port on the loopback interface.
+    /// A free TCP port on the loopback interface, for a process the test starts to
+    /// listen on.
+    ///
+    /// Taken below the kernel's ephemeral range (32768 and up on Linux), from a counter
+    /// that starts at a random point: a port the kernel picked (bind to port 0) can be
+    /// handed out again as the source port of one of the tests' many outgoing
+    /// connections before the child binds it, and then the child cannot start. Ports
+    /// here are never handed out that way, and each is given once per test run.
     static func freePort() -> Int {
+        while true {
+            let candidate = nextPort.withLock { port -> Int in
+                defer { port = port >= 31_999 ? 20_000 : port + 1 }
+                return port
+            }
+            if canBind(candidate) { return candidate }
+        }
+    }
+
+    private static let nextPort = Mutex(20_000 + Int.random(in: 0..<6_000))
+
+    /// Whether nothing listens on (or holds) `port` on the loopback interface now.
+    private static func canBind(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
+        address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 }
         }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
