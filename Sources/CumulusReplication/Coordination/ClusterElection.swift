@@ -49,6 +49,10 @@ public actor ClusterElection {
     private let roleSink: AsyncStream<LeaderElection.Role>.Continuation
     private let logger: Logger
     private var published: LeaderElection.Role?
+    private let latest = Mutex<LeaderElection.Role>(.candidate)
+
+    /// This node's role as last published, readable without waiting on the actor.
+    public nonisolated var currentRole: LeaderElection.Role { latest.withLock { $0 } }
     private var wakeScheduled: ContinuousClock.Instant?
 
     /// A node of `keys`' cluster as `configuration` describes it, whose log's epoch and
@@ -189,6 +193,7 @@ public actor ClusterElection {
         let role = machine.role
         guard role != published else { return }
         published = role
+        latest.withLock { $0 = role }
         roleSink.yield(role)
     }
 

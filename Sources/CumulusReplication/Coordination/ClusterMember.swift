@@ -73,6 +73,16 @@ public final class ClusterMember: Sendable {
     /// The follower loop while this node follows.
     public var follower: ReplicaFollower? { state.withLock { $0.follower } }
 
+    /// The cluster as this node sees it, for `/replication/status`.
+    public var view: ReplicationStatus.ClusterView {
+        let leader: ClusterLeader? =
+            switch election.currentRole {
+            case .leader(let leader), .follower(let leader): leader
+            case .candidate: nil
+            }
+        return ReplicationStatus.ClusterView(name: election.keys.cluster, node: name, leader: leader)
+    }
+
     /// Starts the election and opens the data directory at `path` with `open`. A
     /// directory that holds a log is opened at once, as a candidate. One that does not
     /// waits for the election's first answer: as the first leader of a new cluster it

@@ -18,6 +18,26 @@ public struct ReplicationStatus: Sendable, Codable, Hashable {
     public var following: Following?
     /// On a leader: the followers that have reported their position.
     public var followers: [FollowerLag]
+    /// On a member of an etcd-coordinated cluster: the cluster as this node sees it.
+    public var cluster: ClusterView? = nil
+
+    /// A cluster member's view of its cluster.
+    public struct ClusterView: Sendable, Codable, Hashable {
+        /// The cluster's name.
+        public var name: String
+        /// This node's name in it.
+        public var node: String
+        /// The node holding the leader key (and its lease), as this node last saw it;
+        /// `nil` while it knows of none.
+        public var leader: ClusterLeader?
+
+        /// A view.
+        public init(name: String, node: String, leader: ClusterLeader?) {
+            self.name = name
+            self.node = node
+            self.leader = leader
+        }
+    }
 
     /// A follower's view of its leader.
     public struct Following: Sendable, Codable, Hashable {

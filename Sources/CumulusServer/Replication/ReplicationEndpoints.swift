@@ -17,21 +17,25 @@ public struct ReplicationEndpoints: Sendable {
     /// The follower loop of the moment, on a cluster member (which follows one leader
     /// after another, and none while it leads).
     let currentFollower: (@Sendable () -> ReplicaFollower?)?
+    /// On a cluster member: the cluster as it sees it.
+    let clusterView: (@Sendable () -> ReplicationStatus.ClusterView)?
     /// The node.
     public let container: Container
     let secretDigest: [UInt8]
 
     /// Endpoints for `container`, guarded by `secret`. A cluster member passes its
-    /// `currentFollower` instead of a fixed `follower`, and a `leader` that serves only
-    /// while the node leads.
+    /// `currentFollower` instead of a fixed `follower`, a `leader` that serves only while
+    /// the node leads, and its `clusterView` for the status.
     public init(
         container: Container, secret: String, leader: ReplicationLeader?, follower: ReplicaFollower?,
-        currentFollower: (@Sendable () -> ReplicaFollower?)? = nil
+        currentFollower: (@Sendable () -> ReplicaFollower?)? = nil,
+        clusterView: (@Sendable () -> ReplicationStatus.ClusterView)? = nil
     ) {
         self.container = container
         self.leader = leader
         self.follower = follower
         self.currentFollower = currentFollower
+        self.clusterView = clusterView
         secretDigest = Array(SHA256.hash(data: Array(secret.utf8)))
     }
 
@@ -111,9 +115,16 @@ public struct ReplicationEndpoints: Sendable {
 
     /// This node's replication status.
     public func status() -> ReplicationStatus {
-        if let follower = follower ?? currentFollower?(), container.role != .leader { return follower.status() }
-        if let leader, container.role == .leader { return leader.status() }
-        return ReplicationStatus.of(container)
+        var status: ReplicationStatus
+        if let follower = follower ?? currentFollower?(), container.role != .leader {
+            status = follower.status()
+        } else if let leader, container.role == .leader {
+            status = leader.status()
+        } else {
+            status = ReplicationStatus.of(container)
+        }
+        status.cluster = clusterView?()
+        return status
     }
 
     func authorizes(_ presented: String?) -> Bool {

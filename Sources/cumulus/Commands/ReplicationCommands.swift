@@ -38,6 +38,10 @@ struct StatusCommand: AsyncParsableCommand {
         print("log ID:    \(status.logID)")
         print("epoch:     \(status.epoch)")
         print("head:      \(status.head)")
+        if let cluster = status.cluster {
+            print("cluster:   \(cluster.name), as node \(cluster.node)")
+            print("lease:     \(cluster.leader.map { "held by \($0)" } ?? "held by nobody this node knows of (an election is under way)")")
+        }
         if let following = status.following {
             print("leader:    \(following.leaderURL) (\(following.state)\(following.problem.map { ": \($0)" } ?? ""))")
             print("leader at: \(following.leaderHead)")

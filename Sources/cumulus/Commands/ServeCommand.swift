@@ -239,9 +239,14 @@ struct ServeCommand: AsyncParsableCommand {
                     "semi-synchronous commit: \(policy.replicas) follower(s) confirm each write (timeout \(policy.timeout), then \(policy.fallback.rawValue))")
             }
             var currentFollower: (@Sendable () -> ReplicaFollower?)?
-            if let member { currentFollower = { member.follower } }
+            var clusterView: (@Sendable () -> ReplicationStatus.ClusterView)?
+            if let member {
+                currentFollower = { member.follower }
+                clusterView = { member.view }
+            }
             endpoints = ReplicationEndpoints(
-                container: store, secret: secret, leader: leader, follower: follower, currentFollower: currentFollower)
+                container: store, secret: secret, leader: leader, follower: follower, currentFollower: currentFollower,
+                clusterView: clusterView)
         }
         var api = CloudKitAPI(
             container: store, auth: auth, metrics: metrics, logger: logger, replication: endpoints, metricsToken: metricsToken)

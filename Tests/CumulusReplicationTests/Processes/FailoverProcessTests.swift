@@ -214,6 +214,16 @@ import Testing
         let cluster = try Cluster()
         let (a, b) = try await startPair(cluster, etcd: etcd)
 
+        // Each node's status names the cluster, itself, and the lease's holder.
+        for (node, name) in [(a, "a"), (b, "b")] {
+            let status = try await TestHTTP.request(
+                node.url + "/replication/status", headers: [ReplicationLeader.secretHeader: Cluster.secret])
+            let view = status.json["cluster"] as? [String: Any]
+            #expect(view?["name"] as? String == "test")
+            #expect(view?["node"] as? String == name)
+            #expect((view?["leader"] as? [String: Any])?["node"] as? String == "a")
+            #expect((view?["leader"] as? [String: Any])?["url"] as? String == a.url)
+        }
         // SIGTERM: the leader resigns as it stops, revoking its lease; the other need
         // not wait for it to run out.
         #expect(a.stop() == 0)
