@@ -8,7 +8,7 @@ DATA       ?= ./cumulus-data
 CRASH_KILLS ?= 20
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build test run bench crash crash-soak fuzz clean
+.PHONY: all deps build test run bench cluster crash crash-soak fuzz clean
 
 all: build
 
@@ -41,6 +41,11 @@ test: build
 ## run: start Cumulus on the embedded default data directory
 run: build
 	$(SWIFT) run --skip-build cumulus serve --dev --data $(DATA)
+
+## cluster: etcd and three nodes on loopback (data under .cluster/), automatic failover;
+##          prints how to reach them; Ctrl-C stops them
+cluster: build
+	Tools/Cluster/cluster.sh
 
 ## bench: release-build benchmarks, each figure beside its same-run baseline
 ##        (the `http` suite drives the server with wrk, installed here when missing)

@@ -160,19 +160,24 @@ public final class ClusterMember: Sendable {
                     "this node's leadership lapsed before the write could be acknowledged; it may or may not have been saved — check, then retry")
         }
         let (failures, failed) = AsyncStream<any Error>.makeStream()
-        defer {
-            state.withLock { $0.electionTask }?.cancel()
-        }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await self.followRoles(container, failed) }
-            group.addTask {
-                for await failure in failures { throw failure }
+        // However it ends, the election resigns (revoking the lease) before this returns.
+        let electionTask = state.withLock { $0.electionTask }
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await self.followRoles(container, failed) }
+                group.addTask {
+                    for await failure in failures { throw failure }
+                }
+                _ = try await group.next()
+                group.cancelAll()
             }
-            _ = try await group.next()
-            group.cancelAll()
+        } catch {
+            electionTask?.cancel()
+            await electionTask?.value
+            throw error
         }
-        state.withLock { $0.electionTask }?.cancel()
-        await state.withLock { $0.electionTask }?.value
+        electionTask?.cancel()
+        await electionTask?.value
     }
 
     /// Turns each role into the node's: a task per followed leader, replaced when the
