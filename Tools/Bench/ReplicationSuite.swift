@@ -16,6 +16,8 @@ import Synchronization
 /// - lag under a steady 1,000 commits/s: for every commit, the time from the
 ///   leader publishing it durable to the follower publishing it applied (both seen
 ///   by watchers on the same clock), beside the leader's own write latency;
+/// - semi-synchronous commit: saves/s and latency with `--sync-replicas 1`, beside
+///   asynchronous replication on the same pair;
 /// - catch-up from zero: a follower streaming a whole log and applying it, beside
 ///   the leader's own read + decode of the same log.
 enum ReplicationSuite: BenchSuite {
@@ -26,6 +28,7 @@ enum ReplicationSuite: BenchSuite {
         // limit from a latency floor); the target is stated at 1,000/s.
         let rate = ProcessInfo.processInfo.environment["CUMULUS_BENCH_REPLICATION_RATE"].flatMap(Int.init) ?? 1_000
         try await lag(seconds: quick ? 3 : 15, rate: rate, report)
+        try await syncCommit(seconds: quick ? 2 : 8, report)
         try await catchUp(commits: quick ? 20_000 : 100_000, report)
     }
 
@@ -34,6 +37,8 @@ enum ReplicationSuite: BenchSuite {
         let leader: Container
         let follower: Container
         let replica: ReplicaFollower
+        /// The leader's side of replication (semi-synchronous commit is set on it).
+        let side: ReplicationLeader
         let client: LeaderClient
         let server: Task<Void, any Error>
         let following: Mutex<Task<Void, any Error>?> = Mutex(nil)
@@ -54,8 +59,8 @@ enum ReplicationSuite: BenchSuite {
             let port = try HTTPSuite.freeLoopbackPort()
             var logger = Logger(label: "bench")
             logger.logLevel = .warning
-            let endpoints = ReplicationEndpoints(
-                container: leader, secret: secret, leader: ReplicationLeader(container: leader, logger: logger), follower: nil)
+            side = ReplicationLeader(container: leader, logger: logger)
+            let endpoints = ReplicationEndpoints(container: leader, secret: secret, leader: side, follower: nil)
             let auth = try AuthStore(environment: leader.store.environment)
             let api = CloudKitAPI(container: leader, auth: auth, replication: endpoints)
             let app = CumulusHTTPServer.application(api: api, host: "127.0.0.1", port: port, logger: logger)
@@ -112,13 +117,29 @@ enum ReplicationSuite: BenchSuite {
         }
     }
 
-    static func lag(seconds duration: Int, rate: Int, _ report: Report) async throws {
-        report.section("replication: lag under a steady \(rate) commits/s")
-        let directory = ScratchDirectory("replication-lag")
+    /// A new leader in a scratch directory named `label`, a follower streaming from it,
+    /// and the database the suite writes to.
+    static func followedLeader(_ label: String) async throws -> (Pair, Container, Database) {
+        let directory = ScratchDirectory(label)
         let leader = try Container(path: directory.path + "/leader")
         let pair = try await Pair(leader: leader, directory: directory)
         pair.startFollowing()
-        let db = leader.privateDatabase(container: "iCloud.bench", user: "_bench")
+        return (pair, leader, leader.privateDatabase(container: "iCloud.bench", user: "_bench"))
+    }
+
+    /// Saves record `name` (its `n` field `index`) in one modify; the seconds it took.
+    static func timedSave(_ name: String, _ index: Int, _ db: Database) async throws -> Double {
+        let record = Record(
+            recordType: "Item", recordID: RecordID(recordName: name),
+            fields: ["n": .int64(Int64(index)), "title": .string("item number \(index)")])
+        let sent = ContinuousClock.now
+        _ = try await db.modify(saving: [record], savePolicy: .allKeys, as: "_bench")
+        return seconds(ContinuousClock.now - sent)
+    }
+
+    static func lag(seconds duration: Int, rate: Int, _ report: Report) async throws {
+        report.section("replication: lag under a steady \(rate) commits/s")
+        let (pair, leader, db) = try await followedLeader("replication-lag")
         let total = duration * rate
         let warmUp = rate / 2
         let start = leader.store.head.sequence
@@ -135,12 +156,7 @@ enum ReplicationSuite: BenchSuite {
                 // Paced by the clock, not by completions: a steady offered load.
                 try await Task.sleep(until: began + .microseconds(1_000_000 * index / rate), clock: clock)
                 group.addTask {
-                    let record = Record(
-                        recordType: "Item", recordID: RecordID(recordName: "item-\(index % 5_000)"),
-                        fields: ["n": .int64(Int64(index)), "title": .string("item number \(index)")])
-                    let sent = clock.now
-                    _ = try await db.modify(saving: [record], savePolicy: .allKeys, as: "_bench")
-                    let took = seconds(clock.now - sent)
+                    let took = try await timedSave("item-\(index % 5_000)", index, db)
                     if index >= warmUp { writeLatencies.samples.withLock { $0.append(took) } }
                 }
             }
@@ -183,6 +199,59 @@ enum ReplicationSuite: BenchSuite {
         }
         let p99 = ChangesSuite.percentile(lags, 0.99) * 1_000
         report.compare("lag p99 vs the 10 ms target", Figure(missing > 0 ? .infinity : p99, "ms"), baseline: "target", Figure(10, "ms"), target: .atMost(1))
+        await pair.close()
+    }
+
+    /// Semi-synchronous commit (`--sync-replicas 1`, issue 16): 16 callers saving one
+    /// record each in a closed loop for `duration` seconds, first asynchronously, then with
+    /// the follower confirming every group before it is acknowledged, on the same pair in
+    /// the same run. No target: the figure is what the guarantee costs.
+    static func syncCommit(seconds duration: Double, _ report: Report) async throws {
+        report.section("replication: semi-synchronous commit (--sync-replicas 1)")
+        let (pair, leader, db) = try await followedLeader("replication-sync")
+        let callers = 16
+        func closedLoop(_ phase: String) async throws -> (rate: Double, latencies: [Double]) {
+            let clock = ContinuousClock()
+            let began = clock.now
+            let end = began + .milliseconds(Int64(duration * 1000))
+            let latencies = Timeline()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for caller in 0..<callers {
+                    group.addTask {
+                        var index = 0
+                        while clock.now < end {
+                            index += 1
+                            let took = try await timedSave("\(phase)-\(caller)-\(index % 500)", index, db)
+                            latencies.samples.withLock { $0.append(took) }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let samples = latencies.samples.withLock { $0 }
+            return (Double(samples.count) / seconds(clock.now - began), samples)
+        }
+        let asynchronous = try await closedLoop("async")
+        // The follower streams and holds everything before the mode changes.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while pair.follower.store.head.sequence < leader.store.head.sequence, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let sync = pair.side.requireReplicas(.init(replicas: 1, timeout: .seconds(5)))
+        let confirmed = try await closedLoop("sync")
+        report.note(
+            "\(callers) callers, each saving one record per modify in a closed loop for \(Report.format(duration)) s; "
+                + "leader and follower in this process over loopback HTTP; asynchronous first, then every write "
+                + "acknowledged once the follower reported it durable")
+        if sync.fallbacks > 0 { report.note("writes acknowledged without confirmation: \(sync.fallbacks)") }
+        report.compare(
+            "saves/s, --sync-replicas 1", Figure(confirmed.rate, "saves/s"), baseline: "asynchronous",
+            Figure(asynchronous.rate, "saves/s"))
+        for (label, q) in [("p50", 0.5), ("p99", 0.99)] {
+            ChangesSuite.compareWithoutTarget(
+                "  save latency \(label), --sync-replicas 1", Figure(ChangesSuite.percentile(confirmed.latencies, q) * 1_000, "ms"),
+                baseline: "asynchronous", Figure(ChangesSuite.percentile(asynchronous.latencies, q) * 1_000, "ms"))
+        }
         await pair.close()
     }
 
