@@ -339,6 +339,12 @@ import Testing
 
         let load = ClusterLoad()
         let writing = Task { await load.run(cluster, nodes) }
+        // Should an expectation throw, the load stops and the nodes go with the test
+        // (the load's task holds the cluster, which would otherwise never kill them).
+        defer {
+            load.control.stop()
+            for node in nodes { node.kill() }
+        }
         var outages: [Duration] = []
         for kill in 1...10 {
             // A leader serving the load.
