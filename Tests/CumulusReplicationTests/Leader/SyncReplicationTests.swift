@@ -17,12 +17,18 @@ import Testing
     }
 
     func leader(_ policy: SyncReplication.Policy) async throws -> (Container, ReplicationLeader, SyncReplication, Database) {
-        let container = try Container(path: ReplicationWorld.temporaryPath())
+        let container = try Container(path: ReplicationWorld.temporaryPath("sync-replication"))
         let db = ReplicationWorld.database(container)
         _ = try await db.saveZones([ZoneID(zoneName: "Lists", ownerName: ReplicationWorld.user)], as: ReplicationWorld.user)
         let leader = ReplicationLeader(container: container, logger: Logger(label: "test"))
         let sync = leader.requireReplicas(policy)
         return (container, leader, sync, db)
+    }
+
+    /// Closes `container` and removes its directory.
+    func finish(_ container: Container) {
+        container.close()
+        try? FileManager.default.removeItem(atPath: container.path)
     }
 
     func save(_ name: String, _ db: Database) async throws {
@@ -64,7 +70,7 @@ import Testing
         #expect(await code { try await save("alone", db) } == .serverRejectedRequest)
         #expect(container.store.head.sequence == head, "refused before anything was written")
         #expect(sync.fallbacks == 0)
-        container.close()
+        finish(container)
     }
 
     @Test func theAsyncFallbackWritesAndCounts() async throws {
@@ -73,7 +79,7 @@ import Testing
         try await save("alone", db)
         #expect(container.store.head.sequence == head + 1)
         #expect(sync.fallbacks == 1)
-        container.close()
+        finish(container)
     }
 
     @Test func aWriteIsAcknowledgedOnlyOnceAFollowerHoldsIt() async throws {
@@ -88,7 +94,7 @@ import Testing
         leader.report(follower: "f1", applied: head + 1)
         try await write.value
         #expect(done.isSet)
-        container.close()
+        finish(container)
     }
 
     @Test func itTakesAsManyFollowersAsTheReplicasAskedFor() async throws {
@@ -106,7 +112,7 @@ import Testing
         leader.followers.streamOpened("f2", at: head + 1)
         try await write.value
         #expect(done.isSet)
-        container.close()
+        finish(container)
     }
 
     @Test func anUnconfirmedWriteIsReportedUnknownNotLost() async throws {
@@ -116,7 +122,7 @@ import Testing
         #expect(await code { try await save("unconfirmed", db) } == .serverRejectedRequest)
         // It is in the leader's log, and goes to followers as any commit does.
         #expect(container.store.head.sequence == head + 1)
-        container.close()
+        finish(container)
     }
 
     @Test func aFollowerRefusesAtOnceWithoutWaitingForReplicas() async throws {
@@ -125,6 +131,6 @@ import Testing
         let started = ContinuousClock.now
         #expect(await code { try await save("on-a-follower", db) } == .notLeader)
         #expect(ContinuousClock.now - started < .seconds(60), "the fence answers before the admission check waits")
-        container.close()
+        finish(container)
     }
 }
