@@ -104,6 +104,9 @@ public final class LogWriter: Sendable {
         var closed = false
         /// Set on a follower, a read-only node or a superseded leader: new plans fail with it.
         var fence: (any Error)?
+        /// Asked before a write is queued (``admitWrites(_:)``); kept beside the fence, so
+        /// one look finds both.
+        var admission: (@Sendable () async -> (any Error)?)?
     }
 
     struct Submission: Sendable {
@@ -153,8 +156,9 @@ public final class LogWriter: Sendable {
     /// A request with no events appends nothing.
     public func submit<T: Sendable>(_ plan: @escaping Plan<T>) async throws -> (Commit?, T) {
         // A fenced writer refuses at once, before any admission check waits.
-        if let fence = queue.withLock({ $0.fence }) { throw fence }
-        if let admission = admission.withLock({ $0 }), let refusal = await admission() { throw refusal }
+        let (fence, admission) = queue.withLock { ($0.fence, $0.admission) }
+        if let fence { throw fence }
+        if let admission, let refusal = await admission() { throw refusal }
         let (commit, value) = try await withCheckedThrowingContinuation {
             (continuation: CheckedContinuation<(Commit?, any Sendable), any Error>) in
             let submission = Submission(
@@ -191,17 +195,22 @@ public final class LogWriter: Sendable {
     /// acknowledges nothing once its lease may have ended by its own clock: another node
     /// may lead by then. Such commits stay in this log, durable but unacknowledged.
     public func gateAcknowledgements(_ gate: (@Sendable () -> (any Error)?)?) {
-        acknowledgementGate.withLock { $0 = gate }
+        acknowledgement.withLock { $0.gate = gate }
     }
-    private let acknowledgementGate = Mutex<(@Sendable () -> (any Error)?)?>(nil)
+
+    /// What happens between a durable group and its callers' answers, read once per group.
+    private struct AcknowledgementHooks {
+        var gate: (@Sendable () -> (any Error)?)?
+        var barrier: (@Sendable (UInt64, @escaping @Sendable ((any Error)?) -> Void) -> Void)?
+    }
+    private let acknowledgement = Mutex(AcknowledgementHooks())
 
     /// Asked before a write is queued, in the caller's task: `nil` admits it, an error
     /// refuses it before anything is written (`nil` removes the check). A leader that
     /// must have followers confirm its writes waits here for enough of them to connect.
     public func admitWrites(_ check: (@Sendable () async -> (any Error)?)?) {
-        admission.withLock { $0 = check }
+        queue.withLock { $0.admission = check }
     }
-    private let admission = Mutex<(@Sendable () async -> (any Error)?)?>(nil)
 
     /// Called once a group of writes is durable, with the group's last sequence and a
     /// function that acknowledges the group: called with `nil`, each write gets its result
@@ -212,10 +221,8 @@ public final class LogWriter: Sendable {
     public func holdAcknowledgements(
         _ barrier: (@Sendable (_ sequence: UInt64, _ acknowledge: @escaping @Sendable ((any Error)?) -> Void) -> Void)?
     ) {
-        acknowledgementBarrier.withLock { $0 = barrier }
+        acknowledgement.withLock { $0.barrier = barrier }
     }
-    private let acknowledgementBarrier =
-        Mutex<(@Sendable (UInt64, @escaping @Sendable ((any Error)?) -> Void) -> Void)?>(nil)
 
     /// Appends a leader's frames byte for byte and applies each to the views, all in
     /// one transaction whose commit also stores the new head — so a crash leaves the
@@ -385,7 +392,7 @@ public final class LogWriter: Sendable {
                 append: bodyEnded - started, commit: clock.now - bodyEnded))
             if trainer.observe(appended) { startTraining() }
             let (held, outcomes) = (Array(batch[..<taken]), results)
-            let gate = acknowledgementGate.withLock { $0 }
+            let (gate, barrier) = acknowledgement.withLock { ($0.gate, $0.barrier) }
             let acknowledge: @Sendable ((any Error)?) -> Void = { barrierError in
                 // Asked when the writes are acknowledged, which a barrier may delay.
                 let refusal = barrierError ?? gate?()
@@ -395,7 +402,7 @@ public final class LogWriter: Sendable {
                     submission.complete(result)
                 }
             }
-            if let last = appended.last?.commit.sequence, let barrier = acknowledgementBarrier.withLock({ $0 }) {
+            if let last = appended.last?.commit.sequence, let barrier {
                 barrier(last, acknowledge)
             } else {
                 acknowledge(nil)
