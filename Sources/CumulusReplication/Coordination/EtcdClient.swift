@@ -18,9 +18,10 @@ import Synchronization
 public final class EtcdClient: Sendable {
     /// The client URLs, e.g. `http://127.0.0.1:2379`.
     public let endpoints: [String]
-    private let client: HTTPClient
-    /// Watches wait for changes as long as there are none: no read timeout.
-    private let watchClient: HTTPClient
+    /// AsyncHTTPClient's process-wide client: it needs no shutdown, so an `EtcdClient`
+    /// dropped on any path (a failed start, a test that throws) cannot bring the process
+    /// down, as an unclosed `HTTPClient` of its own does. Every call has its own deadline.
+    private var client: HTTPClient { HTTPClient.shared }
     private let preferred = Mutex(0)
     private let requestTimeout: Duration
 
@@ -33,19 +34,11 @@ public final class EtcdClient: Sendable {
         precondition(!endpoints.isEmpty, "an etcd client needs at least one endpoint")
         self.endpoints = endpoints.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         self.requestTimeout = requestTimeout
-        var configuration = HTTPClient.Configuration()
-        configuration.timeout = .init(connect: .milliseconds(requestTimeout.milliseconds), read: .milliseconds(requestTimeout.milliseconds))
-        configuration.redirectConfiguration = .disallow
-        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-        configuration.timeout.read = nil
-        watchClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
 
-    /// Closes the connections.
-    public func shutdown() async {
-        try? await client.shutdown()
-        try? await watchClient.shutdown()
-    }
+    /// Nothing to close (the HTTP client is the process-wide one); kept so callers end
+    /// a client's use in one place whatever it holds.
+    public func shutdown() async {}
 
     // MARK: Keys
 
@@ -144,7 +137,7 @@ public final class EtcdClient: Sendable {
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
-                    let response = try await self.send("/v3/watch", data, using: self.watchClient, deadline: .hours(24 * 365))
+                    let response = try await self.send("/v3/watch", data, using: self.client, deadline: .hours(24 * 365))
                     var lines = JSONLines()
                     for try await chunk in response.body {
                         lines.append(chunk.readableBytesView)
