@@ -93,11 +93,12 @@ public final class Container: Sendable {
     }
 
     /// Takes writes as its cluster's leader in `epoch`, the epoch this node won: the
-    /// epoch is stored first (so every commit from now on carries it, and a restart
-    /// remembers it), then writes are let in. `epoch` must be newer than the log's.
+    /// epoch is stored and its first commit, which records where it began, appended —
+    /// both before any write is let in, so a restart remembers the epoch and every node
+    /// learns where it began before any commit of it. `epoch` must be newer than the log's.
     public func lead(epoch: UInt64) throws {
         guard writable else { throw CumulusError(.notLeader, "a read-only data directory cannot lead") }
-        try store.lead(inEpoch: epoch)
+        try store.lead(inEpoch: epoch, applying: views.apply)
         superseded.withLock { seen in
             if let newer = seen, newer <= epoch { seen = nil }
         }

@@ -91,8 +91,8 @@ public final class Views: Sendable {
             try saveSubscription(database, subscriptionID, definition: definition, txn)
         case .subscriptionDeleted(let database, let subscriptionID):
             try removeSubscription(database, subscriptionID, txn)
-        case .dictionaryInstalled:
-            break  // the log keeps dictionaries itself
+        case .dictionaryInstalled, .epochBegan:
+            break  // the log keeps dictionaries and epoch starts itself
         case .schemaChanged(let id, let text, _):
             try replaceSchema(id, withText: text, txn)
         case .schemaExtended(let id, let recordType, let fields):

@@ -39,10 +39,13 @@ import Testing
         let world = try EngineWorld()
         let zone = try await world.makeZone()
         let before = world.container.store.epoch
+        let head = world.container.store.head.sequence
         try world.container.follow(leaderURL: "http://n2:8765")
         try world.container.lead(epoch: before + 3)
         #expect(world.container.role == .leader)
         #expect(world.container.store.epoch == before + 3)
+        // The epoch's first commit says where it began, before any write of it.
+        #expect(try world.container.store.epochStarts() == [.init(epoch: before + 3, sequence: head + 1)])
         #expect(!world.container.store.isFollowerDirectory)
         try await world.save([item("while-leading", in: zone)])
         #expect(try world.allExist([RecordID(recordName: "while-leading", zoneID: zone)]))

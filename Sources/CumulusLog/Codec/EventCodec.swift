@@ -15,6 +15,7 @@ public enum EventCodec {
         case schemaChanged = 9
         case schemaExtended = 10
         case rolesAssigned = 11
+        case epochBegan = 12
         // 16–31: reserved for sharing events.
     }
 
@@ -88,6 +89,9 @@ public enum EventCodec {
             let sorted = UTF8Order.sortedUnique(roles)
             writer.length(sorted.count)
             for role in sorted { writer.string(role) }
+        case .epochBegan(let epoch):
+            writer.u8(Tag.epochBegan.rawValue)
+            writer.u64(epoch)
         }
     }
 
@@ -169,6 +173,8 @@ public enum EventCodec {
             for _ in 0..<(try reader.length(minimumItemSize: 1)) { roles.append(try reader.string()) }
             guard UTF8Order.sortedUnique(roles) == roles else { throw reader.failure("roles not sorted and unique") }
             return .rolesAssigned(schema: schema, user: user, roles: roles)
+        case .epochBegan:
+            return .epochBegan(epoch: try reader.u64())
         }
     }
 }

@@ -36,6 +36,11 @@ public enum Event: Sendable, Hashable {
     /// `user`'s custom security roles in a container environment are now `roles`
     /// (sorted; empty removes them all).
     case rolesAssigned(schema: SchemaID, user: String, roles: [String])
+    /// A leader began writing in `epoch` (SPEC §11): the first commit it makes after it
+    /// won an election or was promoted. Where each epoch began is what lets every node
+    /// tell a token from a superseded leader's fork (it points past the end of its
+    /// epoch) from one it can serve.
+    case epochBegan(epoch: UInt64)
 
     /// The event as it is stored: a saved record's client-side `changedKeys` cleared
     /// and the event's changed keys sorted (by UTF-8 bytes) and unique — what reading
@@ -65,7 +70,7 @@ public enum Event: Sendable, Hashable {
             .changeTagBumped(let database, _, _, _), .zoneSaved(let database, _), .zoneDeleted(let database, _),
             .subscriptionSaved(let database, _, _), .subscriptionDeleted(let database, _):
             database
-        case .dictionaryInstalled, .schemaChanged, .schemaExtended, .rolesAssigned:
+        case .dictionaryInstalled, .schemaChanged, .schemaExtended, .rolesAssigned, .epochBegan:
             nil
         }
     }
@@ -78,7 +83,7 @@ public enum Event: Sendable, Hashable {
         case .zoneSaved(_, let zone): zone.zoneID
         case .zoneDeleted(_, let zoneID): zoneID
         case .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled, .schemaChanged, .schemaExtended,
-            .rolesAssigned:
+            .rolesAssigned, .epochBegan:
             nil
         }
     }

@@ -151,6 +151,10 @@ public struct AppendSession {
         try store.feeds.index(commit, positions: positions, pending: &heads, in: txn)
         try store.history?.index(commit, keys: store.feeds.keys, in: txn)
         for event in commit.events {
+            if case .epochBegan(let epoch) = event {
+                try store.recordEpochStart(epoch, at: commit.sequence, in: txn)
+                continue
+            }
             guard case .dictionaryInstalled(let id, let bytes) = event else { continue }
             guard id != 0 else { throw LogError.corruptFrame(sequence: commit.sequence, reason: "dictionary ID 0") }
             let dictionary = try ZstdDictionary(bytes: bytes)

@@ -157,37 +157,31 @@ extension LogStore {
     }
 
     /// Makes this log a leader's in the next epoch (`cumulus promote`); returns the
-    /// new epoch. Commits after this one are made in the new epoch; tokens and
-    /// followers that have seen it refuse a node still in an older one.
+    /// new epoch. The epoch begins with its own commit (``enterEpoch``), applied by
+    /// `apply`. Commits after this one are made in the new epoch; tokens and followers
+    /// that have seen it refuse a node still in an older one.
     @discardableResult
-    public func promote() throws -> UInt64 {
-        let next = try environment.write { txn -> UInt64 in
-            let stored = try txn.get(tables.meta, key: Self.metaEpoch).flatMap { BigEndian.decode(UInt64.self, from: $0) } ?? 1
-            try txn.put(tables.meta, key: Self.metaEpoch, value: BigEndian.bytes(stored + 1))
-            // A leader from now on: no longer a follower's directory.
-            _ = try txn.delete(tables.meta, key: Self.metaRole)
-            return stored + 1
-        }
-        state.withLock { $0.epoch = next }
-        return next
+    public func promote(applying apply: ((Commit, LMDBWriteTransaction) throws -> Void)?) throws -> UInt64 {
+        try enterEpoch(choosing: { stored, _ in stored + 1 }, apply: apply).epoch
     }
 
     /// Makes this log a cluster leader's in `epoch`, the epoch it won in its cluster's
-    /// election: stored, and the follower mark removed. `epoch` must be newer than the
-    /// stored one: two leaders in one epoch could write different commits at the same
-    /// positions, and nothing downstream could tell them apart. (A log with no commits
-    /// may lead in the epoch it has: the first leader of a new cluster, in epoch 1.)
-    public func lead(inEpoch epoch: UInt64) throws {
-        try environment.write { txn in
-            let stored = try txn.get(tables.meta, key: Self.metaEpoch).flatMap { BigEndian.decode(UInt64.self, from: $0) } ?? 1
-            let empty = try Self.readHead(tables.meta, in: txn).sequence == 0
+    /// election: stored, the follower mark removed, and the epoch's first commit
+    /// appended and applied by `apply` (``enterEpoch``), all in one transaction; returns
+    /// that commit. `epoch` must be newer than the stored one: two leaders in one epoch
+    /// could write different commits at the same positions, and nothing downstream could
+    /// tell them apart. (A log with no commits may lead in the epoch it has: the first
+    /// leader of a new cluster, in epoch 1.)
+    @discardableResult
+    public func lead(inEpoch epoch: UInt64, applying apply: ((Commit, LMDBWriteTransaction) throws -> Void)?) throws
+        -> Commit?
+    {
+        try enterEpoch(choosing: { stored, empty in
             guard epoch > stored || (epoch == stored && empty) else {
                 throw LogError.storage("this log is in epoch \(stored) already; it cannot lead in epoch \(epoch)")
             }
-            try txn.put(tables.meta, key: Self.metaEpoch, value: BigEndian.bytes(epoch))
-            _ = try txn.delete(tables.meta, key: Self.metaRole)
-        }
-        state.withLock { $0.epoch = epoch }
+            return epoch
+        }, apply: apply).commit
     }
 
     /// Marks this directory as a follower's (``isFollowerDirectory``): a cluster member

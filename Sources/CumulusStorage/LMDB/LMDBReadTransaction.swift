@@ -219,7 +219,7 @@ public class LMDBReadTransaction {
 
     /// The smallest key greater than every key starting with `prefix`, or `nil` if there
     /// is none (empty prefix or all 0xFF).
-    static func upperBound(ofPrefix prefix: [UInt8]) -> [UInt8]? {
+    public static func upperBound(ofPrefix prefix: [UInt8]) -> [UInt8]? {
         var bound = prefix
         while let lastByte = bound.last {
             if lastByte == 0xFF {

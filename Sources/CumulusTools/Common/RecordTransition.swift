@@ -27,7 +27,7 @@ public enum RecordTransition: Sendable {
         case .zoneDeleted(let database, let zoneID):
             self = .zoneDeleted(database: database, zoneID: zoneID)
         case .zoneSaved, .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled, .schemaChanged,
-            .schemaExtended, .rolesAssigned:
+            .schemaExtended, .rolesAssigned, .epochBegan:
             return nil
         }
     }

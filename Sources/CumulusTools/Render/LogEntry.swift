@@ -19,14 +19,16 @@ public struct LogEntry: Sendable, Hashable {
     public var requestID: String
     /// The event's kind: `recordSaved`, `recordDeleted`, `changeTagBumped`,
     /// `zoneSaved`, `zoneDeleted`, `subscriptionSaved`, `subscriptionDeleted`,
-    /// `dictionaryInstalled`, `schemaChanged`, `schemaExtended`, `rolesAssigned`.
+    /// `dictionaryInstalled`, `schemaChanged`, `schemaExtended`, `rolesAssigned`,
+    /// `epochBegan`.
     public var operation: String
     /// The database, if the event belongs to one.
     public var database: DatabaseID?
     /// The zone, if the event belongs to one.
     public var zone: ZoneID?
     /// The record's name (a subscription's ID for subscription events, the
-    /// dictionary number for `dictionaryInstalled`, the user for `rolesAssigned`).
+    /// dictionary number for `dictionaryInstalled`, the user for `rolesAssigned`, the
+    /// epoch for `epochBegan`).
     public var recordName: String?
     /// The record's type, where the event carries it.
     public var recordType: String?
@@ -100,6 +102,8 @@ public struct LogEntry: Sendable, Hashable {
                 entry.recordName = user
                 entry.changedKeys = roles
                 entry.cause = "roles:" + schema.description
+            case .epochBegan(let epoch):
+                entry.recordName = String(epoch)
             case .zoneSaved, .zoneDeleted:
                 break
             }
@@ -121,6 +125,7 @@ public struct LogEntry: Sendable, Hashable {
         case .schemaChanged: "schemaChanged"
         case .schemaExtended: "schemaExtended"
         case .rolesAssigned: "rolesAssigned"
+        case .epochBegan: "epochBegan"
         }
     }
 

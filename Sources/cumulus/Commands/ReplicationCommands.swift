@@ -1,6 +1,7 @@
 import ArgumentParser
 import CumulusLog
 import CumulusReplication
+import CumulusViews
 import CumulusStorage
 import Foundation
 
@@ -72,7 +73,9 @@ struct PromoteCommand: ParsableCommand {
     func run() throws {
         let store = try openLog(data, readOnly: false)
         let before = store.epoch
-        let epoch = try store.promote()
+        // The epoch's first commit passes through the views like any other.
+        let views = try Views(environment: store.environment)
+        let epoch = try store.promote(applying: views.apply)
         print("promoted \(data): epoch \(before) → \(epoch), head \(store.head)")
         print("start it with: cumulus serve --data \(data) --replication-secret-file <file>")
     }

@@ -111,7 +111,9 @@ extension RandomRecords {
                 ? .subscriptionSaved(database: database, subscriptionID: asciiName(), definition: (0..<int(0...30)).map { _ in UInt8(int(0...255)) })
                 : .subscriptionDeleted(database: database, subscriptionID: asciiName())
         default:
-            return .dictionaryInstalled(id: UInt32(int(1...1000)), bytes: (0..<int(0...30)).map { _ in UInt8(int(0...255)) })
+            return chance(0.8)
+                ? .dictionaryInstalled(id: UInt32(int(1...1000)), bytes: (0..<int(0...30)).map { _ in UInt8(int(0...255)) })
+                : .epochBegan(epoch: UInt64(int(1...1_000_000)))
         }
     }
 

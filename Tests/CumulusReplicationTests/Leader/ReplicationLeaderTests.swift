@@ -100,7 +100,7 @@ struct ReplicationLeaderTests {
         let copy = path + "-copy"
         try FileManager.default.copyItem(atPath: path, toPath: copy)
         let promoted = try Container(path: copy)
-        try promoted.store.promote()
+        try promoted.store.promote(applying: promoted.views.apply)
         let token = try await ReplicationWorld.database(promoted).fetchZoneChanges(zone, as: ReplicationWorld.user).token
         promoted.close()
 
@@ -121,7 +121,7 @@ struct ReplicationLeaderTests {
             try container.store.adoptEpoch(3)
             try container.store.adoptEpoch(2)
             #expect(container.store.epoch == 3)
-            #expect(try container.store.promote() == 4)
+            #expect(try container.store.promote(applying: container.views.apply) == 4)
             container.close()
         }
         let reopened = try Container(path: path)
@@ -144,7 +144,7 @@ struct ReplicationLeaderTests {
             await #expect(throws: CumulusError.self) {
                 _ = try await ReplicationWorld.database(opened).saveZones([zone], as: ReplicationWorld.user)
             }
-            #expect(try opened.store.promote() == 2)
+            #expect(try opened.store.promote(applying: opened.views.apply) == 2)
             opened.close()
         }
         let promoted = try Container(path: path)

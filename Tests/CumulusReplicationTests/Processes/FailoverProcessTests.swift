@@ -406,8 +406,11 @@ import Testing
         }
         #expect(missing.isEmpty, "acknowledged but missing: \(missing.prefix(20)) (\(missing.count) of \(names.count))")
 
-        // Every node's log is the leader's, hash by hash.
-        for node in nodes { #expect(node.stop() == 0, "\(node.stderr.suffix(2000))") }
+        // Every node's log is the leader's, hash by hash. The leader stops last: stopped
+        // first, it would resign, and another node would lead on and begin an epoch of
+        // its own with a commit the stopped leader never gets.
+        for node in nodes where node !== finalLeader { #expect(node.stop() == 0, "\(node.stderr.suffix(2000))") }
+        #expect(finalLeader.stop() == 0, "\(finalLeader.stderr.suffix(2000))")
         func chain(_ name: String) throws -> [[UInt8]] {
             var options = LMDBEnvironment.Options()
             options.readOnly = true
