@@ -20,7 +20,7 @@ extension Container {
         guard limit > 0, limit <= Self.maxNotificationsLimit else {
             throw CumulusError(.invalidArguments, "limit must be between 1 and \(Self.maxNotificationsLimit)")
         }
-        let after = try token.map { try $0.open(secret: secret, logID: store.logID, user: user) } ?? 0
+        let after = try token.map { try openNotificationToken($0, user: user) } ?? 0
         let views = self.views
         let (page, head) = try store.environment.read { txn in
             (try views.notifications(for: user, after: after, limit: limit, txn), try views.notificationHead(for: user, txn))

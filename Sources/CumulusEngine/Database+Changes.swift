@@ -46,9 +46,13 @@ extension Database {
             }
             incarnation = contents.incarnation
             start = (contents.position, contents.offset)
+            // Checked before waiting (a fork's position is not worth waiting for) and
+            // after (a follower may learn only now where the token's epoch ended).
+            try checkFork(contents)
             try await waitUntilFeed(reaches: contents.position, timeout: catchUpTimeout) { txn in
                 try store.zoneHead(database, zone, in: txn)
             }
+            try checkFork(contents)
         }
         let known = start
         let knownIncarnation = incarnation
@@ -162,9 +166,12 @@ extension Database {
                 throw CumulusError(.changeTokenExpired, "the change token belongs to another database; fetch again without a token")
             }
             from = (contents.position, contents.offset)
+            // Before and after waiting, as for a zone's token.
+            try checkFork(contents)
             try await waitUntilFeed(reaches: contents.position, timeout: catchUpTimeout) { txn in
                 try store.databaseHead(database, in: txn)
             }
+            try checkFork(contents)
         }
         let start = from
         let result = try store.environment.read { txn -> DatabaseChanges in
@@ -219,6 +226,23 @@ extension Database {
     }
 
     // MARK: - Helpers
+
+    /// Refuses a change token from a superseded leader's fork (``Container/checkFork``):
+    /// the commit behind the last feed entry it covers, in its zone's feed or its
+    /// database's, must lie within its epoch as this node's history has it.
+    func checkFork(_ contents: ChangeToken.Contents) throws {
+        let store = container.store
+        try container.checkFork(issuedIn: contents.epoch, "change token") { txn in
+            try Container.lastCovered(position: contents.position, offset: contents.offset) { covered in
+                if let zone = contents.zoneID {
+                    return try store.zoneFeed(contents.database, zone, after: covered - 1, limit: 1, in: txn).first
+                        .map { ($0.zoneSequence, $0.sequence) }
+                }
+                return try store.databaseFeed(contents.database, after: covered - 1, limit: 1, in: txn).first
+                    .map { ($0.databaseSequence, $0.sequence) }
+            }
+        }
+    }
 
     enum ChangeState {
         case changed

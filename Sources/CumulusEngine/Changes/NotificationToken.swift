@@ -35,9 +35,10 @@ public struct NotificationToken: OpaqueToken {
         return NotificationToken(bytes: TokenSeal.seal(writer.bytes, secret: secret))
     }
 
-    /// The sequence the token stands at, or `changeTokenExpired` saying why it cannot
-    /// be used (damaged, forged, another server's log, another user's stream).
-    func open(secret: [UInt8], logID: [UInt8], user: String) throws -> UInt64 {
+    /// The epoch the token was issued in and the sequence it stands at, or
+    /// `changeTokenExpired` saying why it cannot be used (damaged, forged, another
+    /// server's log, another user's stream).
+    func open(secret: [UInt8], logID: [UInt8], user: String) throws -> (epoch: UInt64, sequence: UInt64) {
         func expired(_ why: String) -> CumulusError {
             CumulusError(.changeTokenExpired, "the notification token \(why); fetch again without a token")
         }
@@ -51,11 +52,11 @@ public struct NotificationToken: OpaqueToken {
                     throw expired("is not a notification token")
                 }
                 guard try reader.raw(16) == logID else { throw expired("comes from another server's log") }
-                _ = try reader.u64()
+                let epoch = try reader.u64()
                 guard try reader.raw(16) == SubscriptionIndex.userKey(user) else { throw expired("belongs to another user") }
                 let sequence = try reader.u64()
                 try reader.expectEnd()
-                return sequence
+                return (epoch, sequence)
             }
         } catch let error as CumulusError where error.code != .changeTokenExpired {
             throw expired("is damaged")

@@ -45,11 +45,12 @@ import CumulusModel
     public static func notificationToken(body: [UInt8]) -> Outcome {
         let user = "_fuzz"
         return check("a notification token", refusedWith: .changeTokenExpired) {
-            let sequence = try NotificationToken(bytes: TokenSeal.seal(body, secret: secret))
+            let opened = try NotificationToken(bytes: TokenSeal.seal(body, secret: secret))
                 .open(secret: secret, logID: logID, user: user)
-            let again = try NotificationToken.make(logID: logID, epoch: 1, user: user, sequence: sequence, secret: secret)
-                .open(secret: secret, logID: logID, user: user)
-            return again == sequence ? nil : "reopened at another sequence"
+            let again = try NotificationToken.make(
+                logID: logID, epoch: opened.epoch, user: user, sequence: opened.sequence, secret: secret
+            ).open(secret: secret, logID: logID, user: user)
+            return again == opened ? nil : "reopened at another place"
         }
     }
 

@@ -50,7 +50,7 @@ public actor NotificationReader {
     /// then, so a connection its client has dropped is noticed and its place freed.
     public func next(idleAfter: Duration?) async throws -> Next {
         if after == nil {
-            after = try token.map { try $0.open(secret: container.secret, logID: container.store.logID, user: user) } ?? 0
+            after = try token.map { try container.openNotificationToken($0, user: user) } ?? 0
         }
         let deadline = idleAfter.map { ContinuousClock.now + $0 }
         while !Task.isCancelled {

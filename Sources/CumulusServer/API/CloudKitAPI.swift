@@ -110,8 +110,11 @@ public struct CloudKitAPI: Sendable {
             response.json = .object(body)
         }
         // What this node holds as the answer leaves: a client passes it to a
-        // follower as X-Cumulus-Min-Sequence to read its own writes there.
+        // follower as X-Cumulus-Min-Sequence (with X-Cumulus-Min-Epoch) to read its own
+        // writes there. The epoch goes with it: after a failover, a sequence from a
+        // superseded leader can name a commit that was never replicated.
         response.headers["x-cumulus-sequence"] = String(container.store.head.sequence)
+        response.headers["x-cumulus-epoch"] = String(container.store.epoch)
         if case .object(var body) = response.json, body["uuid"] != nil {
             body["uuid"] = .string(requestID)
             response.json = .object(body)
@@ -135,10 +138,21 @@ public struct CloudKitAPI: Sendable {
     /// `X-Cumulus-Min-Sequence` (or `?minSequence=`) — the `X-Cumulus-Sequence` the
     /// leader answered a write with — waits until this node holds that commit, for
     /// `X-Cumulus-Max-Wait-Ms` (default 5 s, at most 30 s), then fails as retryable.
+    /// With `X-Cumulus-Min-Epoch` (or `?minEpoch=`; the answer's `X-Cumulus-Epoch`), a
+    /// commit of a superseded leader that was never replicated is `changeTokenExpired`
+    /// at once instead of being waited for (``Container/checkRequestedSequence(_:epoch:)``).
     func waitForRequestedSequence(_ request: APIRequest) async throws {
         guard let text = request.headers["x-cumulus-min-sequence"] ?? request.query["minSequence"] else { return }
         guard let wanted = UInt64(text) else {
             throw CumulusError(.invalidArguments, "X-Cumulus-Min-Sequence must be a sequence number, not '\(text.prefix(40))'")
+        }
+        var epoch: UInt64?
+        if let epochText = request.headers["x-cumulus-min-epoch"] ?? request.query["minEpoch"] {
+            guard let number = UInt64(epochText) else {
+                throw CumulusError(.invalidArguments, "X-Cumulus-Min-Epoch must be an epoch number, not '\(epochText.prefix(40))'")
+            }
+            epoch = number
+            try container.checkRequestedSequence(wanted, epoch: number)
         }
         let wait = try Self.catchUpWait(request)
         let store = container.store
@@ -158,6 +172,8 @@ public struct CloudKitAPI: Sendable {
             }
             await store.waitForCommit(after: store.head.sequence, until: deadline)
         }
+        // A follower may have learned only while it waited where the epoch ended.
+        if let epoch { try container.checkRequestedSequence(wanted, epoch: epoch) }
     }
 
     /// `X-Cumulus-Max-Wait-Ms`, capped, or the default.
