@@ -170,6 +170,22 @@ struct ReplicationProcessTests {
             headers: ["X-Cumulus-Min-Sequence": "999999", "X-Cumulus-Max-Wait-Ms": "200"])
         #expect(ahead.status == 503)
         #expect(ahead.json["serverErrorCode"] as? String == "TRY_AGAIN_LATER")
+        // The sequence's epoch goes with it: the leader's own is served, and one that is
+        // not a number is refused before anything else.
+        let savedWithEpoch = try await cluster.save("with-epoch", value: 1, on: leader)
+        let epoch = try #require(savedWithEpoch.headers["x-cumulus-epoch"], "answers carry their node's epoch")
+        let withEpoch = try await TestHTTP.request(
+            cluster.privateURL(follower, "records/lookup"), method: .POST, body: ["records": [["recordName": "with-epoch"]]],
+            headers: [
+                "X-Cumulus-Min-Sequence": try #require(savedWithEpoch.headers["x-cumulus-sequence"]), "X-Cumulus-Min-Epoch": epoch,
+                "X-Cumulus-Max-Wait-Ms": "20000",
+            ])
+        #expect(withEpoch.status == 200 && withEpoch.text.contains("\"with-epoch\""), "\(withEpoch.text)")
+        let badEpoch = try await TestHTTP.request(
+            cluster.privateURL(follower, "records/lookup"), method: .POST, body: ["records": [["recordName": "mine-0"]]],
+            headers: ["X-Cumulus-Min-Sequence": "1", "X-Cumulus-Min-Epoch": "soon"])
+        #expect(badEpoch.status == 400)
+        #expect(badEpoch.json["serverErrorCode"] as? String == "BAD_REQUEST", "\(badEpoch.text)")
 
         // Lag is visible on both sides.
         let leaderStatus = try await TestHTTP.request(
