@@ -110,4 +110,82 @@ struct RetentionProcessTests {
         #expect(kept.contains { $0.hasPrefix("early.behind-") }, "\(kept)")
         #expect(kept.contains { $0.hasPrefix("late.behind-") }, "\(kept)")
     }
+
+    @Test("a cluster member behind the leader's retained log moves its copy aside and rejoins from a snapshot, in the same process")
+    func clusterMemberBehindRetentionRejoins() async throws {
+        let etcd = try await EtcdServer()
+        let cluster = try Cluster()
+        func member(_ name: String, dev: Bool = false) -> NodeProcess {
+            let port = NodeProcess.freePort()
+            var arguments = [
+                "serve", "--data", cluster.path(name), "--replication-secret-file", cluster.secretFile,
+                "--container", Cluster.containerName, "--etcd", etcd.clientURL, "--cluster", "test", "--node", name,
+                "--advertise", "http://127.0.0.1:\(port)", "--retain-commits", "20", "--retain-follower-grace", "0",
+            ]
+            if dev { arguments.append("--dev") }
+            let node = NodeProcess(arguments, port: port, logDirectory: cluster.root + "/logs")
+            cluster.track(node)
+            return node
+        }
+        func followed(_ node: NodeProcess) async -> String? {
+            let answer = try? await TestHTTP.request(
+                node.url + "/replication/status", headers: [ReplicationLeader.secretHeader: Cluster.secret], timeout: .seconds(5))
+            guard let answer, answer.status == 200, answer.json["role"] as? String == "follower" else { return nil }
+            return (answer.json["following"] as? [String: Any])?["leaderURL"] as? String
+        }
+        let a = member("a", dev: true)
+        try a.start()
+        try await TestHTTP.waitUntilUp(a.url)
+        cluster.takeCredentials(from: a)
+        try await waitUntil("the first node to take writes", timeout: .seconds(120)) {
+            (try? await cluster.save("first", value: 1, on: a))?.status == 200
+        }
+        let b = member("b")
+        try b.start()
+        try await waitUntil("the second node to follow the first", timeout: .seconds(120)) { await followed(b) == a.url }
+        let firstHead = try await Self.write(5, from: 0, on: a, in: cluster)
+        try await TestHTTP.waitForHead(b.url, atLeast: firstHead, timeout: .seconds(120))
+        #expect(b.stop() == 0, "\(b.stderr.suffix(2000))")
+        let stoppedAt = try Self.log(atPath: cluster.path("b")).head.sequence
+
+        // The leader writes past what it keeps, and drops what nobody needs.
+        let leaderHead = try await Self.write(50, from: 5, on: a, in: cluster)
+        var first: UInt64 = 1
+        try await waitUntil("the leader to drop its old commits (its log starts at \(first), head \(leaderHead))") {
+            first = await Self.retainedFrom(a)
+            return first > stoppedAt + 1 && first >= leaderHead - 19
+        }
+
+        // The member opens its old copy, is refused, moves it aside and rejoins.
+        try b.start()
+        try await waitUntil("the member to move its copy aside", timeout: .seconds(120)) {
+            try FileManager.default.contentsOfDirectory(atPath: cluster.root).contains { $0.hasPrefix("b.behind-") }
+        }
+        try await waitUntil("the member, seeded anew, to follow the leader", timeout: .seconds(120)) {
+            await followed(b) == a.url
+        }
+        let finalHead = try await Self.write(3, from: 55, on: a, in: cluster)
+        try await TestHTTP.waitForHead(b.url, atLeast: finalHead, timeout: .seconds(120))
+        #expect(b.isRunning)
+        #expect(b.stop() == 0, "\(b.stderr.suffix(2000))")
+        #expect(a.stop() == 0, "\(a.stderr.suffix(2000))")
+        let leader = try Self.log(atPath: cluster.path("a"))
+        let copy = try Self.log(atPath: cluster.path("b"))
+        #expect(copy.head == leader.head)
+        #expect(copy.chain.isIntact, "\(copy.chain)")
+        #expect(try ReplicationWorld.digests(atPath: cluster.path("b")) == ReplicationWorld.digests(atPath: cluster.path("a")))
+    }
+
+    @Test("--retain-commits is refused on a follower, a read-only node, or to keep nothing")
+    func retentionOptionsAreChecked() async throws {
+        let cluster = try Cluster()
+        let zero = await cluster.refusal(["--retain-commits", "0"])
+        #expect(zero?.contains("--retain-commits keeps at least 1 commit") == true, "\(zero ?? "it started")")
+        let readOnly = await cluster.refusal(["--read-only", "--retain-commits", "5"])
+        #expect(readOnly?.contains("--retain-commits is for a leader") == true, "\(readOnly ?? "it started")")
+        let follower = await cluster.refusal([
+            "--follow", "http://127.0.0.1:9", "--replication-secret-file", cluster.secretFile, "--retain-commits", "5",
+        ])
+        #expect(follower?.contains("--retain-commits is for a leader") == true, "\(follower ?? "it started")")
+    }
 }
