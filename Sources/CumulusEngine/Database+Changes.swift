@@ -121,7 +121,11 @@ extension Database {
                 case .deleted(let sequence):
                     // Re-created after this page: a later page reports it as changed.
                     if page.more, try views.recordExists(recordID, in: database, txn) { continue }
-                    if commits[sequence] == nil { commits[sequence] = try store.read(sequence) }
+                    // A deletion whose commit retention dropped is reported without its
+                    // type and cause (as `nil` below), rather than not at all.
+                    if commits[sequence] == nil {
+                        do { commits[sequence] = try store.read(sequence) } catch LogError.truncated {}
+                    }
                     var type = ""
                     var cause = DeleteCause.direct
                     for case .recordDeleted(let db, let deletedID, let recordType, let why) in commits[sequence]?.events ?? []
@@ -322,7 +326,15 @@ extension Database {
     /// The zone feed position just before the zone's current incarnation began.
     private func creationPosition(_ zone: ZoneID, incarnation: UInt64, _ txn: LMDBReadTransaction) throws -> UInt64 {
         guard incarnation > 0 else { return 0 }
-        guard let commit = try container.store.read(incarnation),
+        let store = container.store
+        if incarnation < store.firstRetained {
+            // Retention dropped the creating commit; the feed still knows its position.
+            guard let position = try store.zonePosition(ofCommit: incarnation, id, zone, in: txn) else {
+                throw CumulusError(.internalError, "the zone feed of \(zone.zoneName) has no entry for its creation")
+            }
+            return position - 1
+        }
+        guard let commit = try store.read(incarnation),
             let position = commit.zoneSequences.first(where: { $0.database == id && $0.zoneID == zone })
         else {
             throw CumulusError(.internalError, "the commit that created zone \(zone.zoneName) is missing from the log")

@@ -13,6 +13,10 @@ public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertibl
     case badFrame(String)
     /// The leader could not be reached or the connection broke; retried with backoff.
     case unreachable(String)
+    /// The follower's position is before the leader's first retained commit (the
+    /// leader dropped what it needs, `--retain-commits`): only a new snapshot helps.
+    /// `cumulus serve` re-seeds such a follower by itself.
+    case behindRetention(String)
 
     /// Whether reconnecting can help.
     public var isTransient: Bool {
@@ -29,6 +33,7 @@ public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertibl
         case .staleEpoch(let why): "stale epoch: \(why)"
         case .badFrame(let why): "refused a frame from the leader: \(why)"
         case .unreachable(let why): "leader unreachable: \(why)"
+        case .behindRetention(let why): "behind the leader's retained log: \(why)"
         }
     }
 }

@@ -230,6 +230,26 @@ struct FeedIndex {
         return entries
     }
 
+    /// The zone feed position of commit `sequence` in that zone, or `nil` if the commit
+    /// did not touch it. A binary search: positions and global sequences grow together.
+    func zonePosition(
+        ofCommit sequence: UInt64, _ database: DatabaseID, _ zone: ZoneID, in txn: LMDBReadTransaction
+    ) throws -> UInt64? {
+        let zoneKey = keys.zone(database, zone)
+        var (low, high) = (UInt64(1), try lastPosition(zoneHeads, key: zoneKey, in: txn))
+        while low <= high {
+            let middle = low + (high - low) / 2
+            let found = try txn.withValue(zoneFeed, key: Self.entryKey(zoneKey, middle)) { value in
+                var reader = BinaryReader(value, context: "zone feed entry")
+                return try reader.u64()
+            }
+            guard let found else { throw LogError.storage("zone feed has no entry at position \(middle)") }
+            if found == sequence { return middle }
+            if found < sequence { low = middle + 1 } else { high = middle - 1 }
+        }
+        return nil
+    }
+
     /// The last position of a zone's feed (0 if it has none).
     func zoneHead(_ database: DatabaseID, _ zone: ZoneID, in txn: LMDBReadTransaction) throws -> UInt64 {
         try lastPosition(zoneHeads, key: keys.zone(database, zone), in: txn)

@@ -7,6 +7,9 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
     case chainBroken(sequence: UInt64)
     /// No commit with this sequence is stored.
     case missing(sequence: UInt64)
+    /// Commit `sequence` was dropped by log retention (`cumulus serve --retain-commits`):
+    /// the log now starts at `firstRetained`.
+    case truncated(sequence: UInt64, firstRetained: UInt64)
     /// A frame names a dictionary the log never installed.
     case unknownDictionary(sequence: UInt64, dictionaryID: UInt32)
     /// A frame offered for appending does not continue this log (wrong sequence
@@ -23,6 +26,8 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
         case .corruptFrame(let sequence, let reason): "log frame \(sequence) is corrupt: \(reason)"
         case .chainBroken(let sequence): "hash chain broken at sequence \(sequence)"
         case .missing(let sequence): "log has no commit \(sequence)"
+        case .truncated(let sequence, let first):
+            "commit \(sequence) was dropped by log retention (--retain-commits): this log starts at commit \(first)"
         case .unknownDictionary(let sequence, let id):
             "log frame \(sequence) names dictionary \(id), which was never installed"
         case .doesNotContinue(let expected, let got, let reason):

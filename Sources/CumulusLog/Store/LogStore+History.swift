@@ -70,7 +70,10 @@ extension LogStore {
                 let commit = try txn.withValue(tables.log, key: BigEndian.bytes(sequence)) { buffer in
                     try decodeCommit(FrameView(parsing: buffer, expectedSequence: sequence))
                 }
-                guard let commit else { throw LogError.missing(sequence: sequence) }
+                guard let commit else {
+                    try checkRetained(sequence, in: txn)
+                    throw LogError.missing(sequence: sequence)
+                }
                 return commit
             }
         }
@@ -87,8 +90,12 @@ extension LogStore {
         guard start <= through else { return }
         let end: [UInt8]? = through == .max ? nil : BigEndian.bytes(through + 1)
         try environment.read { txn in
+            try checkRetained(start, in: txn)
             var previous = LogHead.genesisHash
-            if start > 1 {
+            let base = try Self.readRetainedBase(tables.meta, in: txn)
+            if start == base.sequence + 1 {
+                previous = base.hash
+            } else if start > 1 {
                 guard let prior = try txn.withValue(tables.log, key: BigEndian.bytes(start - 1), { buffer in
                     Array(try FrameView(parsing: buffer, expectedSequence: start - 1).chainHash)
                 }) else { throw LogError.missing(sequence: start - 1) }

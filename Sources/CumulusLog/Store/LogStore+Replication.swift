@@ -192,13 +192,15 @@ extension LogStore {
     }
 
     /// The stored frames from `from` on, byte for byte as a follower receives them:
-    /// at most `limit` frames and, past the first, at most `maxBytes` bytes.
+    /// at most `limit` frames and, past the first, at most `maxBytes` bytes. From
+    /// before the first retained commit: ``LogError/truncated(sequence:firstRetained:)``.
     public func rawFrames(from: UInt64, limit: Int, maxBytes: Int) throws -> [[UInt8]] {
         var frames: [[UInt8]] = []
         var bytes = 0
         guard limit > 0 else { return frames }
         try environment.read { txn in
             var expected = max(from, 1)
+            try checkRetained(expected, in: txn)
             try txn.scan(tables.log, from: BigEndian.bytes(expected), to: nil) { key, value in
                 guard BigEndian.decode(UInt64.self, from: key) == expected else {
                     throw LogError.missing(sequence: expected)
@@ -214,11 +216,16 @@ extension LogStore {
     }
 
     /// The chain hash of commit `sequence` (the genesis hash for 0), or `nil` if the
-    /// log does not hold it. Checks the frame's checksum, not its contents.
+    /// log does not hold it. Checks the frame's checksum, not its contents. The last
+    /// commit dropped by retention still has its hash (``retainedBase``); an earlier
+    /// one throws ``LogError/truncated(sequence:firstRetained:)``.
     public func chainHash(at sequence: UInt64) throws -> [UInt8]? {
         guard sequence > 0 else { return LogHead.genesisHash }
         return try environment.read { txn in
-            try txn.withValue(tables.log, key: BigEndian.bytes(sequence)) { buffer in
+            let base = try Self.readRetainedBase(tables.meta, in: txn)
+            if sequence == base.sequence { return base.hash }
+            try checkRetained(sequence, in: txn)
+            return try txn.withValue(tables.log, key: BigEndian.bytes(sequence)) { buffer in
                 try Frame(parsing: buffer, expectedSequence: sequence).chainHash
             }
         }

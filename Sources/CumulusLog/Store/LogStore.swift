@@ -43,6 +43,8 @@ public final class LogStore: Sendable {
 
     struct State: Sendable {
         var head: LogHead
+        /// The position before the first retained commit (``LogStore/retainedBase``).
+        var retainedBase: LogHead = .empty
         var epoch: UInt64
         var dictionaries: [UInt32: ZstdDictionary]
         var current: CurrentDictionary?
@@ -123,7 +125,8 @@ public final class LogStore: Sendable {
         if let newest = dictionaries.keys.max(), let dictionary = dictionaries[newest] {
             current = CurrentDictionary(id: newest, compressor: try Self.compressor(for: dictionary))
         }
-        state = Mutex(State(head: head, epoch: epoch, dictionaries: dictionaries, current: current))
+        let retainedBase = try environment.read { try Self.readRetainedBase(tables.meta, in: $0) }
+        state = Mutex(State(head: head, retainedBase: retainedBase, epoch: epoch, dictionaries: dictionaries, current: current))
         try history?.backfillIfNeeded(self)
     }
 
@@ -194,12 +197,15 @@ public final class LogStore: Sendable {
     }
 
     /// Commit `sequence`, or `nil` if the log has none. A damaged frame throws
-    /// ``LogError/corruptFrame(sequence:reason:)`` rather than returning garbage.
+    /// ``LogError/corruptFrame(sequence:reason:)`` rather than returning garbage, and
+    /// one dropped by retention ``LogError/truncated(sequence:firstRetained:)``.
     public func read(_ sequence: UInt64) throws -> Commit? {
         try environment.read { txn -> Commit? in
-            try txn.withValue(tables.log, key: BigEndian.bytes(sequence)) { buffer in
+            let commit = try txn.withValue(tables.log, key: BigEndian.bytes(sequence)) { buffer in
                 try decodeCommit(FrameView(parsing: buffer, expectedSequence: sequence))
             }
+            if commit == nil { try checkRetained(sequence, in: txn) }
+            return commit
         }
     }
 
@@ -212,11 +218,13 @@ public final class LogStore: Sendable {
     /// Calls `body` with each commit from `from` through `through` (inclusive) in
     /// order, as a ``CommitView`` (its header parsed, its events decoded only if
     /// `body` asks), until it returns `false`. Runs in one read snapshot; each view
-    /// is valid only during its call.
+    /// is valid only during its call. A range starting before the first retained
+    /// commit throws ``LogError/truncated(sequence:firstRetained:)`` before any call.
     public func commitViews(from: UInt64, through: UInt64 = .max, _ body: (CommitView) throws -> Bool) throws {
         guard from <= through else { return }
         let end: [UInt8]? = through == .max ? nil : BigEndian.bytes(through + 1)
         try environment.read { txn in
+            try checkRetained(max(from, 1), in: txn)
             try txn.scan(tables.log, from: BigEndian.bytes(max(from, 1)), to: end) { key, value in
                 guard let sequence = BigEndian.decode(UInt64.self, from: key) else {
                     throw LogError.storage("malformed log key")
@@ -350,15 +358,23 @@ public final class LogStore: Sendable {
     /// checking each frame's checksum, decompression, decoding, sequence and hash,
     /// and (when the range reaches the end) the stored head. Names the first bad
     /// sequence. `progress` is called with the number of frames checked so far.
+    ///
+    /// A log that dropped commits (retention) is checked from its first retained
+    /// commit, chained from the hash `meta` keeps for the commit before it; the
+    /// report's `from` says where the check began.
     public func verifyChain(
         from: UInt64 = 1, through: UInt64 = .max, progress: ((UInt64) -> Void)? = nil
     ) throws -> ChainReport {
-        let start = max(from, 1)
-        var report = ChainReport(from: start, verified: 0)
+        var report = ChainReport(from: max(from, 1), verified: 0)
         try environment.read { txn in
             let storedHead = try Self.readHead(tables.meta, in: txn)
+            let base = try Self.readRetainedBase(tables.meta, in: txn)
+            let start = max(from, base.sequence + 1, 1)
+            report.from = start
             var previousHash = LogHead.genesisHash
-            if start > 1 {
+            if start == base.sequence + 1 {
+                previousHash = base.hash
+            } else if start > 1 {
                 guard let prior = try txn.withValue(tables.log, key: BigEndian.bytes(start - 1), { buffer in
                     try? Frame(parsing: buffer, expectedSequence: start - 1)
                 }) ?? nil else {

@@ -55,7 +55,8 @@ final class DictionaryTrainer: Sendable {
     func train() throws -> CommitRequest? {
         let head = store.head.sequence
         let count = UInt64(policy.sampleCount)
-        let from = head > count ? head - count + 1 : 1
+        // A log that dropped old commits (retention) samples what it still holds.
+        let from = max(head > count ? head - count + 1 : 1, store.firstRetained)
         var samples: [[UInt8]] = []
         try store.commits(from: from, through: head) { commit in
             let isInstall = commit.events.contains { if case .dictionaryInstalled = $0 { true } else { false } }

@@ -5,15 +5,37 @@ import Foundation
 import Logging
 import Synchronization
 
-/// Why a cluster member stopped so that its node can rejoin with a fresh copy: its log
-/// diverged from the leader's. `cumulus serve` moves the data directory aside (it is
-/// never deleted) and joins again, seeded from the leader.
+/// Why a node stopped so that it can rejoin with a fresh copy: its log diverged from
+/// the leader's, or it is behind what the leader keeps of its log (retention).
+/// `cumulus serve` moves the data directory aside (it is never deleted) and joins
+/// again, seeded from the leader.
 public struct MustRejoin: Error, Sendable, CustomStringConvertible {
+    /// What about this node's log makes it rejoin.
+    public enum Cause: String, Sendable {
+        /// Its log took another course than the leader's.
+        case diverged
+        /// The leader dropped the commits it needs next (`--retain-commits`).
+        case behind
+    }
+
     /// What the leader said of this node's log.
     public var reason: String
+    /// Why it rejoins; also the suffix of the name its old directory is moved to.
+    public var cause: Cause = .diverged
 
-    /// `this node's log diverged from the leader's: <reason>`.
-    public var description: String { "this node's log diverged from the leader's: \(reason)" }
+    /// A reason to rejoin.
+    public init(reason: String, cause: Cause = .diverged) {
+        self.reason = reason
+        self.cause = cause
+    }
+
+    /// `this node's log diverged from the leader's: <reason>`, or that it is behind.
+    public var description: String {
+        switch cause {
+        case .diverged: "this node's log diverged from the leader's: \(reason)"
+        case .behind: "this node is behind the leader's retained log: \(reason)"
+        }
+    }
 }
 
 /// A node of an etcd-coordinated cluster (`cumulus serve --etcd`): it takes part in the
@@ -221,6 +243,10 @@ public final class ClusterMember: Sendable {
                             // This node's log went past the point where the leader's took
                             // another course (it led, and wrote what no follower had).
                             failed.yield(MustRejoin(reason: why))
+                        case .behindRetention(let why):
+                            // The leader dropped what this node needs next: the same way
+                            // back, a copy moved aside and a new snapshot.
+                            failed.yield(MustRejoin(reason: why, cause: .behind))
                         default:
                             failed.yield(error)
                         }

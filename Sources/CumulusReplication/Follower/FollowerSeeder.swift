@@ -7,7 +7,8 @@ import Logging
 /// Readies a follower's data directory before it is opened (SPEC §11): a new
 /// follower is seeded from a snapshot of the leader's environment — or, if asked,
 /// given only the leader's identity and credentials, to stream the whole log — and
-/// `--reseed` moves an existing copy aside (never deletes it) and seeds anew.
+/// `--reseed` moves an existing copy aside (never deletes it) and seeds anew, as
+/// happens by itself to a copy that is behind the leader's retained log.
 public enum FollowerSeeder {
     /// How a new follower gets its starting state.
     public enum Mode: String, Sendable, CaseIterable {
@@ -28,16 +29,22 @@ public enum FollowerSeeder {
     }
 
     /// Makes `path` ready to follow `client`'s leader. With `reseed`, an existing
-    /// directory is renamed to `path.discarded-<time>` first.
+    /// directory is renamed to `path.discarded-<time>` first. An existing directory
+    /// whose next commit the leader no longer keeps (retention) is renamed to
+    /// `path.behind-<time>` and seeded anew from a snapshot: it is a verified prefix
+    /// of the leader's log, so nothing is lost, but it is moved aside rather than
+    /// deleted, as `--reseed` does, so an operator decides when it goes.
     public static func prepare(
         path: String, client: LeaderClient, mode: Mode, reseed: Bool, logger: Logger,
         progress: (@Sendable (Int, Int) -> Void)? = nil
     ) async throws -> Outcome {
         let files = FileManager.default
         if reseed, files.fileExists(atPath: path + "/data.mdb") {
-            let aside = path + ".discarded-" + String(Int(Date().timeIntervalSince1970))
-            try files.moveItem(atPath: path, toPath: aside)
+            let aside = try moveAside(path, suffix: "discarded")
             logger.warning("re-seeding: the old copy was moved to \(aside)")
+        } else if files.fileExists(atPath: path + "/data.mdb"), let why = await behindRetention(path: path, client: client) {
+            let aside = try moveAside(path, suffix: "behind")
+            logger.warning("re-seeding from a snapshot: \(why); the old copy was moved to \(aside)")
         }
         guard !files.fileExists(atPath: path + "/data.mdb") else { return .existing }
         // A leader that cannot be reached yet (starting, or busy copying) is retried
@@ -71,7 +78,12 @@ public enum FollowerSeeder {
             atPath: staging, withIntermediateDirectories: true,
             attributes: [.posixPermissions: Int(FilePermissions.directory)])
         let outcome: Outcome
-        switch mode {
+        // A leader that dropped its first commits cannot stream the whole log.
+        let streamable = (hello.retainedFrom ?? 1) <= 1
+        if mode == .stream && !streamable {
+            logger.warning("the leader keeps its log from commit \(hello.retainedFrom ?? 1) on: seeding from a snapshot instead")
+        }
+        switch streamable ? mode : .snapshot {
         case .stream:
             let configuration = try await client.configuration()
             try seedIdentity(path: staging, identity: identity, configuration: configuration)
@@ -91,6 +103,42 @@ public enum FollowerSeeder {
         try files.moveItem(atPath: staging, toPath: path)
         logger.info("seeded \(path) from \(client.leaderURL) (log \(hello.logID), epoch \(identity.epoch)): \(outcome)")
         return outcome
+    }
+
+    /// Renames `path` to `path.<suffix>-<time>` (a free name) and returns the new name.
+    public static func moveAside(_ path: String, suffix: String) throws -> String {
+        let stamp = Int(Date().timeIntervalSince1970)
+        var aside = "\(path).\(suffix)-\(stamp)"
+        var attempt = 1
+        while FileManager.default.fileExists(atPath: aside) {
+            attempt += 1
+            aside = "\(path).\(suffix)-\(stamp)-\(attempt)"
+        }
+        try FileManager.default.moveItem(atPath: path, toPath: aside)
+        return aside
+    }
+
+    /// Why the copy at `path` cannot stream from `client`'s leader any more — its
+    /// next commit is before the first the leader keeps — or `nil` if it can (or the
+    /// leader cannot be asked now: then the stream finds out, and `serve` re-seeds).
+    static func behindRetention(path: String, client: LeaderClient) async -> String? {
+        guard let hello = try? await client.hello(), let first = hello.retainedFrom, first > 1,
+            let identity = hello.identity
+        else { return nil }
+        let head: UInt64
+        do {
+            // Opened and closed again before the follower opens it for good.
+            var options = LMDBEnvironment.Options()
+            options.readOnly = true
+            let store = try LogStore(environment: try LMDBEnvironment(path: path, options: options))
+            // Another log altogether: the stream refuses it with its own reason.
+            guard store.logID == identity.logID else { return nil }
+            head = try store.lastSequence()
+        } catch {
+            return nil
+        }
+        guard head + 1 < first else { return nil }
+        return "this copy holds commits up to \(head), and the leader keeps its log from commit \(first) on"
     }
 
     /// Writes `identity`, the follower mark and `configuration` into a new environment

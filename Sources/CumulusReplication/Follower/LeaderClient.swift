@@ -180,6 +180,7 @@ public final class LeaderClient: Sendable {
         switch response.status.code {
         case 401, 403: throw ReplicationError.refused(reason)
         case 409: throw ReplicationError.diverged(reason)
+        case 410: throw ReplicationError.behindRetention(reason)
         case 503: throw ReplicationError.unreachable("\(leaderURL) cannot serve replication now: \(reason)")
         case 412: throw ReplicationError.staleEpoch(reason)
         case 400: throw ReplicationError.protocolViolation(reason)

@@ -62,6 +62,17 @@ public final class ReplicaFollower: Sendable {
                 logger.warning("replication: \(error); retrying in \(delay)")
                 try? await Task.sleep(for: delay + .milliseconds(Int.random(in: 0...Int(delay.milliseconds / 4 + 1))))
                 delay = min(delay * 2, Self.backoff.longest)
+            } catch let error as ReplicationError {
+                if Task.isCancelled { return }
+                if case .behindRetention = error {
+                    // Not a fault: `serve` re-seeds this node from a snapshot.
+                    setPhase("re-seeding", problem: error.description)
+                    logger.warning("replication: \(error)")
+                    throw error
+                }
+                setPhase("stopped", problem: "\(error)")
+                logger.critical("replication stopped: \(error)")
+                throw error
             } catch {
                 if Task.isCancelled { return }
                 setPhase("stopped", problem: "\(error)")

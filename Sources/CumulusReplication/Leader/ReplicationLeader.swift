@@ -99,13 +99,49 @@ public final class ReplicationLeader: Sendable {
             throw ReplicationError.diverged(
                 "the follower holds commits up to \(after), this leader only up to \(head): it followed a superseded leader; re-seed it")
         }
-        guard let mine = try store.chainHash(at: after), mine == hash else {
-            throw ReplicationError.diverged(
-                "the follower's commit \(after) is not this leader's commit \(after): it followed a superseded leader; re-seed it")
-        }
+        // Registered before the retention check, so retention (which keeps what open
+        // streams need) cannot drop the follower's next commit between the check and
+        // the stream's first read.
         followers.streamOpened(follower, at: after)
+        do {
+            let first = store.firstRetained
+            guard after + 1 >= first else {
+                throw ReplicationError.behindRetention(
+                    "the follower needs commit \(after + 1), but this leader keeps its log from commit \(first) on (--retain-commits): seed it from a snapshot")
+            }
+            let mine: [UInt8]?
+            do {
+                mine = try store.chainHash(at: after)
+            } catch let error as LogError {
+                guard case .truncated(_, let first) = error else { throw error }
+                throw ReplicationError.behindRetention(
+                    "the follower needs commit \(after + 1), but this leader keeps its log from commit \(first) on (--retain-commits): seed it from a snapshot")
+            }
+            guard let mine, mine == hash else {
+                throw ReplicationError.diverged(
+                    "the follower's commit \(after) is not this leader's commit \(after): it followed a superseded leader; re-seed it")
+            }
+        } catch {
+            followers.streamClosed(follower)
+            throw error
+        }
         logger.info("follower \(follower) streaming from \(after + 1) (leader head \(head))")
         return ReplicationStream(leader: self, follower: follower, next: after + 1)
+    }
+
+    /// The last commit retention may drop without taking one a follower still needs:
+    /// the lowest position among followers with an open stream or that reported within
+    /// `grace` (a follower needs the commits after its position, and the chain hash at
+    /// it, which the log keeps for its last dropped commit). A follower already behind
+    /// the retained log holds nothing back: it must be seeded from a snapshot anyway.
+    /// `nil`: no follower holds anything back.
+    public func retentionFloor(grace: Duration) -> UInt64? {
+        let now = ContinuousClock.now
+        let base = container.store.retainedBase.sequence
+        return followers.snapshot()
+            .filter { $0.entry.applied >= base && ($0.entry.openStreams > 0 || now - $0.entry.reportedAt < grace) }
+            .map { $0.entry.applied }
+            .min()
     }
 
     /// Records a follower's report of the last sequence it applied.

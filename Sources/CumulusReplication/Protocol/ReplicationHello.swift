@@ -16,14 +16,19 @@ public struct ReplicationHello: Sendable, Codable, Hashable {
     public var headHash: String
     /// `leader`, `follower` or `read-only`.
     public var role: String
+    /// The first commit the node still holds, when retention dropped earlier ones
+    /// (`nil`: it holds its whole log, or it is a node from before retention). A
+    /// follower whose next commit is before it must be seeded from a snapshot.
+    public var retainedFrom: UInt64?
 
     /// A hello.
-    public init(logID: String, epoch: UInt64, head: UInt64, headHash: String, role: String) {
+    public init(logID: String, epoch: UInt64, head: UInt64, headHash: String, role: String, retainedFrom: UInt64? = nil) {
         self.logID = logID
         self.epoch = epoch
         self.head = head
         self.headHash = headHash
         self.role = role
+        self.retainedFrom = retainedFrom
     }
 
     /// The identity as bytes, if the hex is well formed.
@@ -40,6 +45,7 @@ extension ReplicationHello {
         let head = store.head
         return ReplicationHello(
             logID: Hex.encode(store.logID), epoch: store.epoch, head: head.sequence, headHash: Hex.encode(head.hash),
-            role: container.supersededBy == nil ? container.role.name : "superseded")
+            role: container.supersededBy == nil ? container.role.name : "superseded",
+            retainedFrom: store.firstRetained > 1 ? store.firstRetained : nil)
     }
 }

@@ -107,6 +107,8 @@ public struct ReplicationEndpoints: Sendable {
             case .protocolViolation(let why): return Self.failure(400, why)
             case .unreachable(let why): return Self.failure(503, why)
             case .badFrame(let why): return Self.failure(500, why)
+            // Gone: the commits the follower needs are no longer kept here.
+            case .behindRetention(let why): return Self.failure(410, why)
             }
         } catch {
             return Self.failure(500, "\(error)")
@@ -139,7 +141,7 @@ public struct ReplicationEndpoints: Sendable {
         case 403: .accessDenied
         case 404: .notFound
         case 409: .conflict
-        case 412: .changeTokenExpired
+        case 410, 412: .changeTokenExpired
         case 503: .tryAgainLater
         default: .internalError
         }

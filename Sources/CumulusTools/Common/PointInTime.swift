@@ -34,7 +34,9 @@ public enum PointInTime: Sendable, Hashable, CustomStringConvertible {
     /// Times are found by binary search, which relies on commit times not decreasing
     /// along the log: the writer stamps each group as it commits. Should the clock
     /// ever step back, the answer is still a commit at or before the time, though
-    /// not necessarily the last.
+    /// not necessarily the last. In a log that dropped its oldest commits (retention)
+    /// only the retained ones are searched: a time before the first of them is
+    /// `invalidArguments`, since which dropped commit it names cannot be known.
     public func resolve(in store: LogStore) throws -> UInt64 {
         let head = try store.lastSequence()
         switch self {
@@ -44,12 +46,19 @@ public enum PointInTime: Sendable, Hashable, CustomStringConvertible {
             }
             return sequence
         case .time(let time):
-            var low: UInt64 = 0  // a commit at or before `time`, or 0
+            let base = store.retainedBase.sequence
+            var low = base  // a commit at or before `time`, or the last dropped one (0: none)
             var high = head  // candidates are low+1...high
             while low < high {
                 let middle = low + (high - low + 1) / 2
                 guard let commit = try store.read(middle) else { throw LogError.missing(sequence: middle) }
                 if commit.timestamp <= time { low = middle } else { high = middle - 1 }
+            }
+            guard low > base || base == 0 else {
+                throw CumulusError(
+                    .invalidArguments,
+                    "\(ToolTime.iso(time)) is before commit \(base + 1), the first this log still holds "
+                        + "(retention dropped the earlier ones)")
             }
             return low
         }

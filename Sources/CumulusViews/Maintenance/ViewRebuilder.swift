@@ -66,6 +66,19 @@ public enum ViewRebuilder {
         return true
     }
 
+    /// Refuses a log that dropped its oldest commits (`--retain-commits`): views
+    /// replayed from part of a log would be wrong (records the dropped commits made
+    /// would be missing), and a rebuild would replace good views with them.
+    public static func requireWholeLog(_ store: LogStore) throws {
+        let first = store.firstRetained
+        guard first <= 1 else {
+            throw StorageError.invalidArgument(
+                "cannot rebuild views from the log in \(store.environment.path): it starts at commit \(first) "
+                    + "(retention dropped the earlier ones), and views replayed from part of a log would be wrong. "
+                    + "The live views are still right; to start over, seed a new copy from a leader's snapshot")
+        }
+    }
+
     /// Whether `store` is a replayed copy: its `meta` records `replayedThrough`.
     private static func isReplayedCopy(_ store: LogStore) throws -> Bool {
         let meta = try DataLayout.open(.meta, in: store.environment)
@@ -74,9 +87,11 @@ public enum ViewRebuilder {
 
     /// Clears `views` (which must live in `store`'s environment) and replays every
     /// commit of `store` into them. `progress` gets the number of commits replayed.
-    /// Returns the number of commits replayed.
+    /// Returns the number of commits replayed. A log that dropped its oldest commits
+    /// (retention) is refused before anything is cleared (``requireWholeLog(_:)``).
     @discardableResult
     public static func rebuild(_ views: Views, from store: LogStore, progress: ((UInt64) -> Void)? = nil) throws -> UInt64 {
+        try requireWholeLog(store)
         try store.environment.write { txn in
             for table in views.tables.all { try txn.clear(table) }
         }
@@ -91,6 +106,7 @@ public enum ViewRebuilder {
     public static func replay(
         _ store: LogStore, into views: Views, in environment: LMDBEnvironment, progress: ((UInt64) -> Void)? = nil
     ) throws -> UInt64 {
+        try requireWholeLog(store)
         let last = try store.lastSequence()
         try store.replayInBatches(
             through: last, batchSize: batchSize, into: environment, progress: progress,

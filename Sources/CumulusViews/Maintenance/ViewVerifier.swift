@@ -25,15 +25,19 @@ public enum ViewVerifier {
     public struct Report: Sendable {
         /// The hash chain check.
         public var chain: ChainReport
-        /// Per view table.
+        /// Per view table (none when the views could not be replayed: ``viewsNotCompared``).
         public var tables: [TableResult]
+        /// Why the views were not compared with the log, if they were not: a log that
+        /// dropped its oldest commits cannot be replayed into views.
+        public var viewsNotCompared: String?
 
-        /// Whether the chain holds and every table matches.
+        /// Whether the chain holds and every table compared matches.
         public var isHealthy: Bool { chain.isIntact && tables.allSatisfy(\.matches) }
 
         /// A line per finding, for operators.
         public var lines: [String] {
             var lines = [chain.description]
+            if let viewsNotCompared { lines.append("views not compared: \(viewsNotCompared)") }
             for table in tables {
                 if table.matches {
                     lines.append("view \(table.live): matches the log")
@@ -55,6 +59,15 @@ public enum ViewVerifier {
         progress: ((String, UInt64) -> Void)? = nil
     ) throws -> Report {
         let chain = try store.verifyChain { progress?("chain", $0) }
+        let first = store.firstRetained
+        guard first <= 1 else {
+            // Retention dropped the commits the views were first built from: the chain
+            // from the first retained commit is all that can be proved.
+            return Report(
+                chain: chain, tables: [],
+                viewsNotCompared: "the log starts at commit \(first) (retention dropped the earlier ones); "
+                    + "views can be replayed only from a whole log")
+        }
         let scratchPath = (scratchDirectory ?? NSTemporaryDirectory()) + "/cumulus-verify-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: scratchPath) }
         var results: [TableResult] = []

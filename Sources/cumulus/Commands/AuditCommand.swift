@@ -29,7 +29,14 @@ struct AuditCommand: ParsableCommand {
             }
             let store = try openLog(options.data, readOnly: true)
             var filter = LogFilter(scope: scope.matcher, user: user, recordType: type)
-            if let from { filter.from = max(try resolvePoint(from, in: store), 1) }
+            if let from {
+                filter.from = max(try resolvePoint(from, in: store), 1)
+            } else if store.firstRetained > 1 {
+                // Retention dropped the first commits: the export covers what is kept.
+                filter.from = store.firstRetained
+                FileHandle.standardError.write(Data(
+                    "the log starts at commit \(filter.from) (retention dropped the earlier ones); exporting from there\n".utf8))
+            }
             if let to { filter.through = try resolvePoint(to, in: store) }
             let handle: FileHandle
             if let out {

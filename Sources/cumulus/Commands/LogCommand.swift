@@ -50,7 +50,8 @@ struct LogCommand: ParsableCommand {
             }
             var filter = LogFilter(scope: scope.matcher, recordName: record, user: user, recordType: type)
             try using { store in
-                if let from { filter.from = max(try resolvePoint(from, in: store), 1) }
+                // Without --from, a log that dropped its first commits is read from what it keeps.
+                filter.from = max(try from.map { try resolvePoint($0, in: store) } ?? store.firstRetained, 1)
                 if let to { filter.through = try resolvePoint(to, in: store) }
                 if let last {
                     let head = try store.lastSequence()
@@ -102,6 +103,9 @@ struct LogCommand: ParsableCommand {
             print("log ID:      \(Hex.encode(store.logID))")
             print("epoch:       \(store.epoch)")
             print("head:        \(store.head)")
+            if store.firstRetained > 1 {
+                print("retained:    from #\(store.firstRetained) (retention dropped the earlier commits)")
+            }
             print("dictionary:  \(store.currentDictionaryID.map { "#\($0)" } ?? "none")")
             print("history:     \(try store.hasRecordHistory() ? "indexed" : "not indexed (run `cumulus rebuild` once)")")
             if let through = try Replayer.replayedThrough(store) {

@@ -24,6 +24,9 @@ struct ServeCommand: AsyncParsableCommand {
             history). It exits with status 3 for a leader in an older epoch too.
             With --etcd, the node joins a cluster instead: etcd elects its leader, the others follow
             it, and when the leader is lost another takes over (Docs/OPERATIONS.md, "A cluster").
+            With --retain-commits N, a leader drops commits older than its newest N that no follower
+            needs; a follower behind what it keeps re-seeds from a snapshot by itself. The default keeps
+            the whole log (audit exports and time travel reach only what is kept).
             """)
 
     @Option(help: "The data directory (created if missing).") var data = "./cumulus-data"
@@ -51,6 +54,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Follower: the name it reports to its leader (default: host name and port).") var name: String?
     @Flag(help: "Serve the data directory read-only (for example a `cumulus replay` output); writes are refused.")
     var readOnly = false
+    @Option(
+        help: "Leader: keep only the newest N commits of the log (and what a follower still needs), dropping older ones in the background. Default: keep everything.")
+    var retainCommits: UInt64?
+    @Option(
+        help: "With --retain-commits: seconds a follower that stopped reporting still holds back the commits it needs.")
+    var retainFollowerGrace = 600
 
     func validate() throws {
         let replicationSecret = try secret.resolve(warn: false)
@@ -64,6 +73,13 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--dev mints credentials, which only a leader can; mint them on the leader")
         }
         if FollowerSeeder.Mode(rawValue: seed) == nil { throw ValidationError("--seed is snapshot or stream") }
+        if let retainCommits {
+            if retainCommits < 1 { throw ValidationError("--retain-commits keeps at least 1 commit") }
+            if follow != nil || readOnly {
+                throw ValidationError("--retain-commits is for a leader (or a cluster member), not --follow or --read-only")
+            }
+        }
+        if retainFollowerGrace < 0 { throw ValidationError("--retain-follower-grace is a number of seconds, 0 or more") }
         if sync.syncReplicas > 0 {
             if replicationSecret == nil {
                 throw ValidationError(
@@ -113,9 +129,17 @@ struct ServeCommand: AsyncParsableCommand {
                     logger: logger)
             } catch let rejoin as MustRejoin {
                 await etcd?.shutdown()
-                let aside = try moveDataAside()
+                let aside = try FollowerSeeder.moveAside(data, suffix: rejoin.cause.rawValue)
                 logger.warning(
                     "cluster: \(rejoin); its data directory was moved to \(aside) (kept, not deleted); joining again, seeded from the leader")
+                continue
+            } catch ReplicationError.behindRetention(let why) where client != nil {
+                // A follower whose leader dropped the commits it needs: the old copy (a
+                // verified prefix of the leader's log) goes aside, and serving starts
+                // again, seeded from a snapshot.
+                let aside = try FollowerSeeder.moveAside(data, suffix: "behind")
+                logger.warning(
+                    "replication: \(why); the data directory was moved to \(aside) (kept, not deleted); seeding again from a snapshot")
                 continue
             } catch {
                 // The HTTP clients must be shut down on every path, failures included.
@@ -130,19 +154,6 @@ struct ServeCommand: AsyncParsableCommand {
             break
         }
         print("Cumulus stopped cleanly")
-    }
-
-    /// Renames the data directory to `DATA.diverged-<time>` (a free name) and returns it.
-    private func moveDataAside() throws -> String {
-        let stamp = Int(Date().timeIntervalSince1970)
-        var aside = "\(data).diverged-\(stamp)"
-        var attempt = 1
-        while FileManager.default.fileExists(atPath: aside) {
-            attempt += 1
-            aside = "\(data).diverged-\(stamp)-\(attempt)"
-        }
-        try FileManager.default.moveItem(atPath: data, toPath: aside)
-        return aside
     }
 
     /// The metrics token from `--metrics-token-file` or the environment, or `nil`.
@@ -225,6 +236,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var follower: ReplicaFollower?
         var endpoints: ReplicationEndpoints?
+        var replicationLeader: ReplicationLeader?
         if let secret = replicationSecret {
             if let client {
                 follower = ReplicaFollower(
@@ -233,6 +245,7 @@ struct ServeCommand: AsyncParsableCommand {
             // A cluster member serves followers whenever it leads (the leader side checks
             // the node's role on every request).
             let leader = role == .leader || member != nil ? ReplicationLeader(container: store, logger: logger) : nil
+            replicationLeader = leader
             if let leader, let policy = sync.policy {
                 leader.requireReplicas(policy)
                 logger.info(
@@ -269,6 +282,15 @@ struct ServeCommand: AsyncParsableCommand {
                 service: ClusterService(member: member), successTerminationBehavior: .gracefullyShutdownGroup,
                 failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: "cluster"))
         }
+        if let retainCommits, role == .leader || member != nil {
+            var policy = LogRetention.Policy(keep: retainCommits)
+            policy.followerGrace = .seconds(retainFollowerGrace)
+            // It drops only while the node leads (a cluster member's role is checked each round).
+            let retention = LogRetention(container: store, leader: replicationLeader, policy: policy, logger: logger)
+            services.append(.init(
+                service: RetentionService(retention: retention), successTerminationBehavior: .gracefullyShutdownGroup,
+                failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: "retention"))
+        }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
@@ -281,6 +303,15 @@ struct FollowerService: Service {
 
     func run() async throws {
         try await cancelWhenGracefulShutdown { try await follower.run() }
+    }
+}
+
+/// Log retention as a service of the node's group: it ends with the node.
+struct RetentionService: Service {
+    let retention: LogRetention
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await retention.run() }
     }
 }
 

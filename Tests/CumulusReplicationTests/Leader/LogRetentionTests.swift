@@ -1,0 +1,138 @@
+import CumulusEngine
+import CumulusLog
+import CumulusModel
+import CumulusServer
+import CumulusStorage
+import Foundation
+import Logging
+import Testing
+
+@testable import CumulusReplication
+
+/// A leader with `--retain-commits`: it keeps its newest commits and what its followers
+/// need, refuses a follower behind what it keeps, and the node still works from what
+/// remains — views, change feeds, `verify` — while a rebuild from the log is refused.
+@Suite("Log retention on a leader")
+struct LogRetentionTests {
+    /// A leader holding about `commits` commits, its replication side, and retention
+    /// keeping `keep` of them, in batches of `batch`.
+    static func leader(commits: Int, keep: UInt64, batch: Int = 1_000, grace: Duration = .seconds(600)) async throws
+        -> (Container, ReplicationLeader, LogRetention)
+    {
+        let container = try Container(path: ReplicationWorld.temporaryPath())
+        try await ReplicationWorld.makeCommits(commits, on: container)
+        let leader = ReplicationLeader(container: container, logger: Logger(label: "test"))
+        var policy = LogRetention.Policy(keep: keep)
+        policy.batchSize = batch
+        policy.followerGrace = grace
+        return (container, leader, LogRetention(container: container, leader: leader, policy: policy, logger: Logger(label: "test")))
+    }
+
+    static func remove(_ container: Container) {
+        let path = container.path
+        container.close()
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    @Test("with no follower, the leader keeps exactly its newest N commits, dropped in bounded batches")
+    func keepsTheNewest() async throws {
+        let (container, _, retention) = try await Self.leader(commits: 300, keep: 50, batch: 40)
+        defer { Self.remove(container) }
+        let store = container.store
+        let head = store.head.sequence
+        let dropped = try await retention.dropDue()
+        #expect(UInt64(dropped) == head - 50)
+        #expect(store.firstRetained == head - 49)
+        #expect(try store.range(from: store.firstRetained).count == 50)
+        #expect(retention.target() == nil)
+        #expect(try await retention.dropDue() == 0)
+        // More writes: only the new excess goes.
+        _ = try await ReplicationWorld.database(container).saveZones(
+            [ZoneID(zoneName: "More", ownerName: ReplicationWorld.user)], as: ReplicationWorld.user)
+        #expect(try await retention.dropDue() == 1)
+        #expect(store.firstRetained == store.head.sequence - 49)
+    }
+
+    @Test("commits a streaming follower needs are kept; a follower silent past the grace holds nothing back")
+    func keepsWhatFollowersNeed() async throws {
+        let (container, leader, retention) = try await Self.leader(commits: 200, keep: 10, grace: .zero)
+        defer { Self.remove(container) }
+        let store = container.store
+        let hash20 = try #require(try store.chainHash(at: 20))
+        // An open stream at 20: commits from 21 on stay, and 20's hash (to check it by).
+        let stream = try leader.openStream(follower: "streaming", identity: store.identity, after: 20, hash: hash20)
+        // A follower that reported 5 and went silent longer than the grace (zero here).
+        leader.report(follower: "silent", applied: 5)
+        try await retention.dropDue()
+        #expect(store.firstRetained == 21)
+        #expect(store.retainedBase == LogHead(sequence: 20, hash: hash20))
+        // The streaming follower reconnects at its position and is served.
+        _ = try leader.openStream(follower: "streaming", identity: store.identity, after: 20, hash: hash20)
+        // The silent one is behind what is kept: refused as such, not as diverged.
+        #expect(throws: ReplicationError.self) {
+            try leader.openStream(follower: "silent", identity: store.identity, after: 5, hash: LogHead.genesisHash)
+        }
+        do {
+            _ = try leader.openStream(follower: "silent", identity: store.identity, after: 5, hash: LogHead.genesisHash)
+        } catch let error as ReplicationError {
+            guard case .behindRetention(let why) = error else {
+                Issue.record("expected behindRetention, got \(error)")
+                return
+            }
+            #expect(why.contains("21"))
+        }
+        // A follower already behind holds nothing back either: the stream's follower
+        // catches up (reports its head), and retention goes on to the newest 10.
+        leader.report(follower: "streaming", applied: store.head.sequence)
+        withExtendedLifetime(stream) {}
+        try await retention.dropDue()
+        #expect(store.firstRetained == store.head.sequence - 9)
+    }
+
+    @Test("the stream endpoint answers 410 to a follower behind retention, and hello says where the log starts")
+    func endpointsSayGone() async throws {
+        let (container, leader, retention) = try await Self.leader(commits: 100, keep: 10)
+        defer { Self.remove(container) }
+        try await retention.dropDue()
+        let store = container.store
+        let endpoints = ReplicationEndpoints(container: container, secret: "s", leader: leader, follower: nil)
+        let query = [
+            "follower": "f", "logID": Hex.encode(store.logID), "epoch": String(store.epoch), "after": "0",
+            "hash": Hex.encode(LogHead.genesisHash),
+        ]
+        let answer = await endpoints.answer(
+            APIRequest(method: "GET", path: "/replication/stream", query: query, headers: [ReplicationLeader.secretHeader: "s"]))
+        guard case .json(410, let body) = answer else {
+            Issue.record("expected 410, got \(answer)")
+            return
+        }
+        #expect(String(decoding: body, as: UTF8.self).contains("snapshot"))
+        #expect(ReplicationHello.of(container).retainedFrom == store.firstRetained)
+    }
+
+    @Test("a truncated node still serves changes from the start, verifies, and refuses to rebuild its views")
+    func nodeWorksFromWhatRemains() async throws {
+        let (container, _, retention) = try await Self.leader(commits: 400, keep: 20)
+        defer { Self.remove(container) }
+        let db = ReplicationWorld.database(container)
+        let zone = ZoneID(zoneName: "Lists", ownerName: ReplicationWorld.user)
+        let before = try await db.fetchZoneChanges(zone, as: ReplicationWorld.user)
+        let digests = try ReplicationWorld.digests(container)
+        try await retention.dropDue()
+        #expect(container.store.firstRetained > 300)
+        // The zone was created by a dropped commit: changes from the start still list
+        // the same records (the feed keeps its positions).
+        let after = try await db.fetchZoneChanges(zone, as: ReplicationWorld.user)
+        #expect(after.changed.map(\.recordID) == before.changed.map(\.recordID))
+        #expect(after.deleted.map(\.recordID) == before.deleted.map(\.recordID))
+        // verify proves the chain from the first retained commit and says why the views
+        // were not compared.
+        let report = try container.verify()
+        #expect(report.isHealthy, "\(report.lines)")
+        #expect(report.chain.from == container.store.firstRetained)
+        #expect(report.viewsNotCompared != nil)
+        // A rebuild from part of a log would be wrong: refused, and the views untouched.
+        #expect(throws: StorageError.self) { try container.rebuild() }
+        #expect(try ReplicationWorld.digests(container) == digests)
+    }
+}
