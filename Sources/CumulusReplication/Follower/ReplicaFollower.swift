@@ -24,11 +24,11 @@ public final class ReplicaFollower: Sendable {
     /// The name this follower reports to the leader.
     public let name: String
     let logger: Logger
-    let state = Mutex(State())
+    let state: Mutex<State>
 
     struct State: Sendable {
-        var phase = "connecting"
-        var problem: String?
+        /// The conversation with the leader: what to do next, and the phase shown.
+        var machine: FollowerStateMachine
         var leaderHead: UInt64 = 0
         var lastApplied: Timestamp?
         var lastContact: ContinuousClock.Instant?
@@ -38,82 +38,72 @@ public final class ReplicaFollower: Sendable {
         var applied: AsyncStream<Void>.Continuation?
     }
 
-    /// Shortest and longest wait between reconnection attempts.
-    static let backoff: (first: Duration, longest: Duration) = (.milliseconds(100), .seconds(5))
-
     /// A follower applying the log of `client`'s leader to `container`.
     public init(container: Container, client: LeaderClient, name: String, logger: Logger) {
         self.container = container
         self.client = client
         self.name = name
         self.logger = logger
+        state = Mutex(State(machine: FollowerStateMachine(leaderURL: client.leaderURL)))
+    }
+
+    /// Hands `event` to the state machine; returns what to do.
+    private func step(_ event: FollowerStateMachine.Event) -> FollowerStateMachine.Action {
+        state.withLock { $0.machine.receive(event) }
     }
 
     /// Follows the leader until the task is cancelled (returns) or replication must
-    /// stop (throws the reason).
+    /// stop (throws the reason): drives ``FollowerStateMachine`` with what each session
+    /// and wait brings.
     public func run() async throws {
-        var delay = Self.backoff.first
+        var action = step(.start)
         while !Task.isCancelled {
-            do {
-                try await session { delay = Self.backoff.first }
-            } catch let error as ReplicationError where error.isTransient {
-                if Task.isCancelled { return }
-                setPhase("retrying", problem: error.description)
-                logger.warning("replication: \(error); retrying in \(delay)")
-                try? await Task.sleep(for: delay + .milliseconds(Int.random(in: 0...Int(delay.milliseconds / 4 + 1))))
-                delay = min(delay * 2, Self.backoff.longest)
-            } catch let error as ReplicationError {
-                if Task.isCancelled { return }
-                if case .behindRetention = error {
-                    // Not a fault: `serve` re-seeds this node from a snapshot.
-                    setPhase("re-seeding", problem: error.description)
-                    logger.warning("replication: \(error)")
+            switch action {
+            case .sayHello:
+                do {
+                    try await connectAndStream()
+                    action = step(.sessionEnded(.unreachable("the leader closed the stream")))
+                } catch let error as ReplicationError {
+                    if Task.isCancelled { return }
+                    action = step(.sessionEnded(error))
+                } catch {
+                    if Task.isCancelled { return }
+                    _ = step(.faulted("\(error)"))
+                    logger.critical("replication stopped: \(error)")
                     throw error
                 }
-                setPhase("stopped", problem: "\(error)")
+            case .wait(let delay):
+                logger.warning("replication: \(state.withLock { $0.machine.problem } ?? "?"); retrying in \(delay)")
+                // Jitter, so followers of one leader do not all reconnect at once.
+                try? await Task.sleep(for: delay + .milliseconds(Int.random(in: 0...Int(delay.milliseconds / 4 + 1))))
+                action = step(.waitEnded)
+            case .reseed(let error):
+                // Not a fault: `serve` re-seeds this node from a snapshot.
+                logger.warning("replication: \(error)")
+                throw error
+            case .stop(let error):
                 logger.critical("replication stopped: \(error)")
                 throw error
-            } catch {
-                if Task.isCancelled { return }
-                setPhase("stopped", problem: "\(error)")
-                logger.critical("replication stopped: \(error)")
-                throw error
+            case .openStream, .adoptEpoch, .apply, .noteContact, .storeConfiguration, .endSession, .none:
+                // Actions of a session, never of the loop: start over rather than spin.
+                action = step(.start)
             }
         }
     }
 
-    /// One connection: hello, epoch and identity checks, then the stream.
-    func session(onProgress: () -> Void) async throws {
-        let started = ContinuousClock.now
-        do {
-            try await connectAndStream()
-        } catch {
-            // A session that heard from the leader resets the backoff.
-            if state.withLock({ $0.lastContact.map { $0 > started } ?? false }) { onProgress() }
-            throw error
-        }
-    }
-
+    /// One connection: the hello and the machine's checks of it, then the stream.
+    /// Returns when the leader closes the stream; throws why it ended otherwise.
     private func connectAndStream() async throws {
-        setPhase("connecting", problem: nil)
         let store = container.store
         let hello = try await client.hello(follower: name, epoch: store.epoch)
         state.withLock { $0.leaderHead = max($0.leaderHead, hello.head) }
-        guard let identity = hello.identity else {
-            throw ReplicationError.protocolViolation("the leader's hello has a malformed log ID or epoch")
-        }
-        guard identity.logID == store.logID else {
-            throw ReplicationError.diverged(
-                "this node holds log \(Hex.encode(store.logID)) but the leader log \(hello.logID); start it with --reseed to discard this copy")
-        }
-        guard identity.epoch >= store.epoch else {
-            throw ReplicationError.staleEpoch(
-                "the leader at \(client.leaderURL) is in epoch \(identity.epoch), older than this node's \(store.epoch): it was superseded; follow the current leader")
-        }
-        guard hello.role == "leader" else {
-            throw ReplicationError.unreachable("\(client.leaderURL) is not a leader (\(hello.role))")
-        }
         let head = store.head
+        let after: UInt64, hash: [UInt8]
+        switch step(.helloReceived(hello, local: store.identity, head: head)) {
+        case .openStream(let position, let positionHash): (after, hash) = (position, positionHash)
+        case .endSession(let error): throw error
+        case let other: throw ReplicationError.protocolViolation("unexpected step after the hello: \(other)")
+        }
         // The reporter says what this node holds as soon as a run is applied (a leader
         // in semi-synchronous mode waits for it to acknowledge), and every second
         // regardless (the leader shows how long ago each follower reported). Wake-ups
@@ -142,7 +132,6 @@ public final class ReplicaFollower: Sendable {
             ticker.cancel()
             reporter.cancel()
         }
-        setPhase("streaming", problem: nil)
         // Two tasks: the reader decodes what arrives, the applier takes all frames
         // received so far (``FrameInbox``) and applies them in runs of at most
         // ``preparedRun``, each in one transaction. While the writer applies one run,
@@ -181,18 +170,17 @@ public final class ReplicaFollower: Sendable {
                 defer { inbox.close() }
                 var decoder = ReplicationMessageDecoder()
                 try await client.stream(
-                    follower: name, identity: store.identity, after: head.sequence, hash: head.hash,
-                    // The leader accepted this node's position: only now is its
-                    // (newer) epoch this node's too.
-                    opened: { try store.adoptEpoch(identity.epoch) }
+                    follower: name, identity: store.identity, after: after, hash: hash,
+                    opened: { try self.perform(self.step(.streamOpened)) }
                 ) { chunk in
                     decoder.append(chunk)
                     while let message = try decoder.next() {
-                        if case .frames(let frames, let leaderHead) = message {
+                        let action = self.step(.messageReceived(message))
+                        if case .apply(let frames, let leaderHead) = action {
                             // The applier failed: stop reading; its error ends the session.
                             guard await inbox.put(frames, leaderHead: leaderHead) else { throw CancellationError() }
                         } else {
-                            try await self.apply(message)
+                            try self.perform(action)
                         }
                     }
                 }
@@ -200,7 +188,6 @@ public final class ReplicaFollower: Sendable {
             // The first failure ends the session; the group cancels the other task.
             for try await _ in group {}
         }
-        throw ReplicationError.unreachable("the leader closed the stream")
     }
 
     /// Most frames applied in one transaction while streaming: a run this long is
@@ -260,17 +247,17 @@ public final class ReplicaFollower: Sendable {
         if let progress { logger.info("\(progress)") }
     }
 
-    /// Applies one message from the leader.
-    func apply(_ message: ReplicationMessage) async throws {
-        switch message {
-        case .frames(let frames, let leaderHead):
-            // The stream hands frames to the inbox; frames applied as one message take
-            // the same path.
-            let (prepared, _) = try await Self.prepare(frames, FrameDecoder(store: container.store), container)
-            try await apply(prepared, leaderHead: leaderHead)
-        case .heartbeat(let leaderHead, _):
+    /// Does what the machine asked of a session's stream, other than applying frames
+    /// (the stream's reader hands those to the applier): adopting the leader's epoch,
+    /// noting it is alive, storing its configuration once its server secret is found
+    /// to be this node's, or ending the session.
+    private func perform(_ action: FollowerStateMachine.Action) throws {
+        switch action {
+        case .adoptEpoch(let epoch):
+            try container.store.adoptEpoch(epoch)
+        case .noteContact(let leaderHead):
             noteContact(leaderHead: leaderHead)
-        case .configuration(let configuration):
+        case .storeConfiguration(let configuration):
             guard let secret = configuration.serverSecret, container.hasServerSecret(secret) else {
                 throw ReplicationError.diverged(
                     "the leader's server secret is not this node's, so tokens would not carry over; start it with --reseed")
@@ -279,9 +266,12 @@ public final class ReplicaFollower: Sendable {
             let handles = try ReplicatedConfiguration.openTables(in: environment)
             try environment.write { txn in try configuration.write(to: handles, in: txn) }
             noteContact(leaderHead: 0)
-        case .failure(let reason):
-            // The one reason a leader ends a stream today is being superseded.
-            throw ReplicationError.staleEpoch("the leader stopped the stream: \(reason)")
+        case .endSession(let error):
+            throw error
+        case .none:
+            break
+        case .sayHello, .openStream, .apply, .wait, .reseed, .stop:
+            throw ReplicationError.protocolViolation("the follower was asked to \(action) in the middle of a stream")
         }
     }
 
@@ -295,20 +285,13 @@ public final class ReplicaFollower: Sendable {
             let behind = leaderHead - head
             let lag = behind == 0 ? 0 : max(0, now.millisecondsSince1970 - (state.lastApplied?.millisecondsSince1970 ?? now.millisecondsSince1970))
             return ReplicationStatus.Following(
-                leaderURL: client.leaderURL, state: state.phase, problem: state.problem, leaderHead: leaderHead,
+                leaderURL: client.leaderURL, state: state.machine.phase, problem: state.machine.problem, leaderHead: leaderHead,
                 lagCommits: behind, lagMilliseconds: lag,
                 sinceContactMilliseconds: state.lastContact.map { (ContinuousClock.now - $0).milliseconds })
         }
         return ReplicationStatus(
             role: container.role.name, logID: Hex.encode(store.logID), epoch: store.epoch, head: head,
             supersededBy: nil, following: following, followers: [])
-    }
-
-    private func setPhase(_ phase: String, problem: String?) {
-        state.withLock {
-            $0.phase = phase
-            $0.problem = problem
-        }
     }
 
     private func noteContact(leaderHead: UInt64) {
