@@ -99,31 +99,31 @@ public final class ReplicationLeader: Sendable {
             throw ReplicationError.diverged(
                 "the follower holds commits up to \(after), this leader only up to \(head): it followed a superseded leader; re-seed it")
         }
-        // Registered before the retention check, so retention (which keeps what open
-        // streams need) cannot drop the follower's next commit between the check and
-        // the stream's first read.
-        followers.streamOpened(follower, at: after)
+        func behind(_ first: UInt64) -> ReplicationError {
+            .behindRetention(
+                "the follower needs commit \(after + 1), but this leader keeps its log from commit \(first) on (--retain-commits): seed it from a snapshot")
+        }
+        guard after + 1 >= store.firstRetained else { throw behind(store.firstRetained) }
+        let mine: [UInt8]?
         do {
-            let first = store.firstRetained
-            guard after + 1 >= first else {
-                throw ReplicationError.behindRetention(
-                    "the follower needs commit \(after + 1), but this leader keeps its log from commit \(first) on (--retain-commits): seed it from a snapshot")
-            }
-            let mine: [UInt8]?
-            do {
-                mine = try store.chainHash(at: after)
-            } catch let error as LogError {
-                guard case .truncated(_, let first) = error else { throw error }
-                throw ReplicationError.behindRetention(
-                    "the follower needs commit \(after + 1), but this leader keeps its log from commit \(first) on (--retain-commits): seed it from a snapshot")
-            }
-            guard let mine, mine == hash else {
-                throw ReplicationError.diverged(
-                    "the follower's commit \(after) is not this leader's commit \(after): it followed a superseded leader; re-seed it")
-            }
-        } catch {
+            mine = try store.chainHash(at: after)
+        } catch LogError.truncated(_, let first) {
+            throw behind(first)
+        }
+        guard let mine, mine == hash else {
+            throw ReplicationError.diverged(
+                "the follower's commit \(after) is not this leader's commit \(after): it followed a superseded leader; re-seed it")
+        }
+        // Registered only once its history is known to be this leader's (semi-synchronous
+        // commit counts registered followers). Retention keeps what a registered stream
+        // needs, but may have dropped it between the check above and now: look again.
+        // (A batch already under way may still take it: then the stream's read fails,
+        // the follower reconnects and is told it is behind. Safe, merely slower.)
+        followers.streamOpened(follower, at: after)
+        let first = store.firstRetained
+        guard after + 1 >= first else {
             followers.streamClosed(follower)
-            throw error
+            throw behind(first)
         }
         logger.info("follower \(follower) streaming from \(after + 1) (leader head \(head))")
         return ReplicationStream(leader: self, follower: follower, next: after + 1)

@@ -101,6 +101,21 @@ struct ReplayTests {
         #expect(try PointInTime(parsing: "2026-11-22T03:23:14.123Z") == .time(Timestamp(millisecondsSince1970: 1_795_317_794_123)))
     }
 
+    @Test("in a log that dropped its first commits, a time before what is kept is refused, and a replay says why")
+    func truncatedLogReachesOnlyWhatIsKept() async throws {
+        let (world, _) = try await Self.populated()
+        let second = try #require(try world.store.read(2))
+        try world.store.dropCommits(through: 1, limit: 10)
+        #expect(try PointInTime.time(second.timestamp).resolve(in: world.store) >= 2)
+        let before = Timestamp(millisecondsSince1970: second.timestamp.millisecondsSince1970 - 1)
+        let refused = cumulusError { _ = try PointInTime.time(before).resolve(in: world.store) }
+        #expect(refused?.code == .invalidArguments)
+        #expect(refused?.message.contains("retention") == true, "\(String(describing: refused))")
+        #expect(throws: LogError.truncated(sequence: 1, firstRetained: 2)) {
+            try Replayer.replay(world.store, through: world.head, to: world.scratch("replay"))
+        }
+    }
+
     @Test("bad points and bad output directories are invalidArguments, not crashes")
     func badInputIsRefused() async throws {
         let (world, _) = try await Self.populated()
