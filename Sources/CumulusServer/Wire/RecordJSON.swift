@@ -3,7 +3,14 @@ import CumulusModel
 import Foundation
 
 /// A record as CloudKit Web Services writes and reads it (CLOUDKIT.md §1.8).
+///
+/// Values of the record's encrypted key space (SPEC §1) travel among the `fields`, with
+/// their type prefixed `ENCRYPTED_`: `ENCRYPTED_BYTES` (base64) is what CloudKit's own
+/// tools send, the client's ciphertext; the server stores and returns it untouched.
 enum RecordJSON {
+    /// The wire type prefix of a value in the encrypted key space.
+    static let encryptedPrefix = "ENCRYPTED_"
+
     /// The record dictionary of a response. `desiredKeys` limits the fields (nil: all).
     /// Throws `internalError` when the record's stored values turn out damaged (reads
     /// check values as they decode them; this is where a whole record is written out).
@@ -12,17 +19,18 @@ enum RecordJSON {
     {
         if let damage = record.storedValuesError() { throw damage }
         var fields: [String: JSONValue] = [:]
-        for (key, value) in record.fields where desiredKeys?.contains(key) ?? true {
-            var field = value.wireField
-            if numbersAsStrings, case .object(var dict) = field, let number = dict["value"] {
-                switch number {
-                case .int(let int): dict["value"] = .string(String(int))
-                case .double(let double): dict["value"] = .string(String(double))
-                default: break
+        for (space, prefix) in [(record.fields, ""), (record.encryptedValues, encryptedPrefix)] {
+            for (key, value) in space where desiredKeys?.contains(key) ?? true {
+                var wireValue = value.wireValue
+                if numbersAsStrings {
+                    switch wireValue {
+                    case .int(let int): wireValue = .string(String(int))
+                    case .double(let double): wireValue = .string(String(double))
+                    default: break
+                    }
                 }
-                field = .object(dict)
+                fields[key] = ["value": wireValue, "type": .string(prefix + value.wireTypeName)]
             }
-            fields[key] = field
         }
         var dict: [String: JSONValue] = [
             "recordName": .string(record.recordID.recordName),
@@ -93,7 +101,16 @@ enum RecordJSON {
                 throw CumulusError(.invalidArguments, "'fields' must be an object of field dictionaries")
             }
             for (key, field) in entries {
-                if case .object(let inner) = field, inner["value"] == nil || inner["value"] == .null {
+                if let type = field["type"]?.stringValue?.uppercased(), type.hasPrefix(encryptedPrefix) {
+                    // The encrypted key space: the same value forms under the plain type.
+                    if let value = field["value"], value != .null {
+                        record[encrypted: key] = try FieldValue(
+                            wireValue: value, type: String(type.dropFirst(encryptedPrefix.count)), field: key,
+                            defaultZone: zone)
+                    } else {
+                        record[encrypted: key] = nil
+                    }
+                } else if case .object(let inner) = field, inner["value"] == nil || inner["value"] == .null {
                     record[key] = nil
                 } else if field == .null {
                     record[key] = nil
