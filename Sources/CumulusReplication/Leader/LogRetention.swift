@@ -2,6 +2,7 @@ import CumulusEngine
 import CumulusLog
 import Dispatch
 import Logging
+import Synchronization
 
 /// Keeps a leader's log to its newest commits (`cumulus serve --retain-commits N`,
 /// Docs/OPERATIONS.md "Retention"): in the background, it drops frames older than
@@ -38,6 +39,12 @@ public final class LogRetention: Sendable {
     /// The policy in force.
     public let policy: Policy
     let logger: Logger
+    /// When this node was first seen leading in its current term (`nil`: not leading).
+    /// A leader knows its followers only from their streams and reports, which it keeps
+    /// in memory: just started, or just elected, it has heard from none yet. It drops
+    /// nothing until they have had ``Policy/followerGrace`` to reconnect, or a follower
+    /// down for a minute would find what it needs gone because the leader restarted.
+    private let leadingSince = Mutex<ContinuousClock.Instant?>(nil)
 
     /// Retention of `container`'s log under `policy`, holding back what `leader`'s
     /// followers need.
@@ -52,7 +59,16 @@ public final class LogRetention: Sendable {
     public func target() -> UInt64? {
         let store = container.store
         let head = store.head.sequence
-        guard container.role == .leader, container.supersededBy == nil, head > policy.keep else { return nil }
+        let now = ContinuousClock.now
+        guard container.role == .leader, container.supersededBy == nil else {
+            leadingSince.withLock { $0 = nil }
+            return nil
+        }
+        let since = leadingSince.withLock { since in
+            if since == nil { since = now }
+            return since ?? now
+        }
+        guard leader == nil || now - since >= policy.followerGrace, head > policy.keep else { return nil }
         var last = head - policy.keep
         if let floor = leader?.retentionFloor(grace: policy.followerGrace) { last = min(last, floor) }
         return last > store.retainedBase.sequence ? last : nil

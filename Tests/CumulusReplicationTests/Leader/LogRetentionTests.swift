@@ -16,7 +16,7 @@ import Testing
 struct LogRetentionTests {
     /// A leader holding about `commits` commits, its replication side, and retention
     /// keeping `keep` of them, in batches of `batch`.
-    static func leader(commits: Int, keep: UInt64, batch: Int = 1_000, grace: Duration = .seconds(600)) async throws
+    static func leader(commits: Int, keep: UInt64, batch: Int = 1_000, grace: Duration = .zero) async throws
         -> (Container, ReplicationLeader, LogRetention)
     {
         let container = try Container(path: ReplicationWorld.temporaryPath())
@@ -51,6 +51,23 @@ struct LogRetentionTests {
             [ZoneID(zoneName: "More", ownerName: ReplicationWorld.user)], as: ReplicationWorld.user)
         #expect(try await retention.dropDue() == 1)
         #expect(store.firstRetained == store.head.sequence - 49)
+    }
+
+    @Test("a leader that has just started drops nothing until its followers have had the grace to report")
+    func aNewLeaderWaitsForItsFollowers() async throws {
+        let grace = Duration.milliseconds(300)
+        let (container, leader, retention) = try await Self.leader(commits: 100, keep: 10, grace: grace)
+        defer { Self.remove(container) }
+        let started = ContinuousClock.now
+        #expect(retention.target() == nil, "nothing goes while followers may still be reconnecting")
+        #expect(try await retention.dropDue() == 0)
+        // Once the grace has passed, a follower that reported holds back what it
+        // needs, and without one only the newest commits stay.
+        try await Task.sleep(until: started + grace + .milliseconds(50))
+        leader.report(follower: "back", applied: 40)
+        #expect(retention.target() == 40)
+        try await retention.dropDue()
+        #expect(container.store.firstRetained == 41)
     }
 
     @Test("commits a streaming follower needs are kept; a follower silent past the grace holds nothing back")
