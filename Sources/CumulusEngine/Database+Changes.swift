@@ -133,7 +133,10 @@ extension Database {
                         type = recordType
                         cause = why
                     }
-                    guard database.scope != .public || access.schema.allows(.read, on: type, roles: access.roles, actor: actor, creator: nil)
+                    // In the public database a tombstone whose type retention dropped is
+                    // left out: whether the caller may read that type cannot be told.
+                    guard database.scope != .public
+                        || (!type.isEmpty && access.schema.allows(.read, on: type, roles: access.roles, actor: actor, creator: nil))
                     else { continue }
                     deleted.append(RecordDeletion(recordID: recordID, recordType: type, cause: cause))
                 }

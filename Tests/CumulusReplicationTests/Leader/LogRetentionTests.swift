@@ -127,6 +127,24 @@ struct LogRetentionTests {
         #expect(ReplicationHello.of(container).retainedFrom == store.firstRetained)
     }
 
+    @Test("in the public database, a deletion whose commit was dropped is left out of changes: its type is unknown")
+    func publicTombstonesOfDroppedCommits() async throws {
+        let (container, _, retention) = try await Self.leader(commits: 20, keep: 5)
+        defer { Self.remove(container) }
+        let user = ReplicationWorld.user
+        let db = container.publicDatabase(container: ReplicationWorld.containerID)
+        let gone = RecordID(recordName: "gone")
+        _ = try await db.modify(saving: [Record(recordType: "Note", recordID: gone)], savePolicy: .allKeys, as: user)
+        let kept = try await db.fetchZoneChanges(.default, as: user)
+        _ = try await db.modify(deleting: [gone], as: user)
+        #expect(try await db.fetchZoneChanges(.default, since: kept.token, as: user).deleted.map(\.recordID) == [gone])
+        // Later commits push the deletion out of the retained log.
+        try await ReplicationWorld.makeCommits(20, on: container, seed: 1)
+        try await retention.dropDue()
+        let changes = try await db.fetchZoneChanges(.default, since: kept.token, as: user)
+        #expect(changes.deleted.isEmpty, "\(changes.deleted)")
+    }
+
     @Test("a truncated node still serves changes from the start, verifies, and refuses to rebuild its views")
     func nodeWorksFromWhatRemains() async throws {
         let (container, _, retention) = try await Self.leader(commits: 400, keep: 20)
