@@ -8,29 +8,6 @@ import Testing
 /// Automatic failover through etcd, with real processes: three `cumulus serve --etcd`
 /// nodes and a private etcd on loopback.
 @Suite struct FailoverProcessTests {
-    /// A cluster member on `data` (not started), advertising its own port.
-    func member(_ cluster: Cluster, _ data: String, etcd: EtcdServer, dev: Bool = false, extra: [String] = []) -> NodeProcess {
-        let port = NodeProcess.freePort()
-        var arguments = [
-            "serve", "--data", cluster.path(data), "--replication-secret-file", cluster.secretFile,
-            "--container", Cluster.containerName, "--etcd", etcd.clientURL, "--cluster", "test", "--node", data,
-            "--advertise", "http://127.0.0.1:\(port)",
-        ]
-        if dev { arguments.append("--dev") }
-        let node = NodeProcess(arguments + extra, port: port, logDirectory: cluster.root + "/logs")
-        cluster.track(node)
-        return node
-    }
-
-    /// The leader URL `node` follows, from its replication status (`nil`: it follows
-    /// nobody, or does not answer).
-    func followed(_ node: NodeProcess) async -> String? {
-        let answer = try? await TestHTTP.request(
-            node.url + "/replication/status", headers: [ReplicationLeader.secretHeader: Cluster.secret], timeout: .seconds(5))
-        guard let answer, answer.status == 200, answer.json["role"] as? String == "follower" else { return nil }
-        return (answer.json["following"] as? [String: Any])?["leaderURL"] as? String
-    }
-
     /// Whether `node` takes a write now.
     func takesWrites(_ cluster: Cluster, _ node: NodeProcess, _ name: String) async -> Bool {
         (try? await cluster.save(name, value: 1, on: node))?.status == 200
@@ -49,7 +26,7 @@ import Testing
     /// Starts the cluster's first node (with development credentials, which the
     /// cluster's helpers then use) and waits until it takes writes.
     func startFirst(_ cluster: Cluster, etcd: EtcdServer) async throws -> NodeProcess {
-        let a = member(cluster, "a", etcd: etcd, dev: true)
+        let a = cluster.member("a", etcd: etcd, dev: true)
         try a.start()
         try await TestHTTP.waitUntilUp(a.url)
         cluster.takeCredentials(from: a)
@@ -62,9 +39,9 @@ import Testing
     /// The first node, and a second that follows it and holds all it has.
     func startPair(_ cluster: Cluster, etcd: EtcdServer) async throws -> (NodeProcess, NodeProcess) {
         let a = try await startFirst(cluster, etcd: etcd)
-        let b = member(cluster, "b", etcd: etcd)
+        let b = cluster.member("b", etcd: etcd)
         try b.start()
-        try await waitUntil("the second to follow the first", timeout: .seconds(120)) { await followed(b) == a.url }
+        try await waitUntil("the second to follow the first", timeout: .seconds(120)) { await cluster.followed(b) == a.url }
         let head = try #require(await TestHTTP.head(a.url))
         try await TestHTTP.waitForHead(b.url, atLeast: head, timeout: .seconds(120))
         return (a, b)
@@ -77,14 +54,14 @@ import Testing
         // The first node starts the cluster's log and leads it.
         let a = try await startFirst(cluster, etcd: etcd)
         // Two more join: seeded from it, then following it.
-        let b = member(cluster, "b", etcd: etcd)
-        let c = member(cluster, "c", etcd: etcd)
+        let b = cluster.member("b", etcd: etcd)
+        let c = cluster.member("c", etcd: etcd)
         for node in [b, c] {
             try node.start()
             try await TestHTTP.waitUntilUp(node.url, timeout: .seconds(120))
         }
         try await waitUntil("both to follow the first", timeout: .seconds(120)) {
-            let (fb, fc) = (await followed(b), await followed(c))
+            let (fb, fc) = (await cluster.followed(b), await cluster.followed(c))
             return fb == a.url && fc == a.url
         }
         #expect(!(await takesWrites(cluster, b, "on-a-follower")), "a follower refuses writes")
@@ -114,14 +91,14 @@ import Testing
         saved.append("after")
         #expect(try await missing(cluster, saved, on: newLeader) == [], "everything the old leader's followers held")
         try await waitUntil("the other to follow the new leader", timeout: .seconds(120)) {
-            await followed(other) == newLeader.url
+            await cluster.followed(other) == newLeader.url
         }
 
         // The old leader comes back: it follows the new one and catches up.
         try a.start()
         try await TestHTTP.waitUntilUp(a.url, timeout: .seconds(120))
         try await waitUntil("the old leader to follow the new one", timeout: .seconds(120)) {
-            await followed(a) == newLeader.url
+            await cluster.followed(a) == newLeader.url
         }
         let answer = try await cluster.save("rejoined", value: 1, on: newLeader)
         #expect(answer.status == 200)
@@ -199,7 +176,7 @@ import Testing
         try await waitUntil("the old leader to move its diverged log aside", timeout: .seconds(120)) { try aside().count == 1 }
         #expect(a.stdout.contains("was moved to \(cluster.path("a")).diverged-") || a.stderr.contains("was moved to"))
         try await waitUntil("the old leader, seeded anew, to hold the new leader's writes", timeout: .seconds(120)) {
-            guard await followed(a) == b.url else { return false }
+            guard await cluster.followed(a) == b.url else { return false }
             return (try? await missing(cluster, ["first", "after-failover"], on: a)) == []
         }
         #expect(try await missing(cluster, ["orphan"], on: a) == ["orphan"], "the diverged write is not in its new log")
@@ -212,16 +189,16 @@ import Testing
         let etcd = try await EtcdServer()
         let cluster = try Cluster()
         let ttl = ["--lease-ttl", "2"]
-        let a = member(cluster, "a", etcd: etcd, dev: true, extra: ttl)
+        let a = cluster.member("a", etcd: etcd, dev: true, extra: ttl)
         try a.start()
         try await TestHTTP.waitUntilUp(a.url)
         cluster.takeCredentials(from: a)
         try await waitUntil("the first node to take writes", timeout: .seconds(120)) {
             await takesWrites(cluster, a, "first")
         }
-        let b = member(cluster, "b", etcd: etcd, extra: ttl)
+        let b = cluster.member("b", etcd: etcd, extra: ttl)
         try b.start()
-        try await waitUntil("the second to follow the first", timeout: .seconds(120)) { await followed(b) == a.url }
+        try await waitUntil("the second to follow the first", timeout: .seconds(120)) { await cluster.followed(b) == a.url }
 
         // Frozen past its lease: writes sent to it meanwhile wait in its sockets.
         a.pause()
@@ -244,7 +221,7 @@ import Testing
         }
         // It rejoins as a follower (its diverged tail, if any, moved aside) and catches up.
         try await waitUntil("the old leader to follow the new one and hold its writes", timeout: .seconds(120)) {
-            guard await followed(a) == b.url else { return false }
+            guard await cluster.followed(a) == b.url else { return false }
             return (try? await missing(cluster, ["first", "after"], on: a)) == []
         }
         let aside = try FileManager.default.contentsOfDirectory(atPath: cluster.root).filter { $0.hasPrefix("a.diverged-") }
@@ -348,16 +325,9 @@ import Testing
         let etcd = try await EtcdServer()
         let cluster = try Cluster()
         func member(_ name: String, dev: Bool = false) -> NodeProcess {
-            let port = NodeProcess.freePort()
-            var arguments = [
-                "serve", "--data", cluster.path(name), "--replication-secret-file", cluster.secretFile,
-                "--container", Cluster.containerName, "--etcd", etcd.clientURL, "--cluster", "load", "--node", name,
-                "--advertise", "http://127.0.0.1:\(port)", "--lease-ttl", "2", "--sync-replicas", "1", "--sync-timeout", "5",
-            ]
-            if dev { arguments.append("--dev") }
-            let node = NodeProcess(arguments, port: port, logDirectory: cluster.root + "/logs")
-            cluster.track(node)
-            return node
+            cluster.member(
+                name, etcd: etcd, name: "load", dev: dev,
+                extra: ["--lease-ttl", "2", "--sync-replicas", "1", "--sync-timeout", "5"])
         }
         let nodes = [member("a", dev: true), member("b"), member("c")]
         try nodes[0].start()

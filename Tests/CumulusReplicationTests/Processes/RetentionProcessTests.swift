@@ -116,22 +116,7 @@ struct RetentionProcessTests {
         let etcd = try await EtcdServer()
         let cluster = try Cluster()
         func member(_ name: String, dev: Bool = false) -> NodeProcess {
-            let port = NodeProcess.freePort()
-            var arguments = [
-                "serve", "--data", cluster.path(name), "--replication-secret-file", cluster.secretFile,
-                "--container", Cluster.containerName, "--etcd", etcd.clientURL, "--cluster", "test", "--node", name,
-                "--advertise", "http://127.0.0.1:\(port)", "--retain-commits", "20", "--retain-follower-grace", "0",
-            ]
-            if dev { arguments.append("--dev") }
-            let node = NodeProcess(arguments, port: port, logDirectory: cluster.root + "/logs")
-            cluster.track(node)
-            return node
-        }
-        func followed(_ node: NodeProcess) async -> String? {
-            let answer = try? await TestHTTP.request(
-                node.url + "/replication/status", headers: [ReplicationLeader.secretHeader: Cluster.secret], timeout: .seconds(5))
-            guard let answer, answer.status == 200, answer.json["role"] as? String == "follower" else { return nil }
-            return (answer.json["following"] as? [String: Any])?["leaderURL"] as? String
+            cluster.member(name, etcd: etcd, dev: dev, extra: ["--retain-commits", "20", "--retain-follower-grace", "0"])
         }
         let a = member("a", dev: true)
         try a.start()
@@ -142,7 +127,7 @@ struct RetentionProcessTests {
         }
         let b = member("b")
         try b.start()
-        try await waitUntil("the second node to follow the first", timeout: .seconds(120)) { await followed(b) == a.url }
+        try await waitUntil("the second node to follow the first", timeout: .seconds(120)) { await cluster.followed(b) == a.url }
         let firstHead = try await Self.write(5, from: 0, on: a, in: cluster)
         try await TestHTTP.waitForHead(b.url, atLeast: firstHead, timeout: .seconds(120))
         #expect(b.stop() == 0, "\(b.stderr.suffix(2000))")
@@ -162,7 +147,7 @@ struct RetentionProcessTests {
             try FileManager.default.contentsOfDirectory(atPath: cluster.root).contains { $0.hasPrefix("b.behind-") }
         }
         try await waitUntil("the member, seeded anew, to follow the leader", timeout: .seconds(120)) {
-            await followed(b) == a.url
+            await cluster.followed(b) == a.url
         }
         let finalHead = try await Self.write(3, from: 55, on: a, in: cluster)
         try await TestHTTP.waitForHead(b.url, atLeast: finalHead, timeout: .seconds(120))

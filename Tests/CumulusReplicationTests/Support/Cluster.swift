@@ -155,3 +155,31 @@ final class LoadControl: Sendable {
     var saves: Int { succeeded.load(ordering: .relaxed) }
     func countSave() { succeeded.add(1, ordering: .relaxed) }
 }
+
+extension Cluster {
+    /// A member of the etcd cluster `name` on `data` (not started), advertising its own
+    /// port, with `extra` arguments; the cluster kills it when it goes.
+    func member(
+        _ data: String, etcd: EtcdServer, name: String = "test", dev: Bool = false, extra: [String] = []
+    ) -> NodeProcess {
+        let port = NodeProcess.freePort()
+        var arguments = [
+            "serve", "--data", path(data), "--replication-secret-file", secretFile,
+            "--container", Self.containerName, "--etcd", etcd.clientURL, "--cluster", name, "--node", data,
+            "--advertise", "http://127.0.0.1:\(port)",
+        ]
+        if dev { arguments.append("--dev") }
+        let node = NodeProcess(arguments + extra, port: port, logDirectory: root + "/logs")
+        track(node)
+        return node
+    }
+
+    /// The leader URL `node` follows, from its replication status (`nil`: it follows
+    /// nobody, or does not answer).
+    func followed(_ node: NodeProcess) async -> String? {
+        let answer = try? await TestHTTP.request(
+            node.url + "/replication/status", headers: [ReplicationLeader.secretHeader: Self.secret], timeout: .seconds(5))
+        guard let answer, answer.status == 200, answer.json["role"] as? String == "follower" else { return nil }
+        return (answer.json["following"] as? [String: Any])?["leaderURL"] as? String
+    }
+}
