@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Synchronization
 
 extension ReplicationSuite {
@@ -18,8 +19,9 @@ extension ReplicationSuite {
 
         func stop() { stopped.store(true, ordering: .relaxed) }
 
-        /// Runs `writers` closed loops until ``stop()``.
-        func run(_ cluster: FailoverCluster, writers: Int) async {
+        /// Runs `writers` closed loops until ``stop()``, each save given `deadline`.
+        func run(_ cluster: FailoverCluster, writers: Int, deadline: Duration) async {
+            let timeout = TimeAmount.nanoseconds(Int64(seconds(deadline) * 1e9))
             await withTaskGroup(of: Void.self) { group in
                 for writer in 0..<writers {
                     group.addTask {
@@ -29,10 +31,12 @@ extension ReplicationSuite {
                             index += 1
                             let name = "outage-\(writer)-\(index)"
                             let node = target % cluster.nodes.count
-                            switch await cluster.save(name, index, on: cluster.nodes[node]) {
+                            switch await cluster.save(name, index, on: cluster.nodes[node], timeout: timeout) {
                             case .saved:
-                                let now = ContinuousClock.now
-                                self.acknowledged.withLock { $0.append(Acknowledgement(at: now, node: node, name: name)) }
+                                // Timed under the lock, so the list is in time order.
+                                self.acknowledged.withLock {
+                                    $0.append(Acknowledgement(at: ContinuousClock.now, node: node, name: name))
+                                }
                                 continue
                             case .notLeader(let url):
                                 // During an election a follower may still name the dead leader,
@@ -52,7 +56,7 @@ extension ReplicationSuite {
         /// The first write acknowledged after `instant` by a node other than `excluded`.
         func first(after instant: ContinuousClock.Instant, notFrom excluded: Int) -> Acknowledgement? {
             acknowledged.withLock { all in
-                // Answers are appended roughly in time order: search back to `instant` only.
+                // Answers are appended in time order: search back to `instant` only.
                 var found: Acknowledgement?
                 for acknowledgement in all.reversed() {
                     if acknowledgement.at <= instant { break }
@@ -96,12 +100,17 @@ extension ReplicationSuite {
         try await cluster.start()
         let load = FailoverLoad()
         let writers = 4
-        let writing = Task { await load.run(cluster, writers: writers) }
+        // A client's deadline for one save. CUMULUS_BENCH_FAILOVER_DEADLINE_MS changes it
+        // (to see how much of the outage is the client's waiting rather than the cluster's).
+        let deadlineMilliseconds = ProcessInfo.processInfo.environment["CUMULUS_BENCH_FAILOVER_DEADLINE_MS"].flatMap(Int.init) ?? 1_000
+        let deadline = Duration.milliseconds(deadlineMilliseconds)
+        let writing = Task { await load.run(cluster, writers: writers, deadline: deadline) }
         // Runs before `cluster.stop()`: the writers end at their next try.
         defer { load.stop() }
 
         var outages: [Double] = []
         var gaps: [Double] = []
+        var elections: [Double] = []
         for kill in 1...kills {
             // A steady state to kill: one leader, both others streaming from it (the last
             // victim back among them), and the leader acknowledging the load.
@@ -121,12 +130,17 @@ extension ReplicationSuite {
             let killed = ContinuousClock.now
             victim.process.kill()
             var next: FailoverLoad.Acknowledgement?
+            var elected: ContinuousClock.Instant?
             try await cluster.waitUntil("another node to acknowledge a write after kill \(kill)") {
+                // When another node first says it leads (to within a poll of the three
+                // statuses): the outage's share that is the lease and the election.
+                if elected == nil, await cluster.leader() != nil { elected = ContinuousClock.now }
                 next = load.first(after: killed, notFrom: index)
                 return next != nil
             }
             guard let next else { throw BenchFailure("no write acknowledged after kill \(kill)") }
             outages.append(seconds(next.at - killed))
+            if let elected { elections.append(seconds(min(elected, next.at) - killed)) }
             if let before = load.last(before: killed) { gaps.append(seconds(next.at - before.at)) }
             // Back as a follower (moving a diverged tail aside first if it has one).
             try victim.process.start()
@@ -138,7 +152,7 @@ extension ReplicationSuite {
         report.note(
             "etcd and three `cumulus serve --etcd` processes on 127.0.0.1, --lease-ttl \(lease) --sync-replicas 1 "
                 + "--sync-timeout \(FailoverCluster.syncTimeout); \(writers) writers each saving a new record per modify "
-                + "(1 s deadline), following NOT_LEADER's leaderURL or else trying the next node, 20 ms between tries; "
+                + "(\(deadlineMilliseconds) ms deadline), following NOT_LEADER's leaderURL or else trying the next node, 20 ms between tries; "
                 + "\(kills) leader kills (SIGKILL), the killed node restarted and streaming from the new leader before the next; "
                 + "outage = kill → first write acknowledged by another node (answer received): the lease running out "
                 + "(≤ \(lease) s), the election, the new leader's follower reconnecting (--sync-replicas 1), the writers' retries; "
@@ -151,9 +165,11 @@ extension ReplicationSuite {
             "write outage max, \(kills) leader kills", Figure(ChangesSuite.percentile(outages, 1), "s"),
             baseline: "LiteFS published bound", liteFS, target: .atMost(1))
         report.detail("  each kill, s", outages.map(Report.format).joined(separator: "  "))
-        report.detail(
-            "  last ack before → first after, s",
-            "p50 \(Report.format(ChangesSuite.percentile(gaps, 0.5)))  max \(Report.format(ChangesSuite.percentile(gaps, 1)))")
+        func spread(_ values: [Double]) -> String {
+            "p50 \(Report.format(ChangesSuite.percentile(values, 0.5)))  max \(Report.format(ChangesSuite.percentile(values, 1)))"
+        }
+        report.detail("  last ack before → first after, s", spread(gaps))
+        report.detail("  kill → another node leads, s", spread(elections) + "  (its status polled, \(elections.count) kills)")
 
         // No acknowledged write lost: each one looked up on the leader at the end.
         var final: FailoverCluster.Node?
