@@ -88,11 +88,21 @@ final class ChildProcess: Sendable {
 
     /// Every child started and not yet killed, by process ID.
     private static let running = Mutex<Set<Int32>>([])
+    /// Directories the children work in, removed after they are killed on a signal.
+    private static let directories = Mutex<Set<String>>([])
     /// The signal sources, kept alive for the life of the process.
     private static let signalSources = Mutex<[any DispatchSourceSignal]>([])
 
-    /// From now on, SIGINT and SIGTERM kill every running child before the bench exits
-    /// (status 128 + the signal, as the shell reports it). Calling it again does nothing.
+    /// Removes `path` too if a signal ends the bench (unless `CUMULUS_BENCH_KEEP` is set),
+    /// until ``keepOnSignal(_:)``.
+    static func removeOnSignal(_ path: String) { _ = directories.withLock { $0.insert(path) } }
+
+    /// Stops removing `path` on a signal (its owner has removed it).
+    static func keepOnSignal(_ path: String) { _ = directories.withLock { $0.remove(path) } }
+
+    /// From now on, SIGINT and SIGTERM kill every running child, and remove the
+    /// directories named by ``removeOnSignal(_:)``, before the bench exits (status
+    /// 128 + the signal, as the shell reports it). Calling it again does nothing.
     static func killAllOnSignals() {
         signalSources.withLock { sources in
             guard sources.isEmpty else { return }
@@ -102,6 +112,9 @@ final class ChildProcess: Sendable {
                 let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
                 source.setEventHandler {
                     for pid in running.withLock({ $0 }) { Foundation.kill(pid, SIGKILL) }
+                    if ProcessInfo.processInfo.environment["CUMULUS_BENCH_KEEP"] == nil {
+                        for path in directories.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
+                    }
                     exit(128 + number)
                 }
                 source.resume()

@@ -44,23 +44,30 @@ final class FailoverCluster: Sendable {
     /// ``start()`` before any write.
     private let credentials = Mutex<String>("")
 
-    /// Chooses the ports and arguments; starts nothing (``start()`` does).
+    /// Chooses the ports and arguments and writes the secret; starts nothing (``start()``
+    /// does). What can fail comes before the directory exists, so a failure leaves none.
     init() throws {
+        let etcdBinary = try Self.etcdBinary()
+        let binary = try Self.cumulusBinary()
+        let ports = try HTTPSuite.freeLoopbackPorts(5)
         directory = ScratchDirectory("replication-failover")
         let root = directory.path
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         let secretFile = root + "/replication-secret"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        ChildProcess.removeOnSignal(root)
         // Read from a file, as Docs/OPERATIONS.md asks (the command line shows in `ps`).
         guard FileManager.default.createFile(
             atPath: secretFile, contents: Data(Self.secret.utf8), attributes: [.posixPermissions: 0o600])
-        else { throw BenchFailure("cannot write \(secretFile)") }
+        else {
+            directory.remove()
+            throw BenchFailure("cannot write \(secretFile)")
+        }
 
-        let ports = try HTTPSuite.freeLoopbackPorts(5)
         let etcdURL = "http://127.0.0.1:\(ports[0])"
         let peerURL = "http://127.0.0.1:\(ports[1])"
         self.etcdURL = etcdURL
         etcd = ChildProcess(
-            try Self.etcdBinary(),
+            etcdBinary,
             [
                 "--name", "bench", "--data-dir", root + "/etcd",
                 "--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
@@ -68,7 +75,6 @@ final class FailoverCluster: Sendable {
                 "--initial-cluster", "bench=\(peerURL)", "--logger", "zap", "--log-outputs", root + "/logs/etcd.log",
             ],
             logs: root + "/logs/etcd")
-        let binary = try Self.cumulusBinary()
         nodes = zip(["a", "b", "c"], ports[2...]).map { name, port in
             let arguments = [
                 "serve", "--data", root + "/" + name, "--port", String(port),
@@ -85,6 +91,7 @@ final class FailoverCluster: Sendable {
         for node in nodes { node.process.kill() }
         etcd.kill()
         directory.remove()
+        ChildProcess.keepOnSignal(directory.path)
     }
 
     /// Starts etcd, then the first node, which leads and starts the log, then the two
