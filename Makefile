@@ -48,10 +48,12 @@ cluster: build
 	Tools/Cluster/cluster.sh
 
 ## bench: release-build benchmarks, each figure beside its same-run baseline
-##        (the `http` suite drives the server with wrk, installed here when missing)
+##        (the `http` suite drives the server with wrk, installed here when missing;
+##        the `replication` suite runs the release `cumulus` and etcd as processes)
 BENCH_DEB_DEPS := wrk
 bench: deps
 	$(call install_missing,$(BENCH_DEB_DEPS))
+	$(SWIFT) build -c release --product cumulus
 	$(SWIFT) build -c release --product cumulus-bench
 	$(SWIFT) run -c release --skip-build cumulus-bench $(BENCH_ARGS)
 

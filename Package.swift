@@ -150,6 +150,9 @@ let package = Package(
                 "CumulusTools", "CumulusViews",
                 "CumulusLog", "CumulusModel", "CumulusStorage", "CumulusEngine", "CumulusTestSupport", "CLMDB", "CZstd",
                 "CSQLite", "CumulusServer", "CumulusReplication",
+                // The replication suite's failover figure talks to node processes over HTTP.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Tools/Bench"
         ),

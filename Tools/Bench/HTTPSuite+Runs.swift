@@ -139,8 +139,17 @@ extension HTTPSuite {
 
     /// A port in 18000–18999 nobody listens on or has bound on 127.0.0.1.
     static func freeLoopbackPort() throws -> Int {
-        for port in 18_000...18_999 where canBind(port: port) { return port }
-        throw BenchFailure("no free port in 18000–18999 on 127.0.0.1")
+        try freeLoopbackPorts(1)[0]
+    }
+
+    /// `count` different ports in 18000–18999 that nobody listens on or has bound on
+    /// 127.0.0.1, for servers started together (each is free only until one binds it).
+    /// Below the kernel's ephemeral range (32768 and up), so no outgoing connection is
+    /// given one as its source port before its server binds it.
+    static func freeLoopbackPorts(_ count: Int) throws -> [Int] {
+        let ports = Array((18_000...18_999).lazy.filter { canBind(port: $0) }.prefix(count))
+        guard ports.count == count else { throw BenchFailure("fewer than \(count) free ports in 18000–18999 on 127.0.0.1") }
+        return ports
     }
 
     private static func loopback(_ port: Int) -> sockaddr_in {

@@ -18,6 +18,9 @@ import Synchronization
 ///   by watchers on the same clock), beside the leader's own write latency;
 /// - semi-synchronous commit: saves/s and latency with `--sync-replicas 1`, beside
 ///   asynchronous replication on the same pair;
+/// - the write outage after a leader kill: etcd and three `cumulus serve` processes
+///   (the release `cumulus` beside this executable), beside LiteFS's published bound
+///   (`ReplicationSuite+Failover.swift`);
 /// - catch-up from zero: a follower streaming a whole log and applying it, beside
 ///   the leader's own read + decode of the same log.
 enum ReplicationSuite: BenchSuite {
@@ -29,6 +32,7 @@ enum ReplicationSuite: BenchSuite {
         let rate = ProcessInfo.processInfo.environment["CUMULUS_BENCH_REPLICATION_RATE"].flatMap(Int.init) ?? 1_000
         try await lag(seconds: quick ? 3 : 15, rate: rate, report)
         try await syncCommit(seconds: quick ? 2 : 8, report)
+        try await failover(kills: quick ? 3 : 10, report)
         try await catchUp(commits: quick ? 20_000 : 100_000, report)
     }
 
