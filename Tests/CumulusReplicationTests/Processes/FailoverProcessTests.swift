@@ -110,32 +110,19 @@ import Testing
         #expect(!(await takesWrites(cluster, a, "on-the-old-leader")), "the old leader takes no writes now")
     }
 
-    /// `records/changes` of the default zone on `node`, since `token` (a `syncToken`).
-    func zoneChanges(_ cluster: Cluster, on node: NodeProcess, since token: String? = nil) async throws -> TestHTTP.Answer {
-        var body: [String: Any] = ["zoneID": ["zoneName": "_defaultZone"]]
-        if let token { body["syncToken"] = token }
-        return try await TestHTTP.request(cluster.privateURL(node, "records/changes"), method: .POST, body: body)
-    }
-
-    /// The `syncToken` of the default zone's changes on `node`, now.
-    func syncToken(_ cluster: Cluster, on node: NodeProcess) async throws -> String {
-        let answer = try await zoneChanges(cluster, on: node)
-        return try #require(answer.json["syncToken"] as? String, "\(answer.status) \(answer.text)")
-    }
-
     /// What `node` makes of what the deposed leader handed out: the change token and the
     /// `X-Cumulus-Min-Sequence` from its lost tail get the expired-token answer, the token
     /// from before the fork still works and shows the new leader's write.
     func checkForkRefused(
         _ cluster: Cluster, on node: NodeProcess, forked: String, shared: String, orphan: (sequence: String, epoch: String)
     ) async throws {
-        let refused = try await zoneChanges(cluster, on: node, since: forked)
+        let refused = try await cluster.zoneChanges(on: node, since: forked)
         #expect(refused.json["serverErrorCode"] as? String == "CHANGE_TOKEN_EXPIRED", "\(node.url): \(refused.text)")
         let lookup = try await TestHTTP.request(
             cluster.privateURL(node, "records/lookup"), method: .POST, body: ["records": [["recordName": "first"]]],
             headers: ["X-Cumulus-Min-Sequence": orphan.sequence, "X-Cumulus-Min-Epoch": orphan.epoch])
         #expect(lookup.json["serverErrorCode"] as? String == "CHANGE_TOKEN_EXPIRED", "\(node.url): \(lookup.text)")
-        let served = try await zoneChanges(cluster, on: node, since: shared)
+        let served = try await cluster.zoneChanges(on: node, since: shared)
         #expect(served.status == 200, "\(node.url): \(served.text)")
         let names = (served.json["records"] as? [[String: Any]] ?? []).compactMap { $0["recordName"] as? String }
         #expect(names.contains("after-failover") && !names.contains("orphan"), "\(node.url): \(names)")
@@ -146,7 +133,7 @@ import Testing
         let cluster = try Cluster()
         let (a, b) = try await startPair(cluster, etcd: etcd)
         // A client's place in the history both nodes share.
-        let shared = try await syncToken(cluster, on: a)
+        let shared = try await cluster.syncToken(on: a)
 
         // The follower goes away; the leader writes what it never gets, hands out a
         // token and a sequence that cover it, and dies.
@@ -156,7 +143,7 @@ import Testing
         let orphan = (
             sequence: try #require(saved.headers["x-cumulus-sequence"]), epoch: try #require(saved.headers["x-cumulus-epoch"])
         )
-        let forked = try await syncToken(cluster, on: a)
+        let forked = try await cluster.syncToken(on: a)
         a.kill()
         // The follower comes back, outlives the dead leader's lease, and leads: its
         // next commit takes the orphan's place.

@@ -136,6 +136,8 @@ struct FencingProcessTests {
         try oldLeader.start()
         try await TestHTTP.waitUntilUp(oldLeader.url)
         #expect(try await cluster.save("forked-before", value: 1, on: oldLeader).status == 200)
+        // A client of the old leader holds a token that covers the forked write.
+        let forkedToken = try await cluster.syncToken(on: oldLeader)
         // A follower in epoch 2 pointed at it refuses it and stops...
         let misdirected = cluster.follower("second", of: oldLeader.url)
         try misdirected.start()
@@ -161,6 +163,12 @@ struct FencingProcessTests {
         try reseeded.start()
         let finalHead = await TestHTTP.head(newLeader.url)
         try await TestHTTP.waitForHead(reseeded.url, atLeast: try #require(finalHead), timeout: .seconds(60))
+        // The promotion recorded where epoch 2 began: the forked token is expired on the
+        // new leader and on the re-seeded old one, as CloudKit answers a stale token.
+        for node in [newLeader, reseeded] {
+            let answer = try await cluster.zoneChanges(on: node, since: forkedToken)
+            #expect(answer.json["serverErrorCode"] as? String == "CHANGE_TOKEN_EXPIRED", "\(node.url): \(answer.text)")
+        }
         #expect(reseeded.stop() == 0)
         #expect(newLeader.stop() == 0)
         #expect(try ReplicationWorld.chain(atPath: cluster.path("leader")) == ReplicationWorld.chain(atPath: cluster.path("first")))

@@ -174,6 +174,22 @@ extension Cluster {
         return node
     }
 
+    /// `records/changes` of the default zone on `node`, since `token` (a `syncToken`).
+    func zoneChanges(on node: NodeProcess, since token: String? = nil) async throws -> TestHTTP.Answer {
+        var body: [String: Any] = ["zoneID": ["zoneName": "_defaultZone"]]
+        if let token { body["syncToken"] = token }
+        return try await TestHTTP.request(privateURL(node, "records/changes"), method: .POST, body: body)
+    }
+
+    /// The `syncToken` of the default zone's changes on `node`, now.
+    func syncToken(on node: NodeProcess) async throws -> String {
+        let answer = try await zoneChanges(on: node)
+        guard let token = answer.json["syncToken"] as? String else {
+            throw TestFailure("no syncToken from \(node.url): \(answer.status) \(answer.text)")
+        }
+        return token
+    }
+
     /// The leader URL `node` follows, from its replication status (`nil`: it follows
     /// nobody, or does not answer).
     func followed(_ node: NodeProcess) async -> String? {
