@@ -29,7 +29,10 @@ extension Database {
         let zone = Normalizer(database: id).zone(zoneID)
         let store = container.store
         let views = container.views
-        let database = id
+        // A shared zone's feed is its owner's; the token still names this database.
+        let tokenDatabase = id
+        let database = id.scope == .shared ? ownerDatabase(of: zone) : id
+        let participant = id.scope == .shared ? actor : nil
         let secret = container.secret
         let zoneKey = views.zoneKeys.zone(database, zone)
 
@@ -41,22 +44,23 @@ extension Database {
             guard contents.logID == store.logID else {
                 throw CumulusError(.changeTokenExpired, "the change token comes from another server's log; fetch again without a token")
             }
-            guard contents.database == database, contents.zoneID == zone else {
+            guard contents.database == tokenDatabase, contents.zoneID == zone else {
                 throw CumulusError(.changeTokenExpired, "the change token belongs to another zone; fetch again without a token")
             }
             incarnation = contents.incarnation
             start = (contents.position, contents.offset)
             // Checked before waiting (a fork's position is not worth waiting for) and
             // after (a follower may learn only now where the token's epoch ended).
-            try checkFork(contents)
+            try checkFork(contents, feedDatabase: database)
             try await waitUntilFeed(reaches: contents.position, timeout: catchUpTimeout) { txn in
                 try store.zoneHead(database, zone, in: txn)
             }
-            try checkFork(contents)
+            try checkFork(contents, feedDatabase: database)
         }
         let known = start
         let knownIncarnation = incarnation
         let page = try store.environment.read { txn -> (changes: [String: ChangeState], order: [String], next: (UInt64, UInt32), more: Bool, incarnation: UInt64, lastSequence: UInt64, bytes: Int) in
+            if let participant { _ = try openSharedZone(zone, actor: participant, txn) }
             let current: UInt64
             if zone.isDefaultZone {
                 guard database.scope != .shared else { throw CumulusError(.zoneNotFound, "the shared database has no default zone") }
@@ -76,7 +80,7 @@ extension Database {
                 }
                 from = known
             } else {
-                from = (try creationPosition(zone, incarnation: current, txn), 0)
+                from = (try creationPosition(zone, of: database, incarnation: current, txn), 0)
             }
             var walk = FeedWalk(limit: limit, byteLimit: byteLimit) { try views.storedRecordSize(zoneKey: zoneKey, name: $0, txn) }
             var after = from.0
@@ -104,6 +108,8 @@ extension Database {
             // the record, so one of a type only `_creator` reads is left out for everyone.
             let access = try ReadAccess(
                 views: views, database: database, schema: views.schema(SchemaID(database), in: txn), actor: actor, txn: txn)
+            // Through the shared database: only what the shares open, as this snapshot has them.
+            let shared = try participant.map { try openSharedZone(zone, actor: $0, txn) }
             var hints = RecordDecodeHints()
             for name in page.order {
                 guard let state = page.changes[name] else { continue }
@@ -115,7 +121,8 @@ extension Database {
                     // history sees each record once, at its latest version.
                     hints.recordID = recordID
                     guard let record = try desired.record(zoneKey: zoneKey, name: name, views: views, hints: &hints, txn),
-                        !Self.changedAfter(record, page.lastSequence), access.allows(record)
+                        !Self.changedAfter(record, page.lastSequence), access.allows(record),
+                        try shared.map({ try isVisible(record, in: $0, txn) }) ?? true
                     else { continue }
                     changed.append(record)
                 case .deleted(let sequence):
@@ -138,6 +145,10 @@ extension Database {
                     guard database.scope != .public
                         || (!type.isEmpty && access.schema.allows(.read, on: type, roles: access.roles, actor: actor, creator: nil))
                     else { continue }
+                    // A hierarchy share reports the deletions of records it opened.
+                    if let shared, !shared.scope.shares.contains(where: \.isZoneWide),
+                        try !wasVisible(recordID, deletedAt: sequence, in: shared, txn)
+                    { continue }
                     deleted.append(RecordDeletion(recordID: recordID, recordType: type, cause: cause))
                 }
             }
@@ -145,7 +156,7 @@ extension Database {
         }
         let next = ChangeToken.make(
             ChangeToken.Contents(
-                kind: .zone, logID: store.logID, epoch: store.epoch, database: database, zoneID: zone,
+                kind: .zone, logID: store.logID, epoch: store.epoch, database: tokenDatabase, zoneID: zone,
                 incarnation: page.incarnation, position: page.next.0, offset: page.next.1),
             secret: secret)
         return ZoneChanges(
@@ -163,6 +174,9 @@ extension Database {
         let views = container.views
         let database = id
         var from: (UInt64, UInt32) = (0, 0)
+        if database.scope == .shared {
+            return try await sharedDatabaseChanges(since: token, limit: limit, catchUpTimeout: catchUpTimeout)
+        }
         if let token {
             let contents = try token.open(secret: container.secret, expecting: .database)
             try container.checkEpoch(ofToken: contents.epoch)
@@ -237,15 +251,18 @@ extension Database {
     /// Refuses a change token from a superseded leader's fork (``Container/checkFork``):
     /// the commit behind the last feed entry it covers, in its zone's feed or its
     /// database's, must lie within its epoch as this node's history has it.
-    func checkFork(_ contents: ChangeToken.Contents) throws {
+    /// `feedDatabase` is the database whose feed the token walks, when not the one it
+    /// names (a shared zone's token walks its owner's feed).
+    func checkFork(_ contents: ChangeToken.Contents, feedDatabase: DatabaseID? = nil) throws {
         let store = container.store
+        let database = feedDatabase ?? contents.database
         try container.checkFork(issuedIn: contents.epoch, "change token") { txn in
             try Container.lastCovered(position: contents.position, offset: contents.offset) { covered in
                 if let zone = contents.zoneID {
-                    return try store.zoneFeed(contents.database, zone, after: covered - 1, limit: 1, in: txn).first
+                    return try store.zoneFeed(database, zone, after: covered - 1, limit: 1, in: txn).first
                         .map { ($0.zoneSequence, $0.sequence) }
                 }
-                return try store.databaseFeed(contents.database, after: covered - 1, limit: 1, in: txn).first
+                return try store.databaseFeed(database, after: covered - 1, limit: 1, in: txn).first
                     .map { ($0.databaseSequence, $0.sequence) }
             }
         }
@@ -327,18 +344,20 @@ extension Database {
     }
 
     /// The zone feed position just before the zone's current incarnation began.
-    private func creationPosition(_ zone: ZoneID, incarnation: UInt64, _ txn: LMDBReadTransaction) throws -> UInt64 {
+    private func creationPosition(
+        _ zone: ZoneID, of database: DatabaseID, incarnation: UInt64, _ txn: LMDBReadTransaction
+    ) throws -> UInt64 {
         guard incarnation > 0 else { return 0 }
         let store = container.store
         if incarnation < store.firstRetained {
             // Retention dropped the creating commit; the feed still knows its position.
-            guard let position = try store.zonePosition(ofCommit: incarnation, id, zone, in: txn) else {
+            guard let position = try store.zonePosition(ofCommit: incarnation, database, zone, in: txn) else {
                 throw CumulusError(.internalError, "the zone feed of \(zone.zoneName) has no entry for its creation")
             }
             return position - 1
         }
         guard let commit = try store.read(incarnation),
-            let position = commit.zoneSequences.first(where: { $0.database == id && $0.zoneID == zone })
+            let position = commit.zoneSequences.first(where: { $0.database == database && $0.zoneID == zone })
         else {
             throw CumulusError(.internalError, "the commit that created zone \(zone.zoneName) is missing from the log")
         }
@@ -347,7 +366,7 @@ extension Database {
 
     /// Waits (up to `timeout`) until a feed's head reaches `position`; a token ahead
     /// of this node's log after that is refused as retryable.
-    private func waitUntilFeed(
+    func waitUntilFeed(
         reaches position: UInt64, timeout: Duration, head: @Sendable @escaping (LMDBReadTransaction) throws -> UInt64
     ) async throws {
         let store = container.store

@@ -67,8 +67,19 @@ extension Database {
             throw CumulusError(.invalidArguments, "resultsLimit must be between 1 and \(Self.maxResultsLimit)")
         }
         let views = container.views
-        let database = id
+        let requested = id
         let (page, lastPosition) = try container.store.environment.read { txn -> (QueryExecutor.Page, [UInt8]?) in
+            // The shared database queries one shared zone, in its owner's database.
+            var database = requested
+            var shared: SharedZoneRead?
+            if requested.scope == .shared {
+                guard let zone = contents.zoneID, let actor else {
+                    throw CumulusError(.invalidArguments, "a query in the shared database names its zone (zoneID)")
+                }
+                let opened = try openSharedZone(zone, actor: actor, txn)
+                shared = opened
+                database = opened.owner
+            }
             let schema = try views.schema(SchemaID(database), in: txn)
             // Checked on every page, not only the first: the schema may have lost an
             // index, or the user a role, since the cursor was made.
@@ -96,6 +107,10 @@ extension Database {
                 // Filtered after the page is cut (a page may come back short), so the
                 // cursor still resumes after what was skipped.
                 page.records.removeAll { $0.creatorUserRecordID?.recordName != onlyOwn }
+            }
+            if let shared {
+                // Records outside the shares open to the caller, filtered the same way.
+                page.records = try page.records.filter { try isVisible($0, in: shared, txn) }
             }
             return (page, last)
         }

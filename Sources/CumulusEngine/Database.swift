@@ -83,12 +83,32 @@ public struct Database: Sendable {
                 deleteErrors[index] = error
             }
         }
-        let planner = ModifyPlanner(
-            views: container.views, database: id, actor: actor, saves: saves, deletes: deletes,
+        // Through the shared database the records are written where they live, in
+        // their owner's private database, as the participant.
+        var target = id
+        if id.scope == .shared {
+            let owners = Set(saves.map(\.record.recordID.zoneID.ownerName) + deletes.map(\.recordID.zoneID.ownerName))
+            guard owners.count <= 1 else {
+                throw CumulusError(
+                    .invalidArguments,
+                    "one modify in the shared database writes to one owner's zones; split it by owner (\(owners.sorted().joined(separator: ", ")))")
+            }
+            if let owner = owners.first {
+                guard owner != actor else {
+                    throw CumulusError(
+                        .zoneNotFound, "your own zones are in your private database, not your shared one")
+                }
+                target = ownerDatabase(named: owner)
+            }
+        }
+        var planner = ModifyPlanner(
+            views: container.views, database: target, actor: actor, saves: saves, deletes: deletes,
             atomic: operation.atomic, saveErrors: saveErrors, deleteErrors: deleteErrors,
             clientChangeTokenData: operation.clientChangeTokenData,
             requestID: operation.requestID ?? UUID().uuidString)
-        let (_, result) = try await container.writer.submit { context in try planner.plan(context) }
+        planner.viaSharedDatabase = id.scope == .shared
+        let plan = planner
+        let (_, result) = try await container.writer.submit { context in try plan.plan(context) }
         return result
     }
 
@@ -99,6 +119,7 @@ public struct Database: Sendable {
         -> [(recordID: RecordID, result: Result<Record, CumulusError>)]
     {
         try AccessPolicy.checkRead(id, actor: actor)
+        if id.scope == .shared, let actor { return try fetchShared(ids, desiredKeys: desiredKeys, actor: actor) }
         let normalizer = self.normalizer
         let views = container.views
         let database = id
@@ -239,6 +260,7 @@ public struct Database: Sendable {
     /// Every zone of the database, the default zone first (none in a shared database).
     public func allZones(as actor: String?) throws -> [Zone] {
         try AccessPolicy.checkRead(id, actor: actor)
+        if id.scope == .shared, let actor { return try sharedZones(as: actor) }
         let database = id
         let views = container.views
         let stored = try container.store.environment.read { try views.zones(in: database, $0) }

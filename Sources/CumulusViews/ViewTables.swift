@@ -45,6 +45,17 @@ public struct ViewTables: Sendable {
     /// ``SchemaCatalog/key(_:)`` ‖ zone key → empty: the zones that ever held records
     /// of a container environment, so an index change can find every record of a type.
     public let schemaZones: LMDBTable
+    /// zone key ‖ share record name → the share (``ShareCodec``): who may see what of
+    /// the zone (SPEC §9).
+    public let shares: LMDBTable
+    /// short GUID → database ID ‖ zone ID ‖ string share record name: how
+    /// `records/accept` and `records/resolve` find a share.
+    public let shareGUIDs: LMDBTable
+    /// participant key (the database key of the user's shared database) ‖ zone key →
+    /// u64 commit sequence ‖ u8 status (1 accepted, 2 removed) ‖ u8 permission ‖
+    /// database ID ‖ zone ID: the zones in a user's shared database, and when their
+    /// access to each last changed (what database changes report).
+    public let sharedZones: LMDBTable
 
     /// Opens (creating) the view tables of `environment`.
     public init(environment: LMDBEnvironment) throws {
@@ -66,6 +77,9 @@ public struct ViewTables: Sendable {
         schemas = try DataLayout.open(.schemas, in: environment)
         userRoles = try DataLayout.open(.userRoles, in: environment)
         schemaZones = try DataLayout.open(.schemaZones, in: environment)
+        shares = try DataLayout.open(.shares, in: environment)
+        shareGUIDs = try DataLayout.open(.shareGUIDs, in: environment)
+        sharedZones = try DataLayout.open(.sharedZones, in: environment)
     }
 
     /// Every view table with its name, in a fixed order (for rebuild and digests).
@@ -73,7 +87,7 @@ public struct ViewTables: Sendable {
         [
             records, refsIn, refsOut, byType, zones, subscriptions, fieldIndex, tokenIndex, tokenPending,
             clientTokens, subscriptionIndex, subscriptionsFired, subscriptionState, notifications, notificationHeads, schemas,
-            userRoles, schemaZones,
+            userRoles, schemaZones, shares, shareGUIDs, sharedZones,
         ]
     }
 }

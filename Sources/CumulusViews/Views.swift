@@ -86,6 +86,7 @@ public final class Views: Sendable {
         case .zoneSaved(let database, let zone):
             try saveZone(zone, in: database, sequence: sequence, txn)
         case .zoneDeleted(let database, let zoneID):
+            try deleteShares(inZone: zoneID, of: database, sequence: sequence, txn)
             try deleteZone(zoneID, in: database, txn)
         case .subscriptionSaved(let database, let subscriptionID, let definition):
             try saveSubscription(database, subscriptionID, definition: definition, txn)
@@ -99,6 +100,10 @@ public final class Views: Sendable {
             try replaceSchema(id, with: try schema(id, in: txn).extended(type: recordType, with: fields), txn)
         case .rolesAssigned(let id, let user, let roles):
             try assignRoles(roles, to: user, in: id, txn)
+        case .shareSaved(let database, let share):
+            try saveShare(share, in: database, sequence: sequence, txn)
+        case .shareDeleted(let database, let zoneID, let recordName):
+            try deleteShare(recordName, zoneID: zoneID, in: database, sequence: sequence, txn)
         }
     }
 

@@ -6,11 +6,14 @@ public struct RecordSave: Sendable, Hashable {
     public var record: Record
     /// How it treats the server's copy.
     public var mode: SaveMode
+    /// For a `cloudkit.share` record: the access the share grants (`nil`: as stored).
+    public var share: ShareDefinition?
 
     /// A save.
-    public init(_ record: Record, mode: SaveMode = .ifServerRecordUnchanged) {
+    public init(_ record: Record, mode: SaveMode = .ifServerRecordUnchanged, share: ShareDefinition? = nil) {
         self.record = record
         self.mode = mode
+        self.share = share
     }
 }
 

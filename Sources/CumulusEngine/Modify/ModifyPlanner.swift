@@ -30,6 +30,9 @@ struct ModifyPlanner {
     let deleteErrors: [Int: CumulusError]
     let clientChangeTokenData: [UInt8]?
     let requestID: String
+    /// The actor writes through their shared database into `database` (the zone
+    /// owner's private one): every item must be in a share open to them for writing.
+    var viaSharedDatabase = false
 
     private enum Item: Hashable {
         case save(Int)
@@ -61,6 +64,13 @@ struct ModifyPlanner {
 
         for zone in byZone.keys.sorted() {
             let items = byZone[zone] ?? []
+            // Through the shared database a zone no share opens to the actor does not
+            // exist for them, whether or not its owner has it.
+            if viaSharedDatabase, try !ShareScope(user: actor, shares: overlay.shares(inZone: zone)).isOpen {
+                let error = CumulusError(.zoneNotFound, "zone \(zone.zoneName) of \(zone.ownerName) is not shared with you")
+                for item in items { record(item, .failure(error), &saveResults, &deleteResults) }
+                continue
+            }
             guard let capabilities = try zoneCapabilities(zone, context.transaction) else {
                 let error = CumulusError(
                     .zoneNotFound, "zone \(zone.zoneName) does not exist in the \(database.scope) database; create it first")
@@ -70,7 +80,10 @@ struct ModifyPlanner {
             let atomicZone = atomic && capabilities.contains(.atomic)
             let checkpoint = overlay
             var failed: [Item: CumulusError] = [:]
-            let orderedSaves = saveOrder(items.compactMap { if case .save(let i) = $0 { i } else { nil } })
+            // Share records last: a share's root may be saved in the same operation.
+            let referenceOrder = saveOrder(items.compactMap { if case .save(let i) = $0 { i } else { nil } })
+            let orderedSaves = referenceOrder.filter { !Share.isShareType(saves[$0].record.recordType) }
+                + referenceOrder.filter { Share.isShareType(saves[$0].record.recordType) }
             if orderedSaves.count > 1 { overlay.reserveSaves(orderedSaves.count) }
             var pending = Set(orderedSaves.filter { saveErrors[$0] == nil }.map { saves[$0].record.recordID })
             let ordered = orderedSaves.map(Item.save) + items.filter { if case .delete = $0 { true } else { false } }
@@ -92,7 +105,7 @@ struct ModifyPlanner {
                         saveResults[index] = .success(
                             try planSave(saves[index], pending: pending, now: context.now, tag: tag, &rules, &overlay))
                     case .delete(let index):
-                        try planDelete(deletes[index], rules, &overlay)
+                        try planDelete(deletes[index], tag: tag, rules, &overlay)
                         deleteResults[index] = .success(())
                     }
                 } catch let error as CumulusError {
@@ -136,7 +149,8 @@ struct ModifyPlanner {
         let id = SchemaID(database)
         var current = schema
         var added: [Event] = []
-        for case .recordSaved(_, let record, _) in events {
+        // Share records are the system's type, outside every schema.
+        for case .recordSaved(_, let record, _) in events where !Share.isShareType(record.recordType) {
             let (newType, fields) = current.additions(for: record)
             guard newType != nil || !fields.isEmpty else { continue }
             if let newType {
@@ -207,6 +221,11 @@ struct ModifyPlanner {
     ) throws -> Record {
         let id = save.record.recordID
         let existing = try overlay.record(id)
+        let isShare = Share.isShareType(save.record.recordType)
+        if viaSharedDatabase { try checkParticipantSave(save.record, existing: existing, &overlay) }
+        if isShare != (existing.map { Share.isShareType($0.recordType) } ?? isShare) {
+            throw CumulusError(.invalidArguments, "a record cannot become a share or stop being one; save a new record", recordID: id)
+        }
         if database.scope == .public {
             if let existing {
                 try checkGrant(.write, existing, rules)
@@ -219,7 +238,9 @@ struct ModifyPlanner {
                     recordID: id)
             }
         }
-        var record = try RecordMerger.merge(rules.schema.coerced(save.record), onto: existing, mode: save.mode)
+        var record = try RecordMerger.merge(
+            isShare ? save.record : rules.schema.coerced(save.record), onto: existing, mode: save.mode)
+        if isShare { record.recordType = Share.recordType }
         record.creationDate = existing?.creationDate ?? now
         record.creatorUserRecordID = existing?.creatorUserRecordID ?? RecordID(recordName: actor)
         record.modificationDate = now
@@ -228,7 +249,7 @@ struct ModifyPlanner {
         record.share = existing?.share
         record.clearChangedKeys()
         try RecordValidator.validateForStorage(&record, in: database.scope)
-        try rules.schema.check(record)
+        if !isShare { try rules.schema.check(record) }
 
         func exists(_ target: RecordID) throws -> Bool {
             try pending.contains(target) || overlay.record(target) != nil
@@ -266,7 +287,8 @@ struct ModifyPlanner {
             }
         }
         try overlay.save(record, replacing: existing, changedKeys: RecordMerger.changedKeys(from: existing, to: record))
-        let (newType, fields) = rules.schema.additions(for: record)
+        if isShare { try planShare(save.share, record: record, tag: tag, &overlay) }
+        let (newType, fields) = isShare ? (nil, []) : rules.schema.additions(for: record)
         if newType != nil || !fields.isEmpty {
             let grown = rules.schema.extended(type: record.recordType, with: (newType?.fields ?? []) + fields)
             rules.schema = EffectiveSchema(grown, environment: rules.schema.environment)
@@ -316,10 +338,16 @@ struct ModifyPlanner {
             recordID: existing.recordID)
     }
 
-    private func planDelete(_ delete: RecordDelete, _ rules: SchemaContext, _ overlay: inout PlanOverlay) throws {
+    private func planDelete(
+        _ delete: RecordDelete, tag: String, _ rules: SchemaContext, _ overlay: inout PlanOverlay
+    ) throws {
         let id = delete.recordID
         guard let existing = try overlay.record(id) else {
             throw CumulusError(.unknownItem, "record \(id.recordName) does not exist", recordID: id)
+        }
+        if viaSharedDatabase {
+            if Share.isShareType(existing.recordType) { return try planLeave(existing, &overlay) }
+            try checkParticipantDelete(existing, &overlay)
         }
         if case .ifTagMatches(let tag) = delete.mode, tag != existing.recordChangeTag {
             throw CumulusError(
@@ -361,5 +389,6 @@ struct ModifyPlanner {
         }
         overlay.reserveDeletions(victims.count)
         for victim in victims { try overlay.delete(victim.record, cause: victim.cause) }
+        try planShareDeletions(victims.map(\.record.recordID), tag: tag, &overlay)
     }
 }

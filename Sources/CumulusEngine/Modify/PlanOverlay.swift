@@ -45,6 +45,8 @@ struct PlanOverlay {
     private(set) var touched: Set<RecordID> = []
     /// Targets whose incoming references changed, with the first source responsible.
     private var bumps: [RecordID: RecordID] = [:]
+    /// The shares of each zone the plan has looked at, as the plan has left them.
+    private var zoneShares: [ZoneID: [Share]] = [:]
 
     init(views: Views, database: DatabaseID, transaction: LMDBReadTransaction) {
         self.views = views
@@ -104,6 +106,39 @@ struct PlanOverlay {
         if let stored = storedIncoming[target] { return stored.contains(edge) }
         return try views.refers(
             edge.source, to: target.recordName, action: edge.action, zoneKey: zoneKey(target.zoneID), in: transaction)
+    }
+
+    /// The shares of `zone` at this point of the operation.
+    mutating func shares(inZone zone: ZoneID) throws -> [Share] {
+        if let known = zoneShares[zone] { return known }
+        let stored = try views.shares(inZone: zone, of: database, transaction)
+        zoneShares[zone] = stored
+        return stored
+    }
+
+    /// Records `share` as saved: its event follows the share record's own.
+    mutating func saveShare(_ share: Share) throws {
+        var shares = try shares(inZone: share.zoneID)
+        shares.removeAll { $0.recordName == share.recordName }
+        shares.append(share)
+        zoneShares[share.zoneID] = shares
+        events.append(.shareSaved(database: database, share: share))
+    }
+
+    /// Records the share `recordName` of `zone` as deleted.
+    mutating func deleteShare(_ recordName: String, in zone: ZoneID) throws {
+        var shares = try shares(inZone: zone)
+        shares.removeAll { $0.recordName == recordName }
+        zoneShares[zone] = shares
+        events.append(.shareDeleted(database: database, zoneID: zone, recordName: recordName))
+    }
+
+    /// The parent name of record `name` of `zone`, as the plan has it (for ``ShareScope``).
+    mutating func parentName(_ name: String, in zone: ZoneID) throws -> String? {
+        guard let parent = try record(RecordID(recordName: name, zoneID: zone))?.parent,
+            parent.recordID.zoneID == zone
+        else { return nil }
+        return parent.recordID.recordName
     }
 
     /// Records `new` as saved (replacing `old`), updating the reference graph.

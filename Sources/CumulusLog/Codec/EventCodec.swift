@@ -16,7 +16,9 @@ public enum EventCodec {
         case schemaExtended = 10
         case rolesAssigned = 11
         case epochBegan = 12
-        // 16–31: reserved for sharing events.
+        // 13–15: free. 16–31: sharing.
+        case shareSaved = 16
+        case shareDeleted = 17
     }
 
     /// Appends `event` to `writer`; throws only for a record with no canonical form.
@@ -92,6 +94,15 @@ public enum EventCodec {
         case .epochBegan(let epoch):
             writer.u8(Tag.epochBegan.rawValue)
             writer.u64(epoch)
+        case .shareSaved(let database, let share):
+            writer.u8(Tag.shareSaved.rawValue)
+            writer.databaseID(database)
+            ShareCodec.encode(share, into: &writer)
+        case .shareDeleted(let database, let zoneID, let recordName):
+            writer.u8(Tag.shareDeleted.rawValue)
+            writer.databaseID(database)
+            writer.zoneID(zoneID)
+            writer.string(recordName)
         }
     }
 
@@ -175,6 +186,13 @@ public enum EventCodec {
             return .rolesAssigned(schema: schema, user: user, roles: roles)
         case .epochBegan:
             return .epochBegan(epoch: try reader.u64())
+        case .shareSaved:
+            let database = try reader.databaseID()
+            return .shareSaved(database: database, share: try ShareCodec.decode(from: &reader))
+        case .shareDeleted:
+            let database = try reader.databaseID()
+            let zoneID = try reader.zoneID()
+            return .shareDeleted(database: database, zoneID: zoneID, recordName: try reader.string())
         }
     }
 }

@@ -41,6 +41,13 @@ public enum Event: Sendable, Hashable {
     /// tell a token from a superseded leader's fork (it points past the end of its
     /// epoch) from one it can serve.
     case epochBegan(epoch: UInt64)
+    /// A share in `database` (its owner's private database) was created or changed:
+    /// its participants, their acceptance, its public permission (SPEC §9). Logged in
+    /// the commit that saves the share record, or alone when a participant accepts or
+    /// leaves, so every node orders access changes with the records they govern.
+    case shareSaved(database: DatabaseID, share: Share)
+    /// The share `recordName` in `zoneID` was deleted: its participants lose access.
+    case shareDeleted(database: DatabaseID, zoneID: ZoneID, recordName: String)
 
     /// The event as it is stored: a saved record's client-side `changedKeys` cleared
     /// and the event's changed keys sorted (by UTF-8 bytes) and unique — what reading
@@ -68,7 +75,8 @@ public enum Event: Sendable, Hashable {
         switch self {
         case .recordSaved(let database, _, _), .recordDeleted(let database, _, _, _),
             .changeTagBumped(let database, _, _, _), .zoneSaved(let database, _), .zoneDeleted(let database, _),
-            .subscriptionSaved(let database, _, _), .subscriptionDeleted(let database, _):
+            .subscriptionSaved(let database, _, _), .subscriptionDeleted(let database, _),
+            .shareSaved(let database, _), .shareDeleted(let database, _, _):
             database
         case .dictionaryInstalled, .schemaChanged, .schemaExtended, .rolesAssigned, .epochBegan:
             nil
@@ -82,8 +90,10 @@ public enum Event: Sendable, Hashable {
         case .recordDeleted(_, let id, _, _), .changeTagBumped(_, let id, _, _): id.zoneID
         case .zoneSaved(_, let zone): zone.zoneID
         case .zoneDeleted(_, let zoneID): zoneID
+        // Share events change who sees a zone, not its records: they are in no zone's
+        // feed (the share record's own save is).
         case .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled, .schemaChanged, .schemaExtended,
-            .rolesAssigned, .epochBegan:
+            .rolesAssigned, .epochBegan, .shareSaved, .shareDeleted:
             nil
         }
     }

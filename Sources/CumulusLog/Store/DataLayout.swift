@@ -46,6 +46,9 @@ public enum DataLayout {
         case schemas
         case userRoles
         case schemaZones
+        case shares
+        case shareGUIDs
+        case sharedZones
 
         /// LMDB flags the table is created with.
         public var options: LMDBTable.Options {

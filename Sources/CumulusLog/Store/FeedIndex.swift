@@ -148,7 +148,7 @@ struct FeedIndex {
         case .zoneSaved: .zoneSaved
         case .zoneDeleted: .zoneDeleted
         case .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled, .schemaChanged, .schemaExtended,
-            .rolesAssigned, .epochBegan:
+            .rolesAssigned, .epochBegan, .shareSaved, .shareDeleted:
             nil
         }
     }

@@ -114,7 +114,7 @@ struct HistoryIndex: Sendable {
         case .zoneDeleted(let database, let zoneID):
             prefix(zoneKey: keys.zone(database, zoneID), recordName: nil)
         case .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled, .schemaChanged, .schemaExtended,
-            .rolesAssigned, .epochBegan:
+            .rolesAssigned, .epochBegan, .shareSaved, .shareDeleted:
             nil
         }
     }

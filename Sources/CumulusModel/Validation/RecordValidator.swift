@@ -93,7 +93,10 @@ public enum RecordValidator {
     /// One field's name and value.
     public static func checkField(_ key: String, _ value: FieldValue, of record: Record, encrypted: Bool) throws {
         do {
-            try NameRules.checkFieldName(key)
+            // A share's system fields (`cloudkit.title`…) are CloudKit's names, dots and all.
+            if !(Share.isShareType(record.recordType) && Share.systemFieldKeys.contains(key)) {
+                try NameRules.checkFieldName(key)
+            }
             try checkValue(value, of: record, field: key, encrypted: encrypted)
         } catch let error as CumulusError {
             throw error.at(record.recordID, field: key)

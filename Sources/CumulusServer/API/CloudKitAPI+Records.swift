@@ -68,7 +68,8 @@ extension CloudKitAPI {
             if (mode == .update || mode == .replace) && record.recordChangeTag == nil {
                 throw CumulusError(.invalidArguments, "operation \(index): '\(type)' needs the record's recordChangeTag (or use force\(type.prefix(1).uppercased() + type.dropFirst()))")
             }
-            saves.append(RecordSave(record, mode: mode))
+            let share = Share.isShareType(record.recordType) ? try ShareJSON.definition(recordJSON) : nil
+            saves.append(RecordSave(record, mode: mode, share: share))
             slots.append(.save(saves.count - 1, creating: mode == .create, keys: keys))
         }
         let atomic = body["atomic"]?.boolValue ?? true
@@ -83,7 +84,7 @@ extension CloudKitAPI {
                 let item = result.saveResults[index]
                 switch item.result {
                 case .success(let record):
-                    records.append(try RecordJSON.encode(record, desiredKeys: keys, numbersAsStrings: context.numbersAsStrings))
+                    records.append(try recordJSON(record, desiredKeys: keys, context))
                 case .failure(let error):
                     records.append(itemError(error, name: item.recordID.recordName, creating: creating))
                 }
@@ -142,9 +143,9 @@ extension CloudKitAPI {
                 case .success(let record):
                     bytes += record.storedValueByteCount ?? 0
                     // A record whose stored values turn out damaged is that item's error.
-                    do throws(CumulusError) {
-                        records.append(try RecordJSON.encode(record, desiredKeys: keys, numbersAsStrings: context.numbersAsStrings))
-                    } catch {
+                    do {
+                        records.append(try recordJSON(record, desiredKeys: keys, context))
+                    } catch let error as CumulusError {
                         records.append(itemError(error, name: item.recordID.recordName))
                     }
                 case .failure(let error): records.append(itemError(error, name: item.recordID.recordName))
@@ -184,7 +185,7 @@ extension CloudKitAPI {
                 scanLimit: limits.queryScanRecords, byteLimit: limits.responseBytes, as: context.caller.user)
         }
         var answer: [String: JSONValue] = [
-            "records": .array(try result.records.map { try RecordJSON.encode($0, numbersAsStrings: context.numbersAsStrings) }),
+            "records": .array(try result.records.map { try recordJSON($0, context) }),
         ]
         if let cursor = result.cursor { answer["continuationMarker"] = .string(cursor.base64) }
         return APIResponse(json: .object(answer))
@@ -219,7 +220,7 @@ extension CloudKitAPI {
         let changes = try await context.database.fetchZoneChanges(
             zone, since: token, resultsLimit: limit, desiredKeys: keys, catchUpTimeout: context.catchUpWait,
             byteLimit: byteLimit, as: context.caller.user)
-        let records = try changes.changed.map { try RecordJSON.encode($0, numbersAsStrings: context.numbersAsStrings) }
+        let records = try changes.changed.map { try recordJSON($0, context) }
             + changes.deleted.map(RecordJSON.deletion)
         var page: [String: JSONValue] = [
             "zoneID": (changes.changed.first?.recordID.zoneID ?? changes.deleted.first?.recordID.zoneID ?? zone).wireJSON,

@@ -188,7 +188,7 @@ public struct CloudKitAPI: Sendable {
     /// The operations ``route(_:requestID:)`` serves in a database, named by the path
     /// after the database (`records/modify`).
     public static let databaseOperations: Set<String> = [
-        "records/modify", "records/lookup", "records/query", "records/changes", "zones/list", "zones/lookup",
+        "records/modify", "records/lookup", "records/query", "records/changes", "records/resolve", "records/accept", "zones/list", "zones/lookup",
         "zones/modify", "zones/changes", "changes/database", "changes/zone", "subscriptions/list",
         "subscriptions/lookup", "subscriptions/modify", "users/current", "users/caller",
     ]
@@ -326,6 +326,8 @@ public struct CloudKitAPI: Sendable {
         case ("POST", "records/lookup"): return try lookupRecords(context)
         case ("POST", "records/query"): return try queryRecords(context)
         case ("POST", "records/changes"): return try await recordChanges(context)
+        case ("POST", "records/resolve"): return try resolveShares(context)
+        case ("POST", "records/accept"): return try await acceptShares(context)
         case ("GET", "zones/list"), ("POST", "zones/list"): return try listZones(context)
         case ("POST", "zones/lookup"): return try lookupZones(context)
         case ("POST", "zones/modify"): return try await modifyZones(context)

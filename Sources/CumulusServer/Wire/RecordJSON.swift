@@ -14,8 +14,11 @@ enum RecordJSON {
     /// The record dictionary of a response. `desiredKeys` limits the fields (nil: all).
     /// Throws `internalError` when the record's stored values turn out damaged (reads
     /// check values as they decode them; this is where a whole record is written out).
-    static func encode(_ record: Record, desiredKeys: Set<String>? = nil, numbersAsStrings: Bool = false)
-        throws(CumulusError) -> JSONValue
+    /// A share record comes with `share`, its access, as `caller` may see it.
+    static func encode(
+        _ record: Record, desiredKeys: Set<String>? = nil, numbersAsStrings: Bool = false, share: Share? = nil,
+        caller: String? = nil
+    ) throws(CumulusError) -> JSONValue
     {
         if let damage = record.storedValuesError() { throw damage }
         var fields: [String: JSONValue] = [:]
@@ -50,6 +53,7 @@ enum RecordJSON {
         if let share = record.share {
             dict["share"] = ["recordName": .string(share.recordID.recordName), "zoneID": share.recordID.zoneID.wireJSON]
         }
+        if let share { ShareJSON.describe(share, in: &dict, caller: caller) }
         return .object(dict)
     }
 

@@ -18,7 +18,7 @@ extension LMDBEnvironment {
         /// process has the environment open.
         public var maxReaders: Int = 512
         /// Maximum number of named tables.
-        public var maxTables: Int = 32
+        public var maxTables: Int = 64
         /// When `false`, commits do not fsync (`MDB_NOSYNC`). **Unsafe**: a system crash
         /// (not an application crash) can lose recent commits or corrupt the database.
         /// Opt in only for data that can be rebuilt, or call `sync(force:)` yourself.

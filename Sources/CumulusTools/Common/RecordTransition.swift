@@ -27,7 +27,7 @@ public enum RecordTransition: Sendable {
         case .zoneDeleted(let database, let zoneID):
             self = .zoneDeleted(database: database, zoneID: zoneID)
         case .zoneSaved, .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled, .schemaChanged,
-            .schemaExtended, .rolesAssigned, .epochBegan:
+            .schemaExtended, .rolesAssigned, .epochBegan, .shareSaved, .shareDeleted:
             return nil
         }
     }

@@ -104,6 +104,20 @@ public struct LogEntry: Sendable, Hashable {
                 entry.cause = "roles:" + schema.description
             case .epochBegan(let epoch):
                 entry.recordName = String(epoch)
+            case .shareSaved(_, let share):
+                // Who may see what is the point of an audit: every participant, with
+                // permission and status, and what the share opens.
+                entry.zone = share.zoneID
+                entry.recordName = share.recordName
+                entry.recordType = Share.recordType
+                entry.changedKeys = share.participants.map {
+                    "\($0.userRecordName):\($0.role.wireName):\($0.permission.wireName):\($0.acceptance.wireName)"
+                }
+                entry.cause = (share.rootRecordName.map { "root:" + $0 } ?? "zone") + " public:" + share.publicPermission.wireName
+            case .shareDeleted(_, let zoneID, let recordName):
+                entry.zone = zoneID
+                entry.recordName = recordName
+                entry.recordType = Share.recordType
             case .zoneSaved, .zoneDeleted:
                 break
             }
@@ -126,6 +140,8 @@ public struct LogEntry: Sendable, Hashable {
         case .schemaExtended: "schemaExtended"
         case .rolesAssigned: "rolesAssigned"
         case .epochBegan: "epochBegan"
+        case .shareSaved: "shareSaved"
+        case .shareDeleted: "shareDeleted"
         }
     }
 

@@ -51,7 +51,7 @@ extension Views {
         case .zoneDeleted(let database, let zoneID):
             try touch(database, zoneID, recordType: nil, &firing, txn)
         case .changeTagBumped, .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled, .schemaChanged,
-            .schemaExtended, .rolesAssigned, .epochBegan:
+            .schemaExtended, .rolesAssigned, .epochBegan, .shareSaved, .shareDeleted:
             break  // a tag bump is a consequence of another change, which fires on its own
         }
     }
