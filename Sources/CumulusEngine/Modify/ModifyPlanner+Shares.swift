@@ -95,8 +95,10 @@ extension ModifyPlanner {
             }
         } else {
             if others.contains(where: \.isZoneWide) {
+                // CloudKit answers serverRejectedRequest; here that code means "retry",
+                // which would not help.
                 throw CumulusError(
-                    .serverRejectedRequest,
+                    .invalidArguments,
                     "zone \(zone.zoneName) is shared whole (cloudkit.zoneshare); its records cannot be shared on their own",
                     recordID: id)
             }

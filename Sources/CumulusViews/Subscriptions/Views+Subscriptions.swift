@@ -50,8 +50,16 @@ extension Views {
             try touch(database, zone.zoneID, recordType: nil, &firing, txn)
         case .zoneDeleted(let database, let zoneID):
             try touch(database, zoneID, recordType: nil, &firing, txn)
+        case .shareSaved(let database, let share):
+            // Whoever gains or loses the zone sees their shared database change.
+            let old = try self.share(share.recordName, zoneID: share.zoneID, in: database, txn)
+            let users = Set(((old?.participants ?? []) + share.participants).map(\.userRecordName))
+            try touchSharedDatabases(of: users, database, share.zoneID, &firing, txn)
+        case .shareDeleted(let database, let zoneID, let recordName):
+            let old = try share(recordName, zoneID: zoneID, in: database, txn)
+            try touchSharedDatabases(of: Set(old?.participants.map(\.userRecordName) ?? []), database, zoneID, &firing, txn)
         case .changeTagBumped, .subscriptionSaved, .subscriptionDeleted, .dictionaryInstalled, .schemaChanged,
-            .schemaExtended, .rolesAssigned, .epochBegan, .shareSaved, .shareDeleted:
+            .schemaExtended, .rolesAssigned, .epochBegan:
             break  // a tag bump is a consequence of another change, which fires on its own
         }
     }
@@ -135,6 +143,24 @@ extension Views {
                     continue
                 }
             }
+        }
+        // A shared zone's change is also a change of each participant's shared database.
+        if database.scope == .private, !zoneID.isDefaultZone {
+            let users = try shares(inZone: zoneID, of: database, txn).flatMap { share in
+                share.participants.map(\.userRecordName).filter { share.access(for: $0) != nil }
+            }
+            try touchSharedDatabases(of: Set(users), database, zoneID, &firing, txn)
+        }
+    }
+
+    /// Fires the subscriptions of `users`' shared databases (the owner's excepted) for
+    /// a change of `zoneID` of `owner`.
+    private func touchSharedDatabases(
+        of users: Set<String>, _ owner: DatabaseID, _ zoneID: ZoneID, _ firing: inout Firing, _ txn: LMDBWriteTransaction
+    ) throws {
+        for user in users.sorted(by: UTF8Order.precedes) where user != owner.owner {
+            let shared = DatabaseID(container: owner.container, environment: owner.environment, scope: .shared, owner: user)
+            try touch(shared, zoneID, recordType: nil, &firing, txn)
         }
     }
 
