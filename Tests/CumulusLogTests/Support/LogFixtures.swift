@@ -92,7 +92,7 @@ extension RandomRecords {
         let database = DatabaseID(
             container: "iCloud." + identifier(), environment: chance(0.5) ? .development : .production,
             scope: chance(0.2) ? .public : .private, owner: "_" + asciiName())
-        switch int(0...7) {
+        switch int(0...8) {
         case 0, 1:
             var record = record()
             if database.scope == .public { record.recordID.zoneID = .default }
@@ -110,6 +110,23 @@ extension RandomRecords {
             return chance(0.5)
                 ? .subscriptionSaved(database: database, subscriptionID: asciiName(), definition: (0..<int(0...30)).map { _ in UInt8(int(0...255)) })
                 : .subscriptionDeleted(database: database, subscriptionID: asciiName())
+        case 7:
+            let zone = recordID().zoneID
+            guard chance(0.7) else {
+                return .shareDeleted(database: database, zoneID: zone, recordName: asciiName())
+            }
+            let participants = (0..<int(0...4)).map { _ in
+                ShareParticipant(
+                    userRecordName: "_" + asciiName(), permission: SharePermission.allCases[int(0...2)],
+                    role: ShareParticipant.Role.allCases[int(0...2)],
+                    acceptance: ShareParticipant.Acceptance.allCases[int(0...2)])
+            }
+            return .shareSaved(
+                database: database,
+                share: Share(
+                    owner: database.owner, recordName: asciiName(), zoneID: zone,
+                    rootRecordName: chance(0.5) ? nil : asciiName(), shortGUID: asciiName(maxLength: 26),
+                    publicPermission: SharePermission.allCases[int(0...2)], participants: participants))
         default:
             return chance(0.8)
                 ? .dictionaryInstalled(id: UInt32(int(1...1000)), bytes: (0..<int(0...30)).map { _ in UInt8(int(0...255)) })
