@@ -121,9 +121,18 @@ extension Database {
                     // history sees each record once, at its latest version.
                     hints.recordID = recordID
                     guard let record = try desired.record(zoneKey: zoneKey, name: name, views: views, hints: &hints, txn),
-                        !Self.changedAfter(record, page.lastSequence), access.allows(record),
-                        try shared.map({ try isVisible(record, in: $0, txn) }) ?? true
+                        !Self.changedAfter(record, page.lastSequence), access.allows(record)
                     else { continue }
+                    if let shared, try !isVisible(record, in: shared, txn) {
+                        // Moved out of a shared hierarchy (its parent changed): for the
+                        // participant it is gone, if the version before was theirs to see.
+                        if let tag = record.recordChangeTag, let written = UInt64(tag, radix: 36),
+                            try wasVisible(recordID, deletedAt: written, in: shared, txn)
+                        {
+                            deleted.append(RecordDeletion(recordID: recordID, recordType: record.recordType, cause: .direct))
+                        }
+                        continue
+                    }
                     changed.append(record)
                 case .deleted(let sequence):
                     // Re-created after this page: a later page reports it as changed.

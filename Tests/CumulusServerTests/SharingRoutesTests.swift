@@ -205,6 +205,19 @@ struct SharingRoutesTests {
             guard case .array(let entries) = feed else { return }
             #expect(entries.first { $0["recordName"] == "s1" }?["deleted"] == true)
 
+            // Alice moves t2 out of the hierarchy: for bob it is deleted.
+            let movedFrom = try #require(followed["zones"]?[0]?["syncToken"]?.stringValue)
+            _ = try await s.alice("records/modify", #"{"zoneID":{"zoneName":"Projects"},"operations":[{"operationType":"forceUpdate","record":{"recordName":"t2","recordType":"Task","fields":{},"parent":null}}]}"#)
+            let moved = try await s.bob("changes/zone", #"{"zones":[{\#(zone),"syncToken":"\#(movedFrom)"}]}"#)
+            // (p1 comes too: the parent reference that left changed its tag.)
+            guard case .array(let movedEntries)? = moved["zones"]?[0]?["records"] else {
+                Issue.record("no records: \(moved)")
+                return
+            }
+            #expect(movedEntries.first { $0["recordName"] == "t2" }?["deleted"] == true, "\(moved)")
+            let movedLookup = try await s.bob("records/lookup", #"{\#(zone),"records":[{"recordName":"t2"}]}"#)
+            #expect(Self.code(movedLookup, record: 0) == "NOT_FOUND")
+
             // Removed: refused at once, and the zone leaves bob's database.
             _ = try await s.alice("records/modify", Self.share("share-p1", zone: "Projects", bob: nil, operation: "forceUpdate"))
             let afterRemoval = try await s.bob("records/lookup", #"{\#(zone),"records":[{"recordName":"p1"}]}"#)
