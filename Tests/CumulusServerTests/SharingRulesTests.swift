@@ -131,6 +131,24 @@ struct SharingRulesTests {
         #expect(try world.container.verify().isHealthy)
     }
 
+    @Test("the owner deleting the zone ends every share of it: the participant's database changes report it gone")
+    func zoneDeleted() async throws {
+        let world = try await Self.world()
+        let bob: String?? = .some(world.bobToken)
+        let saved = try await world.post("records/modify", Script.share("cloudkit.zoneshare", zone: "Z", bob: world.bob))
+        let guid = try #require(saved.json["records"]?[0]?["shortGUID"]?.stringValue)
+        _ = try await world.post("records/accept", #"{"shortGUIDs":[{"value":"\#(guid)"}]}"#, database: "shared", token: bob)
+        let token = try #require(try await world.post("changes/database", "{}", database: "shared", token: bob).json["syncToken"]?.stringValue)
+        _ = try await world.post("zones/modify", #"{"operations":[{"operationType":"delete","zone":{"zoneID":{"zoneName":"Z"}}}]}"#)
+        let changes = try await world.post("changes/database", #"{"syncToken":"\#(token)"}"#, database: "shared", token: bob)
+        #expect(changes.json["zones"]?[0]?["deleted"] == true, "\(changes.json)")
+        let read = try await world.post("records/lookup", #"{\#(Script.sharedZone("Z", world)),"records":[{"recordName":"p1"}]}"#, database: "shared", token: bob)
+        #expect(Self.code(read) == "ACCESS_DENIED", "\(read.json)")
+        let unknown = try await world.post("records/accept", #"{"shortGUIDs":[{"value":"\#(guid)"}]}"#, database: "shared", token: bob)
+        #expect(Self.code(unknown, key: "results") == "NOT_FOUND")
+        #expect(try world.container.verify().isHealthy)
+    }
+
     @Test("a public permission lets anyone with the short GUID in; a database subscription in the shared database fires")
     func publicPermissionAndSubscriptions() async throws {
         let world = try await Self.world()
