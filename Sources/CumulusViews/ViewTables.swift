@@ -45,6 +45,13 @@ public struct ViewTables: Sendable {
     /// ``SchemaCatalog/key(_:)`` ‖ zone key → empty: the zones that ever held records
     /// of a container environment, so an index change can find every record of a type.
     public let schemaZones: LMDBTable
+    /// [32] asset checksum → u64 count of current records holding it ‖ u64 sequence of
+    /// the last commit that saved a record version holding it (``Views/assetReferences(_:in:)``).
+    public let assetRefs: LMDBTable
+    /// zone key ‖ record name → n × [32] checksums, ascending: the assets a current
+    /// record holds (only records holding any), so its next save or delete, or its
+    /// zone's deletion, knows what to count down.
+    public let assetsOut: LMDBTable
 
     /// Opens (creating) the view tables of `environment`.
     public init(environment: LMDBEnvironment) throws {
@@ -66,6 +73,8 @@ public struct ViewTables: Sendable {
         schemas = try DataLayout.open(.schemas, in: environment)
         userRoles = try DataLayout.open(.userRoles, in: environment)
         schemaZones = try DataLayout.open(.schemaZones, in: environment)
+        assetRefs = try DataLayout.open(.assetRefs, in: environment)
+        assetsOut = try DataLayout.open(.assetsOut, in: environment)
     }
 
     /// Every view table with its name, in a fixed order (for rebuild and digests).
@@ -73,7 +82,7 @@ public struct ViewTables: Sendable {
         [
             records, refsIn, refsOut, byType, zones, subscriptions, fieldIndex, tokenIndex, tokenPending,
             clientTokens, subscriptionIndex, subscriptionsFired, subscriptionState, notifications, notificationHeads, schemas,
-            userRoles, schemaZones,
+            userRoles, schemaZones, assetRefs, assetsOut,
         ]
     }
 }
