@@ -21,6 +21,8 @@ public final class Container: Sendable {
     public let views: Views
     /// The writer.
     public let writer: LogWriter
+    /// The asset files beside the LMDB files (`DATA/assets`).
+    public let assets: AssetStore
     /// 32 random bytes made when the directory was created: the key that
     /// authenticates query cursors and change tokens this server issues.
     let secret: [UInt8]
@@ -56,6 +58,7 @@ public final class Container: Sendable {
         self.store = store
         let views = try Views(environment: environment, indexBuildObserver: indexBuildObserver)
         self.views = views
+        assets = try AssetStore(dataDirectory: path)
         // Views made by an older layout are rebuilt from the log before anything reads them.
         try ViewRebuilder.upgradeIfNeeded(views, from: store)
         secret = try DataLayout.loadOrCreateServerSecret(in: environment)

@@ -30,6 +30,8 @@ struct ModifyPlanner {
     let deleteErrors: [Int: CumulusError]
     let clientChangeTokenData: [UInt8]?
     let requestID: String
+    /// Asset files the operation's receipts proved (``checkAssets(_:existing:proven:)``).
+    var provenAssets: Set<AssetChecksum> = []
 
     private enum Item: Hashable {
         case save(Int)
@@ -229,6 +231,7 @@ struct ModifyPlanner {
         record.clearChangedKeys()
         try RecordValidator.validateForStorage(&record, in: database.scope)
         try rules.schema.check(record)
+        try Self.checkAssets(record, existing: existing, proven: provenAssets)
 
         func exists(_ target: RecordID) throws -> Bool {
             try pending.contains(target) || overlay.record(target) != nil
