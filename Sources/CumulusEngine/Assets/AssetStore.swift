@@ -85,23 +85,11 @@ public final class AssetStore: Sendable {
         return Array(data)
     }
 
-    /// Calls `body` with the stored file's bytes in chunks of at most `chunkSize`, in
-    /// order; `unknownItem` if it is not stored. For downloads: a file may be 50 MB,
-    /// and a chunk at a time is all that needs to be held.
-    public func readChunks(_ checksum: AssetChecksum, chunkSize: Int = 1 << 16, _ body: ([UInt8]) throws -> Void) throws {
-        let descriptor = open(path(of: checksum), O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw CumulusError(.unknownItem, "the asset \(checksum) is not stored on this node")
-        }
-        defer { close(descriptor) }
-        var buffer = [UInt8](repeating: 0, count: chunkSize)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { readBytes(descriptor, $0.baseAddress, chunkSize) }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { throw Self.failure("read \(path(of: checksum))") }
-            if count == 0 { return }
-            try body(Array(buffer[0..<count]))
-        }
+    /// Calls `body` with the stored file's bytes in chunks, in order; `unknownItem`
+    /// if it is not stored (``AssetReader``).
+    public func readChunks(_ checksum: AssetChecksum, _ body: ([UInt8]) throws -> Void) throws {
+        let reader = try AssetReader(checksum, in: self)
+        while let chunk = try reader.next() { try body(chunk) }
     }
 
     // MARK: - Writing
@@ -243,9 +231,4 @@ public final class AssetStore: Sendable {
     static func failure(_ what: String) -> CumulusError {
         CumulusError(.internalError, "asset store: cannot \(what): \(String(cString: strerror(errno)))")
     }
-}
-
-/// `read(2)`, at file scope where the name is not ``AssetStore/read(_:)``.
-private func readBytes(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-    read(descriptor, buffer, count)
 }

@@ -83,7 +83,7 @@ extension CloudKitAPI {
                 let item = result.saveResults[index]
                 switch item.result {
                 case .success(let record):
-                    records.append(try RecordJSON.encode(record, desiredKeys: keys, numbersAsStrings: context.numbersAsStrings))
+                    records.append(try RecordJSON.encode(record, desiredKeys: keys, numbersAsStrings: context.numbersAsStrings, downloadURL: downloadURLs(context)))
                 case .failure(let error):
                     records.append(itemError(error, name: item.recordID.recordName, creating: creating))
                 }
@@ -143,7 +143,7 @@ extension CloudKitAPI {
                     bytes += record.storedValueByteCount ?? 0
                     // A record whose stored values turn out damaged is that item's error.
                     do throws(CumulusError) {
-                        records.append(try RecordJSON.encode(record, desiredKeys: keys, numbersAsStrings: context.numbersAsStrings))
+                        records.append(try RecordJSON.encode(record, desiredKeys: keys, numbersAsStrings: context.numbersAsStrings, downloadURL: downloadURLs(context)))
                     } catch {
                         records.append(itemError(error, name: item.recordID.recordName))
                     }
@@ -184,7 +184,7 @@ extension CloudKitAPI {
                 scanLimit: limits.queryScanRecords, byteLimit: limits.responseBytes, as: context.caller.user)
         }
         var answer: [String: JSONValue] = [
-            "records": .array(try result.records.map { try RecordJSON.encode($0, numbersAsStrings: context.numbersAsStrings) }),
+            "records": .array(try result.records.map { try RecordJSON.encode($0, numbersAsStrings: context.numbersAsStrings, downloadURL: downloadURLs(context)) }),
         ]
         if let cursor = result.cursor { answer["continuationMarker"] = .string(cursor.base64) }
         return APIResponse(json: .object(answer))
@@ -219,7 +219,7 @@ extension CloudKitAPI {
         let changes = try await context.database.fetchZoneChanges(
             zone, since: token, resultsLimit: limit, desiredKeys: keys, catchUpTimeout: context.catchUpWait,
             byteLimit: byteLimit, as: context.caller.user)
-        let records = try changes.changed.map { try RecordJSON.encode($0, numbersAsStrings: context.numbersAsStrings) }
+        let records = try changes.changed.map { try RecordJSON.encode($0, numbersAsStrings: context.numbersAsStrings, downloadURL: downloadURLs(context)) }
             + changes.deleted.map(RecordJSON.deletion)
         var page: [String: JSONValue] = [
             "zoneID": (changes.changed.first?.recordID.zoneID ?? changes.deleted.first?.recordID.zoneID ?? zone).wireJSON,

@@ -88,6 +88,8 @@ public struct CloudKitAPI: Sendable {
         /// How long a change token ahead of this node may be waited for (a follower
         /// catching up with the leader that issued it).
         var catchUpWait: Duration = CloudKitAPI.defaultCatchUpWait
+        /// `scheme://host` of the URLs handed out (assets), from the request.
+        var origin = "http://localhost"
     }
 
     /// Answers one request. Never throws: every failure becomes a CloudKit error body.
@@ -190,7 +192,7 @@ public struct CloudKitAPI: Sendable {
     public static let databaseOperations: Set<String> = [
         "records/modify", "records/lookup", "records/query", "records/changes", "zones/list", "zones/lookup",
         "zones/modify", "zones/changes", "changes/database", "changes/zone", "subscriptions/list",
-        "subscriptions/lookup", "subscriptions/modify", "users/current", "users/caller",
+        "subscriptions/lookup", "subscriptions/modify", "users/current", "users/caller", "assets/upload",
     ]
     /// The operations served per container environment, named by the path after the
     /// environment (`tokens/create`).
@@ -320,12 +322,13 @@ public struct CloudKitAPI: Sendable {
             ?? (request.query["numbersAsStrings"] == "true")
         let context = Context(
             caller: caller, database: database, body: body, numbersAsStrings: numbersAsStrings, requestID: requestID,
-            catchUpWait: try Self.catchUpWait(request))
+            catchUpWait: try Self.catchUpWait(request), origin: Self.origin(of: request))
         switch (request.method, operation) {
         case ("POST", "records/modify"): return try await modifyRecords(context)
         case ("POST", "records/lookup"): return try lookupRecords(context)
         case ("POST", "records/query"): return try queryRecords(context)
         case ("POST", "records/changes"): return try await recordChanges(context)
+        case ("POST", "assets/upload"): return try requestUploadURLs(context)
         case ("GET", "zones/list"), ("POST", "zones/list"): return try listZones(context)
         case ("POST", "zones/lookup"): return try lookupZones(context)
         case ("POST", "zones/modify"): return try await modifyZones(context)

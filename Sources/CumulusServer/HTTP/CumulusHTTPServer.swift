@@ -50,6 +50,7 @@ public enum CumulusHTTPServer {
     ) async -> Response {
         var request = request
         let answer: APIResponse
+        if isAssetPath(request.uri.path) { return await assetExchange(request, api: api) }
         // A declared length over the limit is refused before a byte is read.
         let declared = request.headers[.contentLength].flatMap { Int($0) }
         if let declared, declared > CloudKitAPI.maxBodyBytes {

@@ -11,12 +11,14 @@ enum RecordJSON {
     /// The wire type prefix of a value in the encrypted key space.
     static let encryptedPrefix = "ENCRYPTED_"
 
-    /// The record dictionary of a response. `desiredKeys` limits the fields (nil: all).
+    /// The record dictionary of a response. `desiredKeys` limits the fields (nil: all);
+    /// `downloadURL` gives each asset its `downloadURL` (reads; not a modify's echo).
     /// Throws `internalError` when the record's stored values turn out damaged (reads
     /// check values as they decode them; this is where a whole record is written out).
-    static func encode(_ record: Record, desiredKeys: Set<String>? = nil, numbersAsStrings: Bool = false)
-        throws(CumulusError) -> JSONValue
-    {
+    static func encode(
+        _ record: Record, desiredKeys: Set<String>? = nil, numbersAsStrings: Bool = false,
+        downloadURL: ((Asset) -> String?)? = nil
+    ) throws(CumulusError) -> JSONValue {
         if let damage = record.storedValuesError() { throw damage }
         var fields: [String: JSONValue] = [:]
         for (space, prefix) in [(record.fields, ""), (record.encryptedValues, encryptedPrefix)] {
@@ -29,6 +31,7 @@ enum RecordJSON {
                     default: break
                     }
                 }
+                if let downloadURL, let linked = Self.linking(value, downloadURL) { wireValue = linked }
                 fields[key] = ["value": wireValue, "type": .string(prefix + value.wireTypeName)]
             }
         }
@@ -51,6 +54,25 @@ enum RecordJSON {
             dict["share"] = ["recordName": .string(share.recordID.recordName), "zoneID": share.recordID.zoneID.wireJSON]
         }
         return .object(dict)
+    }
+
+    /// An asset value (or list of them) with each asset's `downloadURL`; `nil` for
+    /// any other value.
+    static func linking(_ value: FieldValue, _ downloadURL: (Asset) -> String?) -> JSONValue? {
+        func linked(_ asset: Asset) -> JSONValue {
+            guard case .object(var members) = asset.wireJSON, let url = downloadURL(asset) else { return asset.wireJSON }
+            members["downloadURL"] = .string(url)
+            return .object(members)
+        }
+        switch value {
+        case .asset(let asset): return linked(asset)
+        case .list(let items) where items.first?.scalarType == .asset:
+            return .array(items.map { item in
+                if case .asset(let asset) = item { return linked(asset) }
+                return item.wireValue
+            })
+        default: return nil
+        }
     }
 
     static func stamp(_ date: Timestamp, _ user: RecordID?) -> JSONValue {
