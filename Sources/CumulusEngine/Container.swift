@@ -212,9 +212,13 @@ public final class Container: Sendable {
     }
 
     /// Rebuilds the views from the log in a scratch directory and compares them with
-    /// the live ones; checks the hash chain.
+    /// the live ones; checks the hash chain, and that every asset file a reachable
+    /// record version refers to is stored and hashes to its name.
     public func verify(progress: ((String, UInt64) -> Void)? = nil) throws -> ViewVerifier.Report {
-        try ViewVerifier.verify(views, store: store, progress: progress)
+        var report = try ViewVerifier.verify(views, store: store, progress: progress)
+        report.assetsChecked = try reachableAssets().count
+        report.assetProblems = try verifyAssets()
+        return report
     }
 
     /// Finishes queued writes and stops the writer. Also done when the container

@@ -55,14 +55,7 @@ extension Container {
     /// follower must hold and what `verify` checks, in checksum order.
     public func reachableAssets() throws -> [AssetChecksum] {
         let first = store.firstRetained
-        return try store.environment.read { txn in
-            var found: [AssetChecksum] = []
-            try views.forEachAssetReference(in: txn) { checksum, references in
-                if references.isReachable(retainedFrom: first) { found.append(checksum) }
-                return true
-            }
-            return found
-        }
+        return try store.environment.read { try views.reachableAssets(retainedFrom: first, in: $0) }
     }
 
     /// What is wrong with the asset store, one line per file: each reachable file

@@ -97,6 +97,18 @@ extension Views {
         }
     }
 
+    /// Every file a record version the log holds from `retainedFrom` on can reach
+    /// (``AssetReferences/isReachable(retainedFrom:)``), in checksum order: what a node
+    /// must hold, what `verify` checks, what a seeded follower fetches.
+    public func reachableAssets(retainedFrom: UInt64, in txn: LMDBReadTransaction) throws -> [AssetChecksum] {
+        var found: [AssetChecksum] = []
+        try forEachAssetReference(in: txn) { checksum, references in
+            if references.isReachable(retainedFrom: retainedFrom) { found.append(checksum) }
+            return true
+        }
+        return found
+    }
+
     /// The name of a current record holding `checksum`, or `nil`: for messages that
     /// name an asset's owner. Walks `assetsOut`; for reports, not for hot paths.
     public func recordName(holding checksum: AssetChecksum, in txn: LMDBReadTransaction) throws -> String? {
