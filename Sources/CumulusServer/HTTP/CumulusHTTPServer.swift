@@ -78,6 +78,8 @@ public enum CumulusHTTPServer {
             for (key, value) in request.uri.queryParameters { query[String(key)] = String(value) }
             var headers: [String: String] = [:]
             for field in request.headers { headers[field.name.canonicalName] = field.value }
+            // HTTP/1's Host travels as the authority, not among the fields.
+            if headers["host"] == nil, let authority = request.head.authority { headers["host"] = authority }
             let apiRequest = APIRequest(
                 method: request.method.rawValue, path: request.uri.path, query: query, headers: headers,
                 body: Array(body.readableBytesView))
