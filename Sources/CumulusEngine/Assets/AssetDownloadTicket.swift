@@ -33,9 +33,7 @@ public struct AssetDownloadTicket: Sendable, Equatable {
     /// forged or expired at `now`.
     static func open(_ text: String, secret: [UInt8], now: Timestamp) throws -> AssetDownloadTicket {
         try AssetToken.open(text, as: .download, secret: secret, now: now) { database, expires, reader in
-            guard let checksum = AssetChecksum(bytes: try reader.raw(AssetChecksum.byteCount)) else {
-                throw reader.failure("checksum")
-            }
+            let checksum = try AssetToken.checksum(&reader)
             return AssetDownloadTicket(checksum: checksum, database: database, expires: expires)
         }
     }

@@ -41,9 +41,7 @@ public struct AssetReceipt: Sendable, Equatable {
     /// expired at `now`.
     static func open(_ text: String, secret: [UInt8], now: Timestamp) throws -> AssetReceipt {
         try AssetToken.open(text, as: .receipt, secret: secret, now: now) { database, expires, reader in
-            guard let checksum = AssetChecksum(bytes: try reader.raw(AssetChecksum.byteCount)) else {
-                throw reader.failure("checksum")
-            }
+            let checksum = try AssetToken.checksum(&reader)
             return AssetReceipt(
                 checksum: checksum, size: try reader.zigzag(), database: database, user: try reader.string(),
                 expires: expires)

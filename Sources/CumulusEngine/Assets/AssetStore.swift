@@ -11,7 +11,7 @@ import Darwin
 #endif
 
 /// The asset files of a data directory (issue 17): content-addressed, beside the
-/// LMDB files, in `DATA/assets/`. `Docs/LOG-FORMAT.md` §17 gives the layout.
+/// LMDB files, in `DATA/assets/`. `Docs/LOG-FORMAT.md` §16 gives the layout.
 ///
 /// ```
 /// DATA/assets/lock                   flock'd around every rename, touch and delete

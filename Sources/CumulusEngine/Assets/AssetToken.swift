@@ -80,6 +80,14 @@ enum AssetToken {
         }
     }
 
+    /// A checksum's 32 bytes from a token's body.
+    static func checksum(_ reader: inout BinaryReader) throws -> AssetChecksum {
+        guard let checksum = AssetChecksum(bytes: try reader.raw(AssetChecksum.byteCount)) else {
+            throw reader.failure("checksum")
+        }
+        return checksum
+    }
+
     /// Unpadded base64url (RFC 4648 §5).
     static func base64url(_ bytes: [UInt8]) -> String {
         var text = Data(bytes).base64EncodedString()

@@ -15,7 +15,7 @@ import CumulusStorage
 ///   and rebuilt at will.
 ///
 /// Asset files are not in the environment: they sit beside it in `assets/`
-/// (``assetDirectoryName``; `Docs/LOG-FORMAT.md` §17).
+/// (``assetDirectoryName``; `Docs/LOG-FORMAT.md` §16).
 public enum DataLayout {
     /// A table's name in the environment.
     public enum Table: String, Sendable, CaseIterable {
