@@ -135,6 +135,15 @@ public final class AssetStore: Sendable {
         }
     }
 
+    /// Whether the file named `checksum` is stored, restarting its grace if it is
+    /// (under the lock, so a collection round cannot delete it in between): a
+    /// follower about to apply a record that refers to a file it already holds keeps
+    /// the file as an upload would.
+    public func retain(_ checksum: AssetChecksum) throws -> Bool {
+        let target = path(of: checksum)
+        return try withLock { utimensat(AT_FDCWD, target, nil, 0) == 0 }
+    }
+
     // MARK: - Listing, checking, collecting
 
     /// Every stored file's name, in order. Files whose names are not checksums

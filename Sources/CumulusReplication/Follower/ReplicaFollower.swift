@@ -260,7 +260,9 @@ public final class ReplicaFollower: Sendable {
                 }
             }
         }
-        for checksum in wanted.sorted() where !container.assets.contains(checksum) {
+        // A file already here restarts its grace, so a collection round cannot delete it
+        // before the commit that refers to it again is applied.
+        for checksum in wanted.sorted() where try !container.assets.retain(checksum) {
             try await Self.fetchAsset(checksum, from: client, into: container.assets)
         }
     }
