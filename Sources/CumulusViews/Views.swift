@@ -15,9 +15,9 @@ import CumulusStorage
 ///
 /// This file is the dispatcher; each concern's writes and reads are in its folder:
 /// `Records/` (records, by type, field and token indexes), `References/` (the
-/// graph), `Assets/` (asset reference counts), `Zones/` (zones, client change tokens), `Subscriptions/` (matching and
-/// notifications), `Schema/` (schemas, roles, index builds) and `Maintenance/`
-/// (rebuild, verify, digest). Every byte layout is in `ViewTables` and `ViewKeys`.
+/// graph), `Assets/` (asset reference counts), `Zones/` (zones, client change
+/// tokens), `Subscriptions/` (matching and notifications), `Schema/` (schemas,
+/// roles, index builds) and `Maintenance/` (rebuild, verify, digest). Every byte layout is in `ViewTables` and `ViewKeys`.
 public final class Views: Sendable {
     /// The tables.
     public let tables: ViewTables
