@@ -1,6 +1,7 @@
 @testable import CumulusEngine
 import CumulusModel
 import CumulusServer
+import CumulusTestSupport
 import Crypto
 import Foundation
 import HummingbirdTesting
@@ -267,6 +268,37 @@ struct AssetRoutesTests {
                 #expect(response.status == .notFound, "upload URLs take POST")
             }
         }
+    }
+
+    @Test("2,000 mutated upload URLs, download URLs and receipts are each refused with BAD_REQUEST; nothing is stored")
+    func mutatedTokensRefused() async throws {
+        let world = try APIWorld()
+        let upload = try Self.ticket(try await Self.uploadURL(world), after: CloudKitAPI.assetUploadPath)
+        let uploaded = try await Self.upload(world, Self.photo, to: try await Self.uploadURL(world))
+        let receipt = try #require(uploaded.json["singleFile"]?["receipt"]?.stringValue)
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=+/%".utf8)
+        var generator = RandomRecords(seed: 0xA55E7)
+        func mutated(_ text: String) -> String {
+            var bytes = Array(text.utf8)
+            for _ in 0..<generator.int(1...3) where !bytes.isEmpty {
+                switch generator.int(0...2) {
+                case 0: bytes[generator.int(0...bytes.count - 1)] = alphabet[generator.int(0...alphabet.count - 1)]
+                case 1: bytes.remove(at: generator.int(0...bytes.count - 1))
+                default: bytes.insert(alphabet[generator.int(0...alphabet.count - 1)], at: generator.int(0...bytes.count))
+                }
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        for round in 0..<2_000 {
+            let bad = mutated(round % 2 == 0 ? upload : receipt)
+            guard bad != upload else { continue }
+            var none: [[UInt8]] = [[1, 2, 3]]
+            let response = await world.api.uploadAsset(ticket: bad, declaredLength: 3) { none.popLast() }
+            let json = try JSONValue.parse(Data(response.bodyBytes()))
+            #expect(response.status == 400 && json["serverErrorCode"] == "BAD_REQUEST", "\(bad): \(json)")
+            #expect(throws: CumulusError.self) { try world.api.downloadableAsset(ticket: bad) }
+        }
+        #expect(try world.container.assets.storedChecksums().count == 1, "only the one real upload")
     }
 
     @Test("in production an upload URL is only for a declared ASSET field")

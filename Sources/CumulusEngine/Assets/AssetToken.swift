@@ -96,10 +96,12 @@ enum AssetToken {
         return text
     }
 
-    /// The bytes of unpadded (or padded) base64url, or `nil`.
+    /// The bytes of canonical unpadded base64url, or `nil`: only the text ``base64url(_:)``
+    /// makes of them is accepted, so one token has one spelling.
     static func bytes(base64url text: String) -> [UInt8]? {
         var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while standard.utf8.count % 4 != 0 { standard += "=" }
-        return Data(base64Encoded: standard).map(Array.init)
+        guard let bytes = Data(base64Encoded: standard).map(Array.init), base64url(bytes) == text else { return nil }
+        return bytes
     }
 }
