@@ -19,9 +19,7 @@ extension Container {
         ticket ticketText: String, limit: Int64, read: () async throws -> [UInt8]?
     ) async throws -> (stored: StoredAsset, receipt: String, ticket: AssetUploadTicket) {
         let ticket = try AssetUploadTicket.open(ticketText, secret: secret, now: .now())
-        guard role == .leader else {
-            throw CumulusError(.notLeader, "this node takes no uploads; ask the leader for an upload URL")
-        }
+        try requireLeaderForUploads()
         let upload = try assets.beginUpload(limit: limit)
         while let chunk = try await read() { try upload.append(chunk) }
         let stored = try upload.finish()
@@ -29,6 +27,16 @@ extension Container {
             checksum: stored.checksum, size: stored.size, database: ticket.database, user: ticket.user,
             expires: Timestamp.now().adding(AssetUploadTicket.lifetime))
         return (stored, receipt.sealed(secret: secret), ticket)
+    }
+
+    /// `notLeader` unless this node takes writes: uploads are writes (their files
+    /// reach followers with the commits that refer to them).
+    func requireLeaderForUploads() throws {
+        guard role == .leader, supersededBy == nil else {
+            throw CumulusError(
+                .notLeader,
+                "this node takes no uploads\(role.leaderURL.map { "; ask the leader at \($0) for an upload URL" } ?? "")")
+        }
     }
 
     /// The file a download URL's text names, if it is valid now and the file is

@@ -29,6 +29,8 @@ extension Database {
     /// must be declared an asset (development learns fields when the record is saved).
     public func uploadTickets(for fields: [AssetField], in zoneID: ZoneID, as actor: String?) throws -> [String] {
         let actor = try AccessPolicy.checkWrite(id, actor: actor)
+        // Only the leader takes uploads; its URL would not work here.
+        try container.requireLeaderForUploads()
         let zoneID = Normalizer(database: id).zone(zoneID)
         try NameRules.checkZoneID(zoneID)
         let schema = try container.store.environment.read { try container.views.schema(SchemaID(id), in: $0) }

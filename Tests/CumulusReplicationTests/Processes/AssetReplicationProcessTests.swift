@@ -58,10 +58,49 @@ struct AssetReplicationProcessTests {
         let copy = cluster.path("follower") + "/assets/" + checksum.prefix(2) + "/" + checksum
         #expect(FileManager.default.fileExists(atPath: copy), "the follower holds its own copy")
 
+        // A follower hands out no upload URLs: they would not work there.
+        let refused = try await TestHTTP.request(
+            cluster.privateURL(follower, "assets/upload"), method: .POST,
+            body: ["tokens": [["recordName": "q", "recordType": "Photo", "fieldName": "image"]]])
+        #expect(refused.json["serverErrorCode"] as? String == "NOT_LEADER", "\(refused.text)")
+        #expect(refused.json["leaderURL"] as? String == leader.url, "\(refused.text)")
+
         let seeded = cluster.follower("seeded", of: leader.url)
         try seeded.start()
         try await TestHTTP.waitUntilUp(seeded.url)
         #expect(try await Self.download("p", from: seeded, cluster: cluster, sequence: sequence) == Self.photo)
         for node in [leader, follower, seeded] { #expect(node.stop() == 0, "\(node.stderr.suffix(2000))") }
+    }
+
+    /// Uploads `bytes` through `node` as `Photo.image` of `name` and saves the record; the file's checksum.
+    static func uploadAndSave(_ bytes: [UInt8], as name: String, on node: NodeProcess, cluster: Cluster) async throws -> String {
+        let tokens = try await TestHTTP.request(
+            cluster.privateURL(node, "assets/upload"), method: .POST,
+            body: ["tokens": [["recordName": name, "recordType": "Photo", "fieldName": "image"]]])
+        let url = try #require(((tokens.json["tokens"] as? [[String: Any]])?.first?["url"] as? String), "\(tokens.text)")
+        let singleFile = try #require(try await post(bytes, to: url).json["singleFile"] as? [String: Any])
+        let saved = try await cluster.modify(
+            "forceReplace",
+            ["recordName": name, "recordType": "Photo", "fields": ["image": ["value": singleFile, "type": "ASSETID"]]],
+            on: node)
+        #expect(saved.status == 200 && !saved.text.contains("serverErrorCode"), "\(saved.text)")
+        return try #require(singleFile["fileChecksum"] as? String)
+    }
+
+    @Test("serve collects in the background: a file only an old version held goes once --retain-commits drops that version; a current one stays")
+    func serveCollectsWhatRetentionReleases() async throws {
+        let cluster = try Cluster()
+        let leader = try await cluster.startLeader(
+            "leader", extra: [
+                "--retain-commits", "3", "--retain-follower-grace", "1", "--asset-grace", "0", "--asset-collect-interval", "1",
+            ])
+        let old = try await Self.uploadAndSave(Array(Self.photo.prefix(1_000)), as: "p", on: leader, cluster: cluster)
+        let current = try await Self.uploadAndSave(Array(Self.photo.suffix(1_000)), as: "p", on: leader, cluster: cluster)
+        func file(_ checksum: String) -> String { cluster.path("leader") + "/assets/" + checksum.prefix(2) + "/" + checksum }
+        // More commits than retention keeps, so the one that saved the old version is dropped.
+        for index in 0..<5 { _ = try await cluster.save("filler\(index)", value: index, on: leader) }
+        try await waitUntil("the old version's file is collected") { !FileManager.default.fileExists(atPath: file(old)) }
+        #expect(FileManager.default.fileExists(atPath: file(current)), "the current record holds it")
+        #expect(leader.stop() == 0, "\(leader.stderr.suffix(2000))")
     }
 }
