@@ -65,6 +65,7 @@ extension CloudKitAPI {
             }
             let (stored, receipt, _) = try await container.receiveAsset(ticket: ticket, limit: limits.assetBytes, read: read)
             metrics?.recordRequest(route: route, status: 200)
+            logger?.info("POST \(route) 200", metadata: ["bytes": .stringConvertible(stored.size), "asset": .string(stored.checksum.hex)])
             return APIResponse(json: [
                 "singleFile": [
                     "fileChecksum": .string(stored.checksum.hex), "size": .int(stored.size),
@@ -73,8 +74,10 @@ extension CloudKitAPI {
             ])
         } catch {
             if (error as? CumulusError)?.code == .limitExceeded { metrics?.recordLimitHit(.assetBytes) }
-            let response = Self.errorResponse(error)
+            let response = namingLeader(Self.errorResponse(error))
             metrics?.recordRequest(route: route, status: response.status)
+            logger?.info(
+                "POST \(route) \(response.status)", metadata: ["code": .string(response.json["serverErrorCode"]?.stringValue ?? "-")])
             return response
         }
     }

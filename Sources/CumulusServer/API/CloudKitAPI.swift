@@ -105,12 +105,7 @@ public struct CloudKitAPI: Sendable {
         } catch {
             response = Self.errorResponse(error)
         }
-        if response.json["serverErrorCode"]?.stringValue == ServerErrorCode.notLeader.name,
-            case .object(var body) = response.json, let leaderURL = container.role.leaderURL
-        {
-            body["leaderURL"] = .string(leaderURL)
-            response.json = .object(body)
-        }
+        response = namingLeader(response)
         // What this node holds as the answer leaves: a client passes it to a
         // follower as X-Cumulus-Min-Sequence (with X-Cumulus-Min-Epoch) to read its own
         // writes there. The epoch goes with it: after a failover, a sequence from a
@@ -133,6 +128,18 @@ public struct CloudKitAPI: Sendable {
                     "code": .string(response.json["serverErrorCode"]?.stringValue ?? "-"),
                 ])
         }
+        return response
+    }
+
+    /// `response` with `leaderURL` added when it is `NOT_LEADER` and this node knows
+    /// its leader.
+    func namingLeader(_ response: APIResponse) -> APIResponse {
+        guard response.json["serverErrorCode"]?.stringValue == ServerErrorCode.notLeader.name,
+            case .object(var body) = response.json, let leaderURL = container.role.leaderURL
+        else { return response }
+        var response = response
+        body["leaderURL"] = .string(leaderURL)
+        response.json = .object(body)
         return response
     }
 
