@@ -92,14 +92,17 @@ struct AssetReplicationProcessTests {
         let cluster = try Cluster()
         let leader = try await cluster.startLeader(
             "leader", extra: [
-                "--retain-commits", "3", "--retain-follower-grace", "1", "--asset-grace", "0", "--asset-collect-interval", "1",
+                "--retain-commits", "3", "--retain-follower-grace", "1", "--asset-collect-interval", "1",
+                // Long enough for an upload's save to land on a loaded machine: with no grace
+                // a round between the upload and the save deletes the file, as it should.
+                "--asset-grace", "15",
             ])
         let old = try await Self.uploadAndSave(Array(Self.photo.prefix(1_000)), as: "p", on: leader, cluster: cluster)
         let current = try await Self.uploadAndSave(Array(Self.photo.suffix(1_000)), as: "p", on: leader, cluster: cluster)
         func file(_ checksum: String) -> String { cluster.path("leader") + "/assets/" + checksum.prefix(2) + "/" + checksum }
         // More commits than retention keeps, so the one that saved the old version is dropped.
         for index in 0..<5 { _ = try await cluster.save("filler\(index)", value: index, on: leader) }
-        try await waitUntil("the old version's file is collected") { !FileManager.default.fileExists(atPath: file(old)) }
+        try await waitUntil("the old version's file is collected", timeout: .seconds(120)) { !FileManager.default.fileExists(atPath: file(old)) }
         #expect(FileManager.default.fileExists(atPath: file(current)), "the current record holds it")
         #expect(leader.stop() == 0, "\(leader.stderr.suffix(2000))")
     }
