@@ -119,6 +119,30 @@ struct AssetRoutesTests {
         #expect(asset.receipt == nil && asset.wrappingKey == nil && asset.size == Int64(Self.photo.count))
     }
 
+    @Test("an ASSET_LIST field takes each element's receipt and reads back with a downloadURL per element")
+    func assetLists() async throws {
+        let world = try APIWorld()
+        var files: [JSONValue] = []
+        for part in [Array(Self.photo.prefix(100)), Array(Self.photo.suffix(100))] {
+            let uploaded = try await Self.upload(world, part, to: try await Self.uploadURL(world))
+            files.append(try #require(uploaded.json["singleFile"]))
+        }
+        let value = String(decoding: try JSONValue.array(files).serialized(), as: UTF8.self)
+        let saved = try await world.post("records/modify", """
+            {"operations":[{"operationType":"create","record":{"recordName":"g","recordType":"Album",
+            "fields":{"pages":{"value":\(value),"type":"ASSET_LIST"}}}}]}
+            """)
+        #expect(saved.json["records"]?[0]?["recordChangeTag"] != nil, "\(saved.json)")
+        let read = try await world.post("records/lookup", #"{"records":[{"recordName":"g"}]}"#)
+        let pages = try #require(read.json["records"]?[0]?["fields"]?["pages"])
+        #expect(pages["type"] == "ASSET_LIST")
+        for index in 0..<2 {
+            #expect(pages["value"]?[index]?["fileChecksum"] == files[index]["fileChecksum"])
+            #expect(pages["value"]?[index]?["downloadURL"]?.stringValue?.contains(CloudKitAPI.assetDownloadPath) == true)
+            #expect(pages["value"]?[index]?["receipt"] == nil)
+        }
+    }
+
     @Test("the same bytes uploaded twice are stored once, under their SHA-256")
     func sameBytesStoredOnce() async throws {
         let world = try APIWorld()
