@@ -101,6 +101,10 @@ struct AssetRoutesTests {
                 #expect(response.headers[.contentLength] == String(Self.photo.count))
                 #expect(Array(response.body.readableBytesView) == Self.photo)
             }
+            try await client.execute(uri: downloadPath, method: .head) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentLength] == String(Self.photo.count))
+            }
         }
         // The URLs name the host the client asked for (its Host header).
         let asked = await world.api.handle(APIRequest(
