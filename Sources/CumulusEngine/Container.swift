@@ -21,6 +21,8 @@ public final class Container: Sendable {
     public let views: Views
     /// The writer.
     public let writer: LogWriter
+    /// The asset files beside the LMDB files (`DATA/assets`).
+    public let assets: AssetStore
     /// 32 random bytes made when the directory was created: the key that
     /// authenticates query cursors and change tokens this server issues.
     let secret: [UInt8]
@@ -56,6 +58,7 @@ public final class Container: Sendable {
         self.store = store
         let views = try Views(environment: environment, indexBuildObserver: indexBuildObserver)
         self.views = views
+        assets = try AssetStore(dataDirectory: path)
         // Views made by an older layout are rebuilt from the log before anything reads them.
         try ViewRebuilder.upgradeIfNeeded(views, from: store)
         secret = try DataLayout.loadOrCreateServerSecret(in: environment)
@@ -209,9 +212,13 @@ public final class Container: Sendable {
     }
 
     /// Rebuilds the views from the log in a scratch directory and compares them with
-    /// the live ones; checks the hash chain.
+    /// the live ones; checks the hash chain, and that every asset file a reachable
+    /// record version refers to is stored and hashes to its name.
     public func verify(progress: ((String, UInt64) -> Void)? = nil) throws -> ViewVerifier.Report {
-        try ViewVerifier.verify(views, store: store, progress: progress)
+        var report = try ViewVerifier.verify(views, store: store, progress: progress)
+        report.assetsChecked = try reachableAssets().count
+        report.assetProblems = try verifyAssets()
+        return report
     }
 
     /// Finishes queued writes and stops the writer. Also done when the container

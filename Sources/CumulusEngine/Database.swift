@@ -51,6 +51,8 @@ public struct Database: Sendable {
         let normalizer = self.normalizer
         var saves = operation.saves
         var saveErrors: [Int: CumulusError] = [:]
+        // Files this operation's receipts proved (``proveAssets(in:as:)``).
+        var provenAssets = Set<AssetChecksum>()
         var seen = Set<RecordID>()
         for index in saves.indices {
             saves[index].record = normalizer.record(saves[index].record)
@@ -63,6 +65,7 @@ public struct Database: Sendable {
             do {
                 // The size is measured once, by the planner, on the record as stored.
                 try RecordValidator.checkRules(record, in: id.scope)
+                provenAssets.formUnion(try proveAssets(in: &saves[index].record, as: actor))
             } catch let error as CumulusError {
                 saveErrors[index] = error
             }
@@ -105,7 +108,7 @@ public struct Database: Sendable {
             views: container.views, database: target, actor: actor, saves: saves, deletes: deletes,
             atomic: operation.atomic, saveErrors: saveErrors, deleteErrors: deleteErrors,
             clientChangeTokenData: operation.clientChangeTokenData,
-            requestID: operation.requestID ?? UUID().uuidString)
+            requestID: operation.requestID ?? UUID().uuidString, provenAssets: provenAssets)
         planner.viaSharedDatabase = id.scope == .shared
         let plan = planner
         let (_, result) = try await container.writer.submit { context in try plan.plan(context) }

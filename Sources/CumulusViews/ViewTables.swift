@@ -56,6 +56,13 @@ public struct ViewTables: Sendable {
     /// database ID ‖ zone ID: the zones in a user's shared database, and when their
     /// access to each last changed (what database changes report).
     public let sharedZones: LMDBTable
+    /// [32] asset checksum → u64 count of current records holding it ‖ u64 sequence of
+    /// the last commit that saved a record version holding it (``Views/assetReferences(_:in:)``).
+    public let assetRefs: LMDBTable
+    /// zone key ‖ record name → n × [32] checksums, ascending: the assets a current
+    /// record holds (only records holding any), so its next save or delete, or its
+    /// zone's deletion, knows what to count down.
+    public let assetsOut: LMDBTable
 
     /// Opens (creating) the view tables of `environment`.
     public init(environment: LMDBEnvironment) throws {
@@ -80,6 +87,8 @@ public struct ViewTables: Sendable {
         shares = try DataLayout.open(.shares, in: environment)
         shareGUIDs = try DataLayout.open(.shareGUIDs, in: environment)
         sharedZones = try DataLayout.open(.sharedZones, in: environment)
+        assetRefs = try DataLayout.open(.assetRefs, in: environment)
+        assetsOut = try DataLayout.open(.assetsOut, in: environment)
     }
 
     /// Every view table with its name, in a fixed order (for rebuild and digests).
@@ -87,7 +96,7 @@ public struct ViewTables: Sendable {
         [
             records, refsIn, refsOut, byType, zones, subscriptions, fieldIndex, tokenIndex, tokenPending,
             clientTokens, subscriptionIndex, subscriptionsFired, subscriptionState, notifications, notificationHeads, schemas,
-            userRoles, schemaZones, shares, shareGUIDs, sharedZones,
+            userRoles, schemaZones, shares, shareGUIDs, sharedZones, assetRefs, assetsOut,
         ]
     }
 }

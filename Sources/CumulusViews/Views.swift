@@ -15,9 +15,9 @@ import CumulusStorage
 ///
 /// This file is the dispatcher; each concern's writes and reads are in its folder:
 /// `Records/` (records, by type, field and token indexes), `References/` (the
-/// graph), `Zones/` (zones, client change tokens), `Subscriptions/` (matching and
-/// notifications), `Schema/` (schemas, roles, index builds) and `Maintenance/`
-/// (rebuild, verify, digest). Every byte layout is in `ViewTables` and `ViewKeys`.
+/// graph), `Assets/` (asset reference counts), `Zones/` (zones, client change
+/// tokens), `Subscriptions/` (matching and notifications), `Schema/` (schemas,
+/// roles, index builds) and `Maintenance/` (rebuild, verify, digest). Every byte layout is in `ViewTables` and `ViewKeys`.
 public final class Views: Sendable {
     /// The tables.
     public let tables: ViewTables
@@ -79,8 +79,14 @@ public final class Views: Sendable {
         switch event {
         case .recordSaved(let database, let record, _):
             try saveRecord(record, in: database, tokens: tokens, derived: derived, txn)
+            try updateAssets(
+                zoneKey: zoneKeys.zone(database, record.recordID.zoneID), name: record.recordID.recordName, to: record,
+                sequence: sequence, txn)
         case .recordDeleted(let database, let recordID, let recordType, _):
             try deleteRecord(recordID, recordType: recordType, in: database, tokens: tokens, txn)
+            try updateAssets(
+                zoneKey: zoneKeys.zone(database, recordID.zoneID), name: recordID.recordName, to: nil, sequence: sequence,
+                txn)
         case .changeTagBumped(let database, let recordID, let changeTag, _):
             try bumpChangeTag(recordID, to: changeTag, in: database, txn)
         case .zoneSaved(let database, let zone):

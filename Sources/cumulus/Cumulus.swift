@@ -11,7 +11,7 @@ struct Cumulus: AsyncParsableCommand {
             log on LMDB; views are kept in step with it and can be rebuilt from it.
             """,
         version: CumulusVersion.string,
-        subcommands: [ServeCommand.self, StatusCommand.self, PromoteCommand.self, UsersCommand.self, TokensCommand.self, KeysCommand.self, LogCommand.self, VerifyCommand.self, RebuildCommand.self, SchemaCommand.self, RolesCommand.self]
+        subcommands: [ServeCommand.self, StatusCommand.self, PromoteCommand.self, UsersCommand.self, TokensCommand.self, KeysCommand.self, LogCommand.self, VerifyCommand.self, RebuildCommand.self, CollectAssetsCommand.self, SchemaCommand.self, RolesCommand.self]
             + [HistoryCommand.self, ShowCommand.self, ReplayCommand.self, CheckpointCommand.self, DiffCommand.self, BisectCommand.self, AuditCommand.self]
     )
 }

@@ -17,6 +17,8 @@ struct FuzzTests {
         ("zones/lookup", #"{"zones":[{"zoneName":"Lists"}]}"#),
         ("changes/zone", #"{"zones":[{"zoneID":{"zoneName":"Lists"},"resultsLimit":2}]}"#),
         ("changes/database", #"{"resultsLimit":2}"#),
+        ("assets/upload", #"{"zoneID":{"zoneName":"Lists"},"tokens":[{"recordName":"a","recordType":"T","fieldName":"f"},{"recordType":"T","fieldName":"g"}]}"#),
+        ("records/modify", #"{"operations":[{"operationType":"forceReplace","record":{"recordName":"a","recordType":"T","fields":{"f":{"value":{"fileChecksum":"8f16bdcd1782a2007362bf555a5a961652f4afe7a6a9b59cc7c6865108178f56","size":19,"receipt":"AQUAAAGiHKKjcxpp"},"type":"ASSETID"}}}}]}"#),
     ]
 
     @Test("20,000 random and mutated JSON bodies: every answer 2xx or 4xx with a well-formed body; verify passes after")

@@ -30,6 +30,8 @@ struct ModifyPlanner {
     let deleteErrors: [Int: CumulusError]
     let clientChangeTokenData: [UInt8]?
     let requestID: String
+    /// Asset files the operation's receipts proved (``checkAssets(_:existing:proven:)``).
+    var provenAssets: Set<AssetChecksum> = []
     /// The actor writes through their shared database into `database` (the zone
     /// owner's private one): every item must be in a share open to them for writing.
     var viaSharedDatabase = false
@@ -250,6 +252,7 @@ struct ModifyPlanner {
         record.clearChangedKeys()
         try RecordValidator.validateForStorage(&record, in: database.scope)
         if !isShare { try rules.schema.check(record) }
+        try Self.checkAssets(record, existing: existing, proven: provenAssets)
 
         func exists(_ target: RecordID) throws -> Bool {
             try pending.contains(target) || overlay.record(target) != nil

@@ -11,7 +11,11 @@ import CumulusStorage
 /// - **configuration** that is not a log event (``Table/auth``, ``Table/secrets``):
 ///   copied whole to followers, replays and checkpoints (``configurationTables``);
 /// - **views** (records, references, query indexes, zones, subscriptions,
-///   notifications, schemas): derived from the log, dropped and rebuilt at will.
+///   notifications, schemas, asset reference counts): derived from the log, dropped
+///   and rebuilt at will.
+///
+/// Asset files are not in the environment: they sit beside it in `assets/`
+/// (``assetDirectoryName``; `Docs/LOG-FORMAT.md` §16).
 public enum DataLayout {
     /// A table's name in the environment.
     public enum Table: String, Sendable, CaseIterable {
@@ -49,6 +53,8 @@ public enum DataLayout {
         case shares
         case shareGUIDs
         case sharedZones
+        case assetRefs
+        case assetsOut
 
         /// LMDB flags the table is created with.
         public var options: LMDBTable.Options {
@@ -62,6 +68,9 @@ public enum DataLayout {
             self == .tokenIndex ? PostingLayout(groupStart: 24) : nil
         }
     }
+
+    /// The directory beside the LMDB files holding a data directory's asset files.
+    public static let assetDirectoryName = "assets"
 
     /// Configuration tables a follower, a replay and a checkpoint copy whole, in order.
     public static let configurationTables: [Table] = [.auth, .secrets]

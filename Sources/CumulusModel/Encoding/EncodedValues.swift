@@ -213,15 +213,22 @@ final class EncodedValues: Sendable {
     /// Calls `body` with every reference in the user fields (list elements
     /// included), decoding only reference values: the rest are skipped by their tag.
     func forEachReference(_ body: (Reference) throws -> Void) rethrows {
+        try forEachValue(of: .reference) { try $0.forEachReference(body) }
+    }
+
+    /// Calls `body` with every user field value of `type` (a scalar, or a list of
+    /// them), decoding only those: the rest are skipped by their tag. What the
+    /// reference graph and the asset counts read of every saved record.
+    func forEachValue(of type: FieldValue.ValueType, _ body: (FieldValue) throws -> Void) rethrows {
         if cached == nil {
-            let referenceTag = FieldValue.ValueType.reference.rawValue
-            var found: [Reference] = []
+            let scalarTag = type.rawValue
+            var found: [FieldValue] = []
             let walked = walk(encrypted: false) { _, reader in
                 let start = reader.offset
                 let tag = try reader.u8()
                 try reader.seek(to: start)
-                if tag == referenceTag || tag == RecordCodec.listFlag | referenceTag {
-                    try RecordCodec.readValue(home: home, from: &reader).forEachReference { found.append($0) }
+                if tag == scalarTag || tag == RecordCodec.listFlag | scalarTag {
+                    found.append(try RecordCodec.readValue(home: home, from: &reader))
                 } else {
                     try RecordReader.skipValue(&reader)
                 }
@@ -229,13 +236,13 @@ final class EncodedValues: Sendable {
             }
             switch walked {
             case .done:
-                for reference in found { try body(reference) }
+                for value in found { try body(value) }
                 return
             case .failed: return
             case .needsFullDecode: break
             }
         }
-        for value in all().fields.values { try value.forEachReference(body) }
+        for value in all().fields.values where value.scalars.first?.scalarType == type { try body(value) }
     }
 
     /// The stored keys of one section, in their stored (UTF-8) order.

@@ -266,6 +266,18 @@ public struct Record: Sendable, Hashable {
         }
     }
 
+    /// Calls `body` with every asset the user fields hold (list elements included),
+    /// in no particular order, decoding only asset values: what the asset reference
+    /// counts and the upload checks read of every saved record. Assets cannot be
+    /// encrypted, so the encrypted key space holds none.
+    public func forEachFieldAsset(_ body: (Asset) throws -> Void) rethrows {
+        if let encoded {
+            try encoded.forEachValue(of: .asset) { try $0.forEachAsset(body) }
+        } else {
+            for value in storage.decodedFields.values { try value.forEachAsset(body) }
+        }
+    }
+
     /// Moves values out of their stored bytes before one is set.
     private mutating func decodeForWriting() {
         guard let encoded else { return }

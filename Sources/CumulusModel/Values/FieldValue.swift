@@ -125,4 +125,16 @@ public enum FieldValue: Sendable, Hashable {
             break
         }
     }
+
+    /// Calls `body` with each asset this value holds (itself, or its list's elements).
+    @inlinable public func forEachAsset(_ body: (Asset) throws -> Void) rethrows {
+        switch self {
+        case .asset(let asset):
+            try body(asset)
+        case .list(let items):
+            for case .asset(let asset) in items { try body(asset) }
+        default:
+            break
+        }
+    }
 }

@@ -1,6 +1,8 @@
+import CumulusEngine
 import CumulusLog
 import CumulusModel
 import CumulusStorage
+import CumulusViews
 import Foundation
 import Logging
 
@@ -91,6 +93,8 @@ public enum FollowerSeeder {
         case .snapshot:
             let bytes = try await client.downloadSnapshot(to: staging + "/data.mdb", progress: progress)
             let head = try check(snapshot: staging, identity: identity)
+            let assets = try await fetchAssets(into: staging, from: client)
+            if assets > 0 { logger.info("fetched \(assets) asset files the snapshot's records refer to") }
             outcome = .snapshot(head: head, bytes: bytes)
         }
         // An empty directory made by hand is in the way of the rename.
@@ -149,6 +153,29 @@ public enum FollowerSeeder {
         try LogStore.seedIdentity(identity, follower: true, in: environment) { txn in
             try configuration.write(to: handles, in: txn)
         }
+    }
+
+    /// Fetches every asset file a record version of the snapshot at `path` can reach
+    /// (its views count them) into its asset store; returns how many it fetched. A
+    /// snapshot is LMDB's copy, which holds no files: they come over before the
+    /// directory is put in place, so a seeded follower serves every asset it holds
+    /// a record of from its first request.
+    static func fetchAssets(into path: String, from client: LeaderClient) async throws -> Int {
+        let wanted: [AssetChecksum]
+        do {
+            let environment = try LMDBEnvironment(path: path)
+            let store = try LogStore(environment: environment)
+            let views = try Views(environment: environment)
+            let first = store.firstRetained
+            wanted = try environment.read { try views.reachableAssets(retainedFrom: first, in: $0) }
+        }
+        let files = try AssetStore(dataDirectory: path)
+        var fetched = 0
+        for checksum in wanted where !files.contains(checksum) {
+            try await ReplicaFollower.fetchAsset(checksum, from: client, into: files)
+            fetched += 1
+        }
+        return fetched
     }
 
     /// Opens a downloaded snapshot and checks it holds the expected log with an

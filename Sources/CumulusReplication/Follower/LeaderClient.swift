@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import CumulusLog
 import CumulusModel
 import CumulusStorage
@@ -68,6 +69,17 @@ public final class LeaderClient: Sendable {
     public func report(follower: String, applied: UInt64) async throws {
         _ = try await fetch(
             "/replication/ack?follower=\(Self.escape(follower))&applied=\(applied)", method: .POST, limit: 1 << 16)
+    }
+
+    /// The bytes of the asset file named `checksum`, checked against it:
+    /// ``ReplicationError/unreachable(_:)`` (retried) if the leader cannot send it or
+    /// sends other bytes.
+    public func asset(_ checksum: AssetChecksum) async throws -> [UInt8] {
+        let bytes = try await fetch("/replication/asset?checksum=\(checksum.hex)", limit: Int(Int32.max))
+        guard Array(SHA256.hash(data: bytes)) == checksum.bytes else {
+            throw ReplicationError.unreachable("\(leaderURL) sent bytes for asset \(checksum) that hash to something else")
+        }
+        return bytes
     }
 
     /// Any node's replication status (`cumulus status`).

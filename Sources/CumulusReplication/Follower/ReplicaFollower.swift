@@ -216,6 +216,7 @@ public final class ReplicaFollower: Sendable {
     /// Applies a run of the leader's frames, decoded and derived ahead, in one
     /// transaction, and notes the progress.
     func apply(_ prepared: PreparedFrames, leaderHead: UInt64) async throws {
+        try await fetchAssets(of: prepared.decoded.map { $0?.commit })
         let views = container.views
         let commits: [Commit]
         do {
@@ -245,6 +246,35 @@ public final class ReplicaFollower: Sendable {
             return "catching up: \(head) of \(state.leaderHead) commits (\(Int(rate)) commits/s)"
         }
         if let progress { logger.info("\(progress)") }
+    }
+
+    /// Fetches from the leader, checks and stores every asset file the records
+    /// `commits` save refer to and this node lacks, before they are applied: a
+    /// follower never serves a record whose asset it cannot serve.
+    func fetchAssets(of commits: [Commit?]) async throws {
+        var wanted = Set<AssetChecksum>()
+        for case let commit? in commits {
+            for case .recordSaved(_, let record, _) in commit.events {
+                record.forEachFieldAsset { asset in
+                    if let checksum = AssetChecksum(hex: asset.fileChecksum) { wanted.insert(checksum) }
+                }
+            }
+        }
+        // A file already here restarts its grace, so a collection round cannot delete it
+        // before the commit that refers to it again is applied.
+        for checksum in wanted.sorted() where try !container.assets.retain(checksum) {
+            try await Self.fetchAsset(checksum, from: client, into: container.assets)
+        }
+    }
+
+    /// Fetches one asset file from `client`'s leader into `store`, durably.
+    static func fetchAsset(_ checksum: AssetChecksum, from client: LeaderClient, into store: AssetStore) async throws {
+        let bytes = try await client.asset(checksum)
+        do {
+            try store.install(bytes, as: checksum)
+        } catch {
+            throw ReplicationError.unreachable("storing asset \(checksum) fetched from \(client.leaderURL): \(error)")
+        }
     }
 
     /// Does what the machine asked of a session's stream, other than applying frames

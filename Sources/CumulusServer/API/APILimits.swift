@@ -4,7 +4,7 @@ import CumulusModel
 /// What one request may ask of the API: how many items it lists, how many records one
 /// response holds and how many bytes they take, how many notification streams a user
 /// keeps open and for how long, how many records a query page may read when no index
-/// serves it. Each is a
+/// serves it, how large an asset may be. Each is a
 /// `cumulus serve` option (`ServerLimitOptions`); `Docs/SECURITY.md` ("Limits")
 /// says what each protects. The HTTP server's own limits (connections, deadlines,
 /// body buffers) are ``ServerLimits``.
@@ -35,6 +35,10 @@ public struct APILimits: Sendable, Equatable {
     /// Records one query page may read when no index serves its order
     /// (``Database/defaultQueryScanLimit``); more is `LIMIT_EXCEEDED`.
     public var queryScanRecords = Database.defaultQueryScanLimit
+    /// Bytes one uploaded asset may hold; more is `LIMIT_EXCEEDED`, refused at the
+    /// first byte over it. CloudKit's PropertyMetrics say 50 MB, its upload page 15 MB
+    /// (CLOUDKIT.md §10 note 4); `Docs/HTTP-API.md` "Assets".
+    public var assetBytes = Container.defaultMaxAssetBytes
 
     /// The defaults.
     public init() {}

@@ -9,7 +9,8 @@ extension CloudKitAPI {
     func recordJSON(_ record: Record, desiredKeys: Set<String>? = nil, _ context: Context) throws -> JSONValue {
         try RecordJSON.encode(
             record, desiredKeys: desiredKeys, numbersAsStrings: context.numbersAsStrings,
-            share: context.database.share(describing: record), caller: context.caller.user)
+            downloadURL: downloadURLs(context), share: context.database.share(describing: record),
+            caller: context.caller.user)
     }
 
     /// The short GUIDs of a resolve or accept request: `shortGUIDs` as ShortGUID

@@ -88,6 +88,8 @@ public struct CloudKitAPI: Sendable {
         /// How long a change token ahead of this node may be waited for (a follower
         /// catching up with the leader that issued it).
         var catchUpWait: Duration = CloudKitAPI.defaultCatchUpWait
+        /// `scheme://host` of the URLs handed out (assets), from the request.
+        var origin = "http://localhost"
     }
 
     /// Answers one request. Never throws: every failure becomes a CloudKit error body.
@@ -103,12 +105,7 @@ public struct CloudKitAPI: Sendable {
         } catch {
             response = Self.errorResponse(error)
         }
-        if response.json["serverErrorCode"]?.stringValue == ServerErrorCode.notLeader.name,
-            case .object(var body) = response.json, let leaderURL = container.role.leaderURL
-        {
-            body["leaderURL"] = .string(leaderURL)
-            response.json = .object(body)
-        }
+        response = namingLeader(response)
         // What this node holds as the answer leaves: a client passes it to a
         // follower as X-Cumulus-Min-Sequence (with X-Cumulus-Min-Epoch) to read its own
         // writes there. The epoch goes with it: after a failover, a sequence from a
@@ -131,6 +128,18 @@ public struct CloudKitAPI: Sendable {
                     "code": .string(response.json["serverErrorCode"]?.stringValue ?? "-"),
                 ])
         }
+        return response
+    }
+
+    /// `response` with `leaderURL` added when it is `NOT_LEADER` and this node knows
+    /// its leader.
+    func namingLeader(_ response: APIResponse) -> APIResponse {
+        guard response.json["serverErrorCode"]?.stringValue == ServerErrorCode.notLeader.name,
+            case .object(var body) = response.json, let leaderURL = container.role.leaderURL
+        else { return response }
+        var response = response
+        body["leaderURL"] = .string(leaderURL)
+        response.json = .object(body)
         return response
     }
 
@@ -190,7 +199,7 @@ public struct CloudKitAPI: Sendable {
     public static let databaseOperations: Set<String> = [
         "records/modify", "records/lookup", "records/query", "records/changes", "records/resolve", "records/accept", "zones/list", "zones/lookup",
         "zones/modify", "zones/changes", "changes/database", "changes/zone", "subscriptions/list",
-        "subscriptions/lookup", "subscriptions/modify", "users/current", "users/caller",
+        "subscriptions/lookup", "subscriptions/modify", "users/current", "users/caller", "assets/upload",
     ]
     /// The operations served per container environment, named by the path after the
     /// environment (`tokens/create`).
@@ -320,7 +329,7 @@ public struct CloudKitAPI: Sendable {
             ?? (request.query["numbersAsStrings"] == "true")
         let context = Context(
             caller: caller, database: database, body: body, numbersAsStrings: numbersAsStrings, requestID: requestID,
-            catchUpWait: try Self.catchUpWait(request))
+            catchUpWait: try Self.catchUpWait(request), origin: Self.origin(of: request))
         switch (request.method, operation) {
         case ("POST", "records/modify"): return try await modifyRecords(context)
         case ("POST", "records/lookup"): return try lookupRecords(context)
@@ -328,6 +337,7 @@ public struct CloudKitAPI: Sendable {
         case ("POST", "records/changes"): return try await recordChanges(context)
         case ("POST", "records/resolve"): return try resolveShares(context)
         case ("POST", "records/accept"): return try await acceptShares(context)
+        case ("POST", "assets/upload"): return try requestUploadURLs(context)
         case ("GET", "zones/list"), ("POST", "zones/list"): return try listZones(context)
         case ("POST", "zones/lookup"): return try lookupZones(context)
         case ("POST", "zones/modify"): return try await modifyZones(context)

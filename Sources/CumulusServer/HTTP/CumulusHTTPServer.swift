@@ -50,6 +50,7 @@ public enum CumulusHTTPServer {
     ) async -> Response {
         var request = request
         let answer: APIResponse
+        if isAssetPath(request.uri.path) { return await assetExchange(request, api: api) }
         // A declared length over the limit is refused before a byte is read.
         let declared = request.headers[.contentLength].flatMap { Int($0) }
         if let declared, declared > CloudKitAPI.maxBodyBytes {
@@ -77,6 +78,8 @@ public enum CumulusHTTPServer {
             for (key, value) in request.uri.queryParameters { query[String(key)] = String(value) }
             var headers: [String: String] = [:]
             for field in request.headers { headers[field.name.canonicalName] = field.value }
+            // HTTP/1's Host travels as the authority, not among the fields.
+            if headers["host"] == nil, let authority = request.head.authority { headers["host"] = authority }
             let apiRequest = APIRequest(
                 method: request.method.rawValue, path: request.uri.path, query: query, headers: headers,
                 body: Array(body.readableBytesView))

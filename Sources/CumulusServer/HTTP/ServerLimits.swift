@@ -81,5 +81,7 @@ public struct ServerLimits: Sendable, Equatable {
         case requestTimeout = "request_timeout"
         /// A connection closed by ``ServerLimits/responseWriteTimeout``.
         case responseWriteTimeout = "response_write_timeout"
+        /// An upload refused for its size (``APILimits/assetBytes``).
+        case assetBytes = "asset_bytes"
     }
 }

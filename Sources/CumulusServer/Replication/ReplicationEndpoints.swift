@@ -6,8 +6,8 @@ import CumulusReplication
 import Foundation
 
 /// The `/replication/*` endpoints of a node (Docs/HTTP-API.md "Replication"):
-/// `hello` and `status` on any node; `configuration`, `stream`, `snapshot` and
-/// `ack` on a leader. Every one requires the replication secret. Plain logic, like
+/// `hello`, `status` and `asset` on any node; `configuration`, `stream`, `snapshot`
+/// and `ack` on a leader. Every one requires the replication secret. Plain logic, like
 /// ``CloudKitAPI``; ``CumulusHTTPServer`` streams the bodies.
 public struct ReplicationEndpoints: Sendable {
     /// The leader side, on a leader.
@@ -66,6 +66,16 @@ public struct ReplicationEndpoints: Sendable {
                 return .json(200, Array(try JSONEncoder().encode(ReplicationHello.of(container))))
             case ("GET", "status"):
                 return .json(200, Array(try JSONEncoder().encode(status())))
+            case ("GET", "asset"):
+                // Any node serves the files it holds: a follower fetches what a frame
+                // or a snapshot refers to from whoever it follows.
+                guard let checksum = request.query["checksum"].flatMap(AssetChecksum.init(hex:)) else {
+                    return Self.failure(400, "asset needs checksum (64 lower-case hex digits)")
+                }
+                guard container.assets.contains(checksum) else {
+                    return Self.failure(404, "the asset \(checksum) is not stored on this node")
+                }
+                return .bytes(try container.assets.read(checksum))
             default: break
             }
             guard let leader else {

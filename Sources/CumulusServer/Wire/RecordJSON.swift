@@ -11,15 +11,15 @@ enum RecordJSON {
     /// The wire type prefix of a value in the encrypted key space.
     static let encryptedPrefix = "ENCRYPTED_"
 
-    /// The record dictionary of a response. `desiredKeys` limits the fields (nil: all).
+    /// The record dictionary of a response. `desiredKeys` limits the fields (nil: all);
+    /// `downloadURL` gives each asset its `downloadURL` (reads; not a modify's echo).
     /// Throws `internalError` when the record's stored values turn out damaged (reads
     /// check values as they decode them; this is where a whole record is written out).
     /// A share record comes with `share`, its access, as `caller` may see it.
     static func encode(
-        _ record: Record, desiredKeys: Set<String>? = nil, numbersAsStrings: Bool = false, share: Share? = nil,
-        caller: String? = nil
-    ) throws(CumulusError) -> JSONValue
-    {
+        _ record: Record, desiredKeys: Set<String>? = nil, numbersAsStrings: Bool = false,
+        downloadURL: ((Asset) -> String?)? = nil, share: Share? = nil, caller: String? = nil
+    ) throws(CumulusError) -> JSONValue {
         if let damage = record.storedValuesError() { throw damage }
         var fields: [String: JSONValue] = [:]
         for (space, prefix) in [(record.fields, ""), (record.encryptedValues, encryptedPrefix)] {
@@ -32,6 +32,7 @@ enum RecordJSON {
                     default: break
                     }
                 }
+                if let downloadURL, let linked = Self.linking(value, downloadURL) { wireValue = linked }
                 fields[key] = ["value": wireValue, "type": .string(prefix + value.wireTypeName)]
             }
         }
@@ -55,6 +56,25 @@ enum RecordJSON {
         }
         if let share { ShareJSON.describe(share, in: &dict, caller: caller) }
         return .object(dict)
+    }
+
+    /// An asset value (or list of them) with each asset's `downloadURL`; `nil` for
+    /// any other value.
+    static func linking(_ value: FieldValue, _ downloadURL: (Asset) -> String?) -> JSONValue? {
+        func linked(_ asset: Asset) -> JSONValue {
+            guard case .object(var members) = asset.wireJSON, let url = downloadURL(asset) else { return asset.wireJSON }
+            members["downloadURL"] = .string(url)
+            return .object(members)
+        }
+        switch value {
+        case .asset(let asset): return linked(asset)
+        case .list(let items) where items.first?.scalarType == .asset:
+            return .array(items.map { item in
+                if case .asset(let asset) = item { return linked(asset) }
+                return item.wireValue
+            })
+        default: return nil
+        }
     }
 
     static func stamp(_ date: Timestamp, _ user: RecordID?) -> JSONValue {

@@ -15,8 +15,9 @@ public enum ViewRebuilder {
     /// entries ordered by record creation time before name (``IndexKeys``). 4: token
     /// entries of small commits staged in `tokenPending` (``PendingTokens``), so a
     /// rebuild's `tokenIndex` is what the merges left, not every entry. 5: `tokenIndex`
-    /// keeps each word's postings in blocks (``PostingBlock``).
-    public static let format: UInt8 = 5
+    /// keeps each word's postings in blocks (``PostingBlock``). 6: asset reference
+    /// counts (`assetRefs`, `assetsOut`).
+    public static let format: UInt8 = 6
     static let formatKey: [UInt8] = Array("viewsFormat".utf8)
 
     /// The views' layout version stored in `environment` (`nil`: none recorded).

@@ -30,9 +30,15 @@ public enum ViewVerifier {
         /// Why the views were not compared with the log, if they were not: a log that
         /// dropped its oldest commits cannot be replayed into views.
         public var viewsNotCompared: String?
+        /// One line per asset file a reachable record version refers to that is
+        /// missing or whose bytes do not hash to its name (filled by the engine,
+        /// which owns the asset store).
+        public var assetProblems: [String] = []
+        /// How many asset files were checked.
+        public var assetsChecked = 0
 
-        /// Whether the chain holds and every table compared matches.
-        public var isHealthy: Bool { chain.isIntact && tables.allSatisfy(\.matches) }
+        /// Whether the chain holds, every table compared matches and every asset is sound.
+        public var isHealthy: Bool { chain.isIntact && tables.allSatisfy(\.matches) && assetProblems.isEmpty }
 
         /// A line per finding, for operators.
         public var lines: [String] {
@@ -46,6 +52,11 @@ public enum ViewVerifier {
                         "view \(table.live.table) DIFFERS from the log: live \(table.live.entries) entries, rebuilt "
                             + "\(table.rebuilt.entries); first difference at key \(table.firstDifference ?? "?")")
                 }
+            }
+            if assetProblems.isEmpty {
+                lines.append("assets: \(assetsChecked) referenced files present, each hashing to its name")
+            } else {
+                lines += assetProblems.map { "asset DAMAGED: \($0)" }
             }
             return lines
         }

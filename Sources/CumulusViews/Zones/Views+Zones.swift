@@ -22,9 +22,10 @@ extension Views {
     /// Deletes the zone and every record, edge and index entry it held.
     func deleteZone(_ zoneID: ZoneID, in database: DatabaseID, _ txn: LMDBWriteTransaction) throws {
         let zoneKey = zoneKeys.zone(database, zoneID)
+        try dropAssets(ofZone: zoneKey, txn)
         for table in [
             tables.records, tables.refsIn, tables.refsOut, tables.byType, tables.fieldIndex, tables.tokenIndex,
-            tables.tokenPending, tables.clientTokens,
+            tables.tokenPending, tables.clientTokens, tables.assetsOut,
         ] {
             // Collect, then delete: a table must not change under its own scan.
             while true {

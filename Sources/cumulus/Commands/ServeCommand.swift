@@ -60,6 +60,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(
         help: "With --retain-commits: seconds a follower that stopped reporting still holds back the commits it needs.")
     var retainFollowerGrace = 600
+    @OptionGroup(title: "Assets") var assetCollection: AssetCollectionOptions
 
     func validate() throws {
         let replicationSecret = try secret.resolve(warn: false)
@@ -291,6 +292,15 @@ struct ServeCommand: AsyncParsableCommand {
                 service: RetentionService(retention: retention), successTerminationBehavior: .gracefullyShutdownGroup,
                 failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: "retention"))
         }
+        if !readOnly {
+            // Every node collects its own store, from its own views and log.
+            services.append(.init(
+                service: AssetCollectionService(
+                    collector: AssetCollector(container: store, grace: assetCollection.grace),
+                    interval: assetCollection.interval, logger: logger),
+                successTerminationBehavior: .gracefullyShutdownGroup,
+                failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: "asset collection"))
+        }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
@@ -312,6 +322,28 @@ struct RetentionService: Service {
 
     func run() async throws {
         await cancelWhenGracefulShutdown { await retention.run() }
+    }
+}
+
+/// Asset collection as a service of the node's group: a round every interval,
+/// each logged when it deleted something.
+struct AssetCollectionService: Service {
+    let collector: AssetCollector
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        let logger = logger
+        await cancelWhenGracefulShutdown {
+            await collector.run(
+                every: interval,
+                onReport: { report in
+                    guard !report.collected.isEmpty || report.abandonedUploads > 0 else { return }
+                    logger.info(
+                        "asset collection: deleted \(report.collected.count) unreferenced files and \(report.abandonedUploads) abandoned uploads; kept \(report.referenced) referenced, \(report.young) within the grace")
+                },
+                onFailure: { logger.warning("asset collection failed: \($0)") })
+        }
     }
 }
 

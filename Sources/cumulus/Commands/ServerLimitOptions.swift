@@ -42,6 +42,8 @@ struct ServerLimitOptions: ParsableArguments {
     var maxResponseBytes = apiDefaults.responseBytes
     @Option(help: "Records one query page may read when no index serves its order; past it, LIMIT_EXCEEDED.")
     var maxQueryScan = apiDefaults.queryScanRecords
+    @Option(help: "Bytes one uploaded asset may hold (CloudKit: 50 MB per its limits page, 15 MB per its upload page); past it, LIMIT_EXCEEDED.")
+    var maxAssetBytes = apiDefaults.assetBytes
 
     func validate() throws {
         guard maxConnections >= 1 else { throw ValidationError("--max-connections is at least 1") }
@@ -74,6 +76,7 @@ struct ServerLimitOptions: ParsableArguments {
         guard maxQueryScan >= Database.maxResultsLimit else {
             throw ValidationError("--max-query-scan is at least \(Database.maxResultsLimit) (one page's most results)")
         }
+        guard maxAssetBytes >= 1 else { throw ValidationError("--max-asset-bytes is at least 1") }
     }
 
     /// The limits these options set.
@@ -101,6 +104,7 @@ struct ServerLimitOptions: ParsableArguments {
         limits.notificationStreamLifetime = .seconds(streamLifetime)
         limits.queryScanRecords = maxQueryScan
         limits.responseBytes = maxResponseBytes
+        limits.assetBytes = maxAssetBytes
         return limits
     }
 }

@@ -1,0 +1,114 @@
+import CumulusEngine
+import CumulusModel
+import Foundation
+
+/// Assets (CLOUDKIT.md §1.7, `Docs/HTTP-API.md` "Assets"): `assets/upload` hands out
+/// upload URLs, a POST of the bytes to one answers the receipt the record save
+/// carries, and records read back carry a `downloadURL` per asset. The byte routes
+/// live outside `/database/1/…` because their URL is their only credential, as in
+/// CloudKit; ``CumulusHTTPServer`` streams their bodies.
+extension CloudKitAPI {
+    /// Where upload URLs point: `/assets/upload/<sealed ticket>`.
+    public static let assetUploadPath = "/assets/upload/"
+    /// Where download URLs point: `/assets/download/<sealed ticket>`.
+    public static let assetDownloadPath = "/assets/download/"
+
+    /// `POST …/{database}/assets/upload`: `{zoneID?, tokens: [{recordName?,
+    /// recordType, fieldName}]}` → `{tokens: [{recordName, recordType, fieldName, url}]}`.
+    /// A token without `recordName` gets a fresh one, as a save without one would.
+    func requestUploadURLs(_ context: Context) throws -> APIResponse {
+        guard case .array(let requested)? = context.body["tokens"] else {
+            throw CumulusError(.invalidArguments, "'tokens' must be a list of {recordName?, recordType, fieldName}")
+        }
+        try checkItemCount(requested.count, of: "tokens")
+        let zone = try zone(context.body)
+        var fields: [Database.AssetField] = []
+        for (index, token) in requested.enumerated() {
+            guard case .object = token else {
+                throw CumulusError(.invalidArguments, "tokens[\(index)] must be an object {recordName?, recordType, fieldName}")
+            }
+            guard let fieldName = token["fieldName"]?.stringValue else {
+                throw CumulusError(.invalidArguments, "tokens[\(index)] needs a string 'fieldName'")
+            }
+            guard let recordType = token["recordType"]?.stringValue else {
+                throw CumulusError(.invalidArguments, "tokens[\(index)] needs a string 'recordType'")
+            }
+            var recordName: String?
+            if let name = token["recordName"], name != .null {
+                guard let text = name.stringValue else {
+                    throw CumulusError(.invalidArguments, "tokens[\(index)].recordName must be a string")
+                }
+                recordName = text
+            }
+            fields.append(Database.AssetField(recordName: recordName ?? UUID().uuidString, recordType: recordType, fieldName: fieldName))
+        }
+        let tickets = try context.database.uploadTickets(for: fields, in: zone, as: context.caller.user)
+        let tokens: [JSONValue] = zip(fields, tickets).map { field, ticket in
+            [
+                "recordName": .string(field.recordName ?? ""), "recordType": .string(field.recordType),
+                "fieldName": .string(field.fieldName), "url": .string(context.origin + Self.assetUploadPath + ticket),
+            ]
+        }
+        return APIResponse(json: ["tokens": .array(tokens)])
+    }
+
+    /// A POST of a file's bytes to an upload URL (`ticket` is the path after
+    /// ``assetUploadPath``): `read` yields the body in chunks (`nil` at its end), and
+    /// `declaredLength` is its `Content-Length`, if sent. Answers `{"singleFile":
+    /// {fileChecksum, size, referenceChecksum, receipt, wrappingKey: null}}`.
+    public func uploadAsset(ticket: String, declaredLength: Int?, read: () async throws -> [UInt8]?) async -> APIResponse {
+        let route = "assets/upload-file"
+        do {
+            if let declaredLength, declaredLength > limits.assetBytes {
+                throw CumulusError(
+                    .limitExceeded, "an asset of \(declaredLength) bytes; the limit is \(limits.assetBytes) bytes per asset")
+            }
+            let (stored, receipt, _) = try await container.receiveAsset(ticket: ticket, limit: limits.assetBytes, read: read)
+            metrics?.recordRequest(route: route, status: 200)
+            logger?.info("POST \(route) 200", metadata: ["bytes": .stringConvertible(stored.size), "asset": .string(stored.checksum.hex)])
+            return APIResponse(json: [
+                "singleFile": [
+                    "fileChecksum": .string(stored.checksum.hex), "size": .int(stored.size),
+                    "referenceChecksum": .string(stored.checksum.hex), "receipt": .string(receipt), "wrappingKey": .null,
+                ]
+            ])
+        } catch {
+            if (error as? CumulusError)?.code == .limitExceeded { metrics?.recordLimitHit(.assetBytes) }
+            let response = namingLeader(Self.errorResponse(error))
+            metrics?.recordRequest(route: route, status: response.status)
+            logger?.info(
+                "POST \(route) \(response.status)", metadata: ["code": .string(response.json["serverErrorCode"]?.stringValue ?? "-")])
+            return response
+        }
+    }
+
+    /// The file a GET of a download URL asks for (`ticket` is the path after
+    /// ``assetDownloadPath``); throws what to answer instead (``errorResponse(_:)``).
+    public func downloadableAsset(ticket: String) throws -> StoredAsset {
+        do {
+            let stored = try container.downloadableAsset(ticket: ticket)
+            metrics?.recordRequest(route: "assets/download-file", status: 200)
+            return stored
+        } catch {
+            metrics?.recordRequest(route: "assets/download-file", status: Self.errorResponse(error).status)
+            throw error
+        }
+    }
+
+    /// The download URL of each asset in the records a request in `context` reads.
+    func downloadURLs(_ context: Context) -> @Sendable (Asset) -> String? {
+        let (container, database, origin) = (container, context.database.id, context.origin)
+        return { asset in
+            container.downloadToken(for: asset, in: database).map { origin + Self.assetDownloadPath + $0 }
+        }
+    }
+
+    /// `scheme://host[:port]` of the URLs this server hands out: the request's
+    /// `Host` (and `X-Forwarded-Proto` behind a proxy), so clients reach the node
+    /// they asked.
+    static func origin(of request: APIRequest) -> String {
+        let host = request.headers["host"].flatMap { $0.isEmpty || $0.contains("/") || $0.contains(" ") ? nil : $0 }
+        let scheme = request.headers["x-forwarded-proto"] == "https" ? "https" : "http"
+        return "\(scheme)://\(host ?? "localhost")"
+    }
+}

@@ -1,0 +1,54 @@
+import CumulusEngine
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// The byte routes of assets (``CloudKitAPI/assetUploadPath``,
+/// ``CloudKitAPI/assetDownloadPath``): streamed both ways, so neither a 50 MB upload
+/// nor a download is held whole in memory, and outside the 4 MiB JSON body limit and
+/// its budget, which are for bodies that must be parsed whole.
+extension CumulusHTTPServer {
+    /// Whether `path` is one of the asset byte routes.
+    static func isAssetPath(_ path: String) -> Bool {
+        path.hasPrefix(CloudKitAPI.assetUploadPath) || path.hasPrefix(CloudKitAPI.assetDownloadPath)
+    }
+
+    /// A POST of a file to its upload URL, or a GET (or HEAD) of a download URL.
+    static func assetExchange(_ request: Request, api: CloudKitAPI) async -> Response {
+        let path = request.uri.path
+        if request.method == .post, path.hasPrefix(CloudKitAPI.assetUploadPath) {
+            let ticket = String(path.dropFirst(CloudKitAPI.assetUploadPath.count))
+            let declared = request.headers[.contentLength].flatMap { Int($0) }
+            var chunks = request.body.makeAsyncIterator()
+            let answer = await api.uploadAsset(ticket: ticket, declaredLength: declared) {
+                guard let buffer = try await chunks.next() else { return nil }
+                return Array(buffer.readableBytesView)
+            }
+            return json(answer)
+        }
+        guard request.method == .get || request.method == .head, path.hasPrefix(CloudKitAPI.assetDownloadPath) else {
+            return json(.error(
+                .notFound, "no such endpoint: \(request.method) \(path); upload URLs take POST, download URLs GET"))
+        }
+        let ticket = String(path.dropFirst(CloudKitAPI.assetDownloadPath.count))
+        let stored: StoredAsset
+        do {
+            stored = try api.downloadableAsset(ticket: ticket)
+        } catch {
+            return json(CloudKitAPI.errorResponse(error))
+        }
+        var fields = HTTPFields()
+        fields[.contentType] = "application/octet-stream"
+        fields[.cacheControl] = "private, max-age=3600, immutable"
+        guard request.method == .get else {
+            fields[.contentLength] = String(stored.size)
+            return Response(status: .ok, headers: fields, body: ResponseBody())
+        }
+        let files = api.container.assets
+        return Response(status: .ok, headers: fields, body: ResponseBody(contentLength: Int(stored.size)) { writer in
+            let reader = try AssetReader(stored.checksum, in: files)
+            while let chunk = try reader.next() { try await writer.write(ByteBuffer(bytes: chunk)) }
+            try await writer.finish(nil)
+        })
+    }
+}

@@ -1,0 +1,123 @@
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+
+/// Asset reference counts (issue 17): which stored files the current records hold
+/// (`assetsOut`), and per file how many current records hold it and the last commit
+/// that saved a version holding it (`assetRefs`).
+///
+/// The two numbers are what collection needs (``AssetReferences/isReachable(retainedFrom:)``):
+/// a file no current record holds may still be held by an older version the retained
+/// log can reach (history, time travel, a follower catching up), and such a version
+/// exists exactly when the last commit that saved one is still retained. One number per
+/// file answers that, where counting every version would mean decoding each frame
+/// retention drops.
+///
+/// Checksums that are not 64 lower-case hex digits name no file this server stores
+/// (records saved before assets were stored) and are not counted.
+extension Views {
+    /// Counts the assets of `record`, just saved by commit `sequence`, in place of what
+    /// its previous version held (`nil`: it was deleted).
+    func updateAssets(
+        zoneKey: [UInt8], name: String, to record: Record?, sequence: UInt64, _ txn: LMDBWriteTransaction
+    ) throws {
+        let key = ViewKeys.record(zoneKey, name)
+        let old = try txn.withValue(tables.assetsOut, key: key) { Self.checksums(in: $0) } ?? []
+        var new = Set<AssetChecksum>()
+        record?.forEachFieldAsset { asset in
+            if let checksum = AssetChecksum(hex: asset.fileChecksum) { new.insert(checksum) }
+        }
+        guard !old.isEmpty || !new.isEmpty else { return }
+        let oldSet = Set(old)
+        for checksum in old where !new.contains(checksum) {
+            try adjust(checksum, by: -1, savedAt: nil, txn)
+        }
+        for checksum in new {
+            try adjust(checksum, by: oldSet.contains(checksum) ? 0 : 1, savedAt: sequence, txn)
+        }
+        if new.isEmpty {
+            _ = try txn.delete(tables.assetsOut, key: key)
+        } else {
+            try txn.put(tables.assetsOut, key: key, value: new.sorted().flatMap(\.bytes))
+        }
+    }
+
+    /// Counts down every asset the records of a deleted zone held.
+    func dropAssets(ofZone zoneKey: [UInt8], _ txn: LMDBWriteTransaction) throws {
+        var held: [AssetChecksum] = []
+        try txn.scan(tables.assetsOut, prefix: zoneKey) { _, value in
+            held += Self.checksums(in: value)
+            return true
+        }
+        for checksum in held { try adjust(checksum, by: -1, savedAt: nil, txn) }
+        // The rows themselves go with the zone's other prefix ranges (`deleteZone`).
+    }
+
+    /// Moves `checksum`'s count by `delta` and, with `savedAt`, its last saving commit.
+    private func adjust(_ checksum: AssetChecksum, by delta: Int, savedAt sequence: UInt64?, _ txn: LMDBWriteTransaction) throws {
+        let current = try assetReferences(checksum, in: txn) ?? AssetReferences(count: 0, lastSaved: 0)
+        let count = delta < 0 ? current.count - min(current.count, UInt64(-delta)) : current.count + UInt64(delta)
+        var value = BigEndian.bytes(count)
+        BigEndian.append(sequence ?? current.lastSaved, to: &value)
+        try txn.put(tables.assetRefs, key: checksum.bytes, value: value)
+    }
+
+    /// The checksums of an `assetsOut` value (malformed tails are ignored: the value
+    /// is this module's own).
+    static func checksums(in value: UnsafeRawBufferPointer) -> [AssetChecksum] {
+        stride(from: 0, to: value.count - value.count % AssetChecksum.byteCount, by: AssetChecksum.byteCount).compactMap {
+            AssetChecksum(bytes: Array(value[$0..<($0 + AssetChecksum.byteCount)]))
+        }
+    }
+
+    // MARK: - Reading
+
+    /// What the views know of the file `checksum`, or `nil` if no record version
+    /// saved since the views were built held it.
+    public func assetReferences(_ checksum: AssetChecksum, in txn: LMDBReadTransaction) throws -> AssetReferences? {
+        try txn.withValue(tables.assetRefs, key: checksum.bytes) { value -> AssetReferences? in
+            guard let count = BigEndian.decode(UInt64.self, from: value),
+                let last = BigEndian.decode(UInt64.self, from: value, at: 8)
+            else { return nil }
+            return AssetReferences(count: count, lastSaved: last)
+        } ?? nil
+    }
+
+    /// Calls `body` with every file any record version held, in checksum order, until
+    /// it returns `false`.
+    public func forEachAssetReference(
+        in txn: LMDBReadTransaction, _ body: (AssetChecksum, AssetReferences) throws -> Bool
+    ) throws {
+        try txn.scan(tables.assetRefs, prefix: []) { key, value in
+            guard let checksum = AssetChecksum(bytes: Array(key)),
+                let count = BigEndian.decode(UInt64.self, from: value),
+                let last = BigEndian.decode(UInt64.self, from: value, at: 8)
+            else { return true }
+            return try body(checksum, AssetReferences(count: count, lastSaved: last))
+        }
+    }
+
+    /// Every file a record version the log holds from `retainedFrom` on can reach
+    /// (``AssetReferences/isReachable(retainedFrom:)``), in checksum order: what a node
+    /// must hold, what `verify` checks, what a seeded follower fetches.
+    public func reachableAssets(retainedFrom: UInt64, in txn: LMDBReadTransaction) throws -> [AssetChecksum] {
+        var found: [AssetChecksum] = []
+        try forEachAssetReference(in: txn) { checksum, references in
+            if references.isReachable(retainedFrom: retainedFrom) { found.append(checksum) }
+            return true
+        }
+        return found
+    }
+
+    /// The name of a current record holding `checksum`, or `nil`: for messages that
+    /// name an asset's owner. Walks `assetsOut`; for reports, not for hot paths.
+    public func recordName(holding checksum: AssetChecksum, in txn: LMDBReadTransaction) throws -> String? {
+        var found: String?
+        try txn.scan(tables.assetsOut, prefix: []) { key, value in
+            guard Self.checksums(in: value).contains(checksum), key.count > FeedKeys.length else { return true }
+            found = String(decoding: UnsafeRawBufferPointer(rebasing: key[FeedKeys.length...]), as: UTF8.self)
+            return false
+        }
+        return found
+    }
+}
