@@ -34,8 +34,14 @@ build: deps
 	$(SWIFT) build --build-tests
 
 ## test: every test, then a short crash-recovery run of the log
+# Suites that measure the server's own timing (head, body and request timeouts;
+# elections on 5 s leases) run by themselves after the rest. In one process with
+# 600 other tests on two cores, a ready task can wait a minute for a thread, and
+# they would measure the test runner's queue instead of the server.
+TIMED_SUITES := SlowClientTests|ClusterElectionTests
 test: build
-	$(SWIFT) test --skip-build --disable-xctest
+	$(SWIFT) test --skip-build --disable-xctest --skip '$(TIMED_SUITES)'
+	$(SWIFT) test --skip-build --disable-xctest --filter '$(TIMED_SUITES)'
 	$(SWIFT) run --skip-build cumulus-crash --kills $(CRASH_KILLS) --dir .build/crash-test
 
 ## run: start Cumulus on the embedded default data directory
