@@ -39,14 +39,7 @@ extension Database {
         var start: (position: UInt64, offset: UInt32)?
         var incarnation: UInt64 = 0
         if let token {
-            let contents = try token.open(secret: secret, expecting: .zone)
-            try container.checkEpoch(ofToken: contents.epoch)
-            guard contents.logID == store.logID else {
-                throw CumulusError(.changeTokenExpired, "the change token comes from another server's log; fetch again without a token")
-            }
-            guard contents.database == tokenDatabase, contents.zoneID == zone else {
-                throw CumulusError(.changeTokenExpired, "the change token belongs to another zone; fetch again without a token")
-            }
+            let contents = try openChangeToken(token, zone: zone)
             incarnation = contents.incarnation
             start = (contents.position, contents.offset)
             // Checked before waiting (a fork's position is not worth waiting for) and
@@ -187,14 +180,7 @@ extension Database {
             return try await sharedDatabaseChanges(since: token, limit: limit, catchUpTimeout: catchUpTimeout)
         }
         if let token {
-            let contents = try token.open(secret: container.secret, expecting: .database)
-            try container.checkEpoch(ofToken: contents.epoch)
-            guard contents.logID == store.logID else {
-                throw CumulusError(.changeTokenExpired, "the change token comes from another server's log; fetch again without a token")
-            }
-            guard contents.database == database else {
-                throw CumulusError(.changeTokenExpired, "the change token belongs to another database; fetch again without a token")
-            }
+            let contents = try openChangeToken(token, zone: nil)
             from = (contents.position, contents.offset)
             // Before and after waiting, as for a zone's token.
             try checkFork(contents)
@@ -256,6 +242,23 @@ extension Database {
     }
 
     // MARK: - Helpers
+
+    /// Opens a change token of this database: a zone token of `zone`, or a database
+    /// token when `zone` is `nil`. `changeTokenExpired` for one this node cannot serve:
+    /// another log, another database or zone, or an epoch it does not know.
+    func openChangeToken(_ token: ChangeToken, zone: ZoneID?) throws -> ChangeToken.Contents {
+        let contents = try token.open(secret: container.secret, expecting: zone == nil ? .database : .zone)
+        try container.checkEpoch(ofToken: contents.epoch)
+        guard contents.logID == container.store.logID else {
+            throw CumulusError(.changeTokenExpired, "the change token comes from another server's log; fetch again without a token")
+        }
+        guard contents.database == id, contents.zoneID == zone else {
+            throw CumulusError(
+                .changeTokenExpired,
+                "the change token belongs to another \(zone == nil ? "database" : "zone"); fetch again without a token")
+        }
+        return contents
+    }
 
     /// Refuses a change token from a superseded leader's fork (``Container/checkFork``):
     /// the commit behind the last feed entry it covers, in its zone's feed or its

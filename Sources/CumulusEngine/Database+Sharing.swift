@@ -130,14 +130,7 @@ extension Database {
         var from: UInt64 = 0
         if let token {
             let store = container.store
-            let contents = try token.open(secret: container.secret, expecting: .database)
-            try container.checkEpoch(ofToken: contents.epoch)
-            guard contents.logID == store.logID else {
-                throw CumulusError(.changeTokenExpired, "the change token comes from another server's log; fetch again without a token")
-            }
-            guard contents.database == id else {
-                throw CumulusError(.changeTokenExpired, "the change token belongs to another database; fetch again without a token")
-            }
+            let contents = try openChangeToken(token, zone: nil)
             from = contents.position
             try container.checkFork(issuedIn: contents.epoch, "change token") { _ in from }
             try await waitUntilFeed(reaches: from, timeout: catchUpTimeout) { _ in store.head.sequence }

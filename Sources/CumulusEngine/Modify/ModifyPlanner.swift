@@ -83,9 +83,11 @@ struct ModifyPlanner {
             let checkpoint = overlay
             var failed: [Item: CumulusError] = [:]
             // Share records last: a share's root may be saved in the same operation.
-            let referenceOrder = saveOrder(items.compactMap { if case .save(let i) = $0 { i } else { nil } })
-            let orderedSaves = referenceOrder.filter { !Share.isShareType(saves[$0].record.recordType) }
-                + referenceOrder.filter { Share.isShareType(saves[$0].record.recordType) }
+            var orderedSaves = saveOrder(items.compactMap { if case .save(let i) = $0 { i } else { nil } })
+            if orderedSaves.contains(where: { Share.isShareType(saves[$0].record.recordType) }) {
+                orderedSaves = orderedSaves.filter { !Share.isShareType(saves[$0].record.recordType) }
+                    + orderedSaves.filter { Share.isShareType(saves[$0].record.recordType) }
+            }
             if orderedSaves.count > 1 { overlay.reserveSaves(orderedSaves.count) }
             var pending = Set(orderedSaves.filter { saveErrors[$0] == nil }.map { saves[$0].record.recordID })
             let ordered = orderedSaves.map(Item.save) + items.filter { if case .delete = $0 { true } else { false } }
