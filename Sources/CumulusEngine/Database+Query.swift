@@ -13,16 +13,28 @@ extension Database {
     /// spans every zone, or sorts by distance or record name first): about a tenth of
     /// a second here. A page that would read more is `limitExceeded`.
     public static let defaultQueryScanLimit = 100_000
+    /// Most records a page passes over that its caller may not read (another
+    /// user's, where READ is granted to creators only; outside a share) before it
+    /// ends early with a cursor: a run of them cannot make one page unbounded.
+    public static let defaultHiddenScanLimit = 1_000
+    /// CPU time one request may spend reading a query page or planning a modify
+    /// operation, checked every hundred-odd records or items; past it the request is
+    /// `limitExceeded` (issue 40).
+    public static let defaultRequestCPULimit: Duration = .seconds(2)
 
     /// Runs `query` in one zone, or in every zone of the database when `zoneID` is
     /// `nil`, and returns the first page. `desiredKeys` limits the user fields
     /// returned (`nil`: all; system fields always come back). `scanLimit` bounds the
     /// records a page reads when no index serves its order (``defaultQueryScanLimit``);
     /// a page also ends once its records take `byteLimit` bytes as stored (with at
-    /// least one record), its cursor resuming after the last.
+    /// least one record), its cursor resuming after the last, and once it has passed
+    /// over `hiddenLimit` records the caller may not read (``defaultHiddenScanLimit``).
+    /// A page that spends more than `cpuLimit` of CPU time is `limitExceeded`.
     public func query(
         _ query: Query, in zoneID: ZoneID? = nil, resultsLimit: Int? = nil, desiredKeys: [String]? = nil,
-        scanLimit: Int = Database.defaultQueryScanLimit, byteLimit: Int = .max, as actor: String?
+        scanLimit: Int = Database.defaultQueryScanLimit, byteLimit: Int = .max,
+        hiddenLimit: Int = Database.defaultHiddenScanLimit, cpuLimit: Duration = Database.defaultRequestCPULimit,
+        as actor: String?
     ) throws -> QueryResult {
         try AccessPolicy.checkRead(id, actor: actor)
         try NameRules.checkRecordType(query.recordType)
@@ -40,27 +52,26 @@ extension Database {
         let zone = zoneID.map { Normalizer(database: id).zone($0) }
         return try page(QueryCursor.Contents(database: id, zoneID: zone, query: normalized, position: []),
                         actor: actor, resultsLimit: resultsLimit, desiredKeys: desiredKeys, scanLimit: scanLimit,
-                        byteLimit: byteLimit)
+                        byteLimit: byteLimit, hiddenLimit: hiddenLimit, cpuLimit: cpuLimit)
     }
 
     /// The next page of the query a cursor came from.
     public func query(
         continuing cursor: QueryCursor, resultsLimit: Int? = nil, desiredKeys: [String]? = nil,
-        scanLimit: Int = Database.defaultQueryScanLimit, byteLimit: Int = .max, as actor: String?
+        scanLimit: Int = Database.defaultQueryScanLimit, byteLimit: Int = .max,
+        hiddenLimit: Int = Database.defaultHiddenScanLimit, cpuLimit: Duration = Database.defaultRequestCPULimit,
+        as actor: String?
     ) throws -> QueryResult {
         try AccessPolicy.checkRead(id, actor: actor)
-        let contents = try cursor.open(secret: container.secret)
-        guard contents.database == id else {
-            throw CumulusError(.invalidArguments, "the cursor belongs to another database")
-        }
+        let contents = try cursor.open(secret: container.secret, database: id, actor: actor)
         return try page(
             contents, actor: actor, resultsLimit: resultsLimit, desiredKeys: desiredKeys, scanLimit: scanLimit,
-            byteLimit: byteLimit)
+            byteLimit: byteLimit, hiddenLimit: hiddenLimit, cpuLimit: cpuLimit)
     }
 
     private func page(
         _ contents: QueryCursor.Contents, actor: String?, resultsLimit: Int?, desiredKeys: [String]?, scanLimit: Int,
-        byteLimit: Int
+        byteLimit: Int, hiddenLimit: Int, cpuLimit: Duration
     ) throws -> QueryResult {
         let limit = resultsLimit ?? Self.defaultResultsLimit
         guard limit > 0, limit <= Self.maxResultsLimit else {
@@ -83,6 +94,7 @@ extension Database {
             let schema = try views.schema(SchemaID(database), in: txn)
             // Checked on every page, not only the first: the schema may have lost an
             // index, or the user a role, since the cursor was made.
+            try QueryBounds.check(contents.query)
             try schema.checkQuery(contents.query)
             let onlyOwn = try ReadAccess(views: views, database: database, schema: schema, actor: actor, txn: txn)
                 .queryScope(contents.query.recordType)
@@ -99,20 +111,21 @@ extension Database {
             var executor = QueryExecutor(views: views, txn: txn, database: database)
             executor.collectScanLimit = scanLimit
             executor.byteLimit = byteLimit
-            var page = try executor.run(
-                contents.query, zones: zones, after: contents.position.isEmpty ? nil : contents.position, limit: limit)
-            let last = page.lastPosition
+            executor.hiddenLimit = max(1, hiddenLimit)
+            executor.budget = WorkBudget(cpuLimit, for: "this query page")
+            // What the caller may not read is passed over inside the walk, before any
+            // filter sees it, so neither the page, nor `more`, nor the cursor's
+            // position tells of it (issue 40).
             if let onlyOwn {
                 // Only `_creator` may read this type: the caller sees their own records.
-                // Filtered after the page is cut (a page may come back short), so the
-                // cursor still resumes after what was skipped.
-                page.records.removeAll { $0.creatorUserRecordID?.recordName != onlyOwn }
+                executor.visible = { $0.creatorUserRecordID?.recordName == onlyOwn }
+            } else if let shared {
+                // Records outside the shares open to the caller.
+                executor.visible = { try self.isVisible($0, in: shared, txn) }
             }
-            if let shared {
-                // Records outside the shares open to the caller, filtered the same way.
-                page.records = try page.records.filter { try isVisible($0, in: shared, txn) }
-            }
-            return (page, last)
+            let page = try executor.run(
+                contents.query, zones: zones, after: contents.position.isEmpty ? nil : contents.position, limit: limit)
+            return (page, page.lastPosition)
         }
         let desired = DesiredKeys(desiredKeys)
         let records = page.records.map { desired.applied(to: $0) }
@@ -120,7 +133,7 @@ extension Database {
         if page.more, let lastPosition {
             var next = contents
             next.position = lastPosition
-            cursor = try QueryCursor.make(next, secret: container.secret)
+            cursor = try QueryCursor.make(next, secret: container.secret, actor: actor)
         }
         return QueryResult(records: records, cursor: cursor)
     }

@@ -28,6 +28,15 @@ import CumulusViews
 /// Every plan reads a record only once the indexes say it can match, and checks it
 /// with ``QueryEvaluator`` before returning it; filters no index answers (the
 /// negated comparators) are checked on the records read.
+///
+/// **Hidden records.** A record the caller may not read (``visible`` says no) is
+/// passed over inside the walk, before any filter looks at it: it never reaches a
+/// page, never makes `more` true, and its values are never compared. A run of them
+/// could make one page read without end, so a page passes over at most
+/// ``hiddenLimit`` of them; then it ends early, perhaps empty, with a cursor after
+/// the last one passed (cursors are encrypted, so that position reveals nothing).
+/// The collect-and-sort plan is bounded by ``collectScanLimit`` instead, and the
+/// group walk stops only between groups, as it already reads a group whole.
 struct QueryExecutor {
     let views: Views
     let txn: LMDBReadTransaction
@@ -37,6 +46,12 @@ struct QueryExecutor {
     /// Stored bytes of records after which a page ends, with at least one record: a
     /// page of 400 records of 1 MiB would otherwise be 400 MiB (`Docs/SECURITY.md`).
     var byteLimit = Int.max
+    /// Whether the caller may read a record (`nil`: every record).
+    var visible: ((Record) throws -> Bool)?
+    /// Most hidden records one page passes over before it ends early.
+    var hiddenLimit = Database.defaultHiddenScanLimit
+    /// The CPU time one page may spend, counted per record read.
+    var budget = WorkBudget(Database.defaultRequestCPULimit, for: "this query page")
 
     /// One page of results.
     struct Page {
@@ -46,8 +61,11 @@ struct QueryExecutor {
         /// Kept for the last record only, not built per result (the position was two of
         /// the nine allocations a result of a name-order page cost).
         var lastPosition: [UInt8]?
-        /// Whether a record beyond the page matches too.
+        /// Whether a record beyond the page matches too, or the page ended early
+        /// after passing over ``QueryExecutor/hiddenLimit`` hidden records.
         var more = false
+        /// Hidden records passed over so far.
+        var hidden = 0
         /// Stored bytes of the page's records, and where the page ends by them.
         var bytes = 0
         var byteLimit = Int.max
@@ -78,6 +96,7 @@ struct QueryExecutor {
 
     func run(_ query: Query, zones: [ZoneID], after position: [UInt8]?, limit: Int) throws -> Page {
         guard !query.matchesNothing, limit > 0 else { return Page() }
+        budget.start()
         if zones.count == 1, let zone = zones.first {
             let zoneKey = views.zoneKeys.zone(database, zone)
             if query.sort.count == 1, query.sort[0].relativeLocation == nil,
@@ -101,19 +120,44 @@ struct QueryExecutor {
         CandidateFinder(views: views, txn: txn, database: database, zoneKey: zoneKey, zoneID: zone, recordType: type)
     }
 
-    /// Reads a candidate and checks it against the filters its candidate set did
-    /// not already settle (`residual`). `hints` carries the page's strings from one
-    /// read to the next.
+    /// What reading one candidate found.
+    enum Candidate {
+        /// A record the caller may read that passes the filters.
+        case match(Record)
+        /// A record the caller may not read: its values were not compared.
+        case hidden(Record)
+        /// No such record, or one that fails the filters.
+        case none
+
+        /// The record, if it matches.
+        var match: Record? {
+            if case .match(let record) = self { record } else { nil }
+        }
+    }
+
+    /// Reads a candidate, decides whether the caller may see it, and checks a visible
+    /// one against the filters its candidate set did not already settle (`residual`).
+    /// `hints` carries the page's strings from one read to the next.
     private func load(
         _ name: String, _ zone: ZoneID, _ zoneKey: [UInt8], _ residual: Query, _ hints: inout RecordDecodeHints
-    ) throws -> Record? {
+    ) throws -> Candidate {
+        try budget.spend()
         hints.recordID = RecordID(recordName: name, zoneID: zone)
-        guard let record = try views.record(zoneKey: zoneKey, name: name, hints: &hints, txn) else { return nil }
+        guard let record = try views.record(zoneKey: zoneKey, name: name, hints: &hints, txn) else { return .none }
+        if let visible, try !visible(record) { return .hidden(record) }
         let matches = QueryEvaluator.matches(record, residual)
         // The filter read values unchecked until then: damage it met is an error, not
         // a record that failed to match.
         if let damage = record.storedValuesFailure { throw damage }
-        return matches ? record : nil
+        return matches ? .match(record) : .none
+    }
+
+    /// Counts a hidden record passed over; `true` when the page must end here.
+    private func passOver(_ page: inout Page) -> Bool {
+        page.hidden += 1
+        guard page.hidden >= hiddenLimit else { return false }
+        page.more = true
+        return true
     }
 
     /// The query without the filters an index answered exactly for `candidates`.
@@ -152,21 +196,30 @@ struct QueryExecutor {
         var page = emptyPage
         var hints = RecordDecodeHints()
         var candidatePosition: [UInt8] = []
+        // The page resumes after its last record, or after the hidden one it ended at.
+        var lastName = String?.none
         for name in names {
             if let position {
                 SortPosition.named(name, lacking: [], zoneKey: zoneKey, into: &candidatePosition)
                 if !position.lexicographicallyPrecedes(candidatePosition) { continue }
             }
-            guard let record = try load(name, zone, zoneKey, rest, &hints) else { continue }
+            let candidate = try load(name, zone, zoneKey, rest, &hints)
+            if case .hidden = candidate {
+                guard passOver(&page) else { continue }
+                lastName = name
+                break
+            }
+            guard let record = candidate.match else { continue }
             if page.isFull(limit) {
                 page.more = true
                 break
             }
             page.append(record)
+            lastName = name
         }
-        if let last = page.records.last {
+        if let lastName {
             var position: [UInt8] = []
-            SortPosition.named(last.recordID.recordName, lacking: [], zoneKey: zoneKey, into: &position)
+            SortPosition.named(lastName, lacking: [], zoneKey: zoneKey, into: &position)
             page.lastPosition = position
         }
         return page
@@ -184,6 +237,8 @@ struct QueryExecutor {
         // entry's value it was found under (`nil`: it lacks the field).
         var lastValue: [UInt8]?
         var candidatePosition: [UInt8] = []
+        // Set when the page ended at a hidden record: it resumes after that one.
+        var endedAt: [UInt8]?
 
         func offer(_ record: Record) -> Bool {
             if page.isFull(limit) {
@@ -194,7 +249,9 @@ struct QueryExecutor {
             return true
         }
         func finished() -> Page {
-            if let last = page.records.last {
+            if let endedAt {
+                page.lastPosition = endedAt
+            } else if let last = page.records.last {
                 page.lastPosition = SortPosition.of(last, sort: query.sort, zoneKey: zoneKey, firstValue: lastValue)
             }
             return page
@@ -208,7 +265,14 @@ struct QueryExecutor {
             let upper = sort.ascending ? OrderedEncoding.prefixUpperBound(prefix) : resume ?? OrderedEncoding.prefixUpperBound(prefix)
             try walkSortIndex(
                 prefix: prefix, from: lower, to: upper, sort: sort, candidates: candidates, zone, zoneKey, rest, &hints
-            ) { record, value in
+            ) { candidate, value in
+                if case .hidden(let record) = candidate {
+                    guard passOver(&page) else { return true }
+                    endedAt = SortPosition.of(record, sort: query.sort, zoneKey: zoneKey, firstValue: value)
+                    keepGoing = false
+                    return false
+                }
+                guard let record = candidate.match else { return true }
                 keepGoing = offer(record)
                 if keepGoing { lastValue = value }
                 return keepGoing
@@ -225,8 +289,15 @@ struct QueryExecutor {
                 SortPosition.named(name, lacking: query.sort, zoneKey: zoneKey, into: &candidatePosition)
                 if !position.lexicographicallyPrecedes(candidatePosition) { continue }
             }
-            guard let record = try load(name, zone, zoneKey, rest, &hints), SortPosition.sortValue(record, sort) == nil
-            else { continue }
+            let candidate = try load(name, zone, zoneKey, rest, &hints)
+            if case .hidden(let record) = candidate, SortPosition.sortValue(record, sort) == nil {
+                guard passOver(&page) else { continue }
+                var at: [UInt8] = []
+                SortPosition.named(name, lacking: query.sort, zoneKey: zoneKey, into: &at)
+                endedAt = at
+                break
+            }
+            guard let record = candidate.match, SortPosition.sortValue(record, sort) == nil else { continue }
             guard offer(record) else { break }
             lastValue = nil
         }
@@ -250,6 +321,9 @@ struct QueryExecutor {
         /// more), so the buffer is cut back to them whenever it doubles: memory stays
         /// bounded by the page, not the group, however many records share a value.
         var group: [(record: Record, position: [UInt8])] = []
+        // The greatest position in the current group of a hidden record passed over:
+        // where a page that ends between groups resumes if that is past its records.
+        var groupHiddenEnd: [UInt8]?
         func collect(_ entry: (record: Record, position: [UInt8])) {
             if let position, !position.lexicographicallyPrecedes(entry.position) { return }
             group.append(entry)
@@ -288,7 +362,7 @@ struct QueryExecutor {
             let upper = OrderedEncoding.prefixUpperBound(first.ascending ? prefix : groupStart)
             try walkSortIndex(
                 prefix: prefix, from: lower, to: upper, sort: first, candidates: candidates, zone, zoneKey, rest, &hints
-            ) { record, value in
+            ) { candidate, value in
                 if value != groupValue {
                     keepGoing = emit()
                     // A later group lies wholly after the cursor: this record alone
@@ -297,10 +371,30 @@ struct QueryExecutor {
                         page.more = true
                         keepGoing = false
                     }
+                    // Too many hidden records passed over: end between groups, after
+                    // the last one (all of the group's visible records are emitted).
+                    if keepGoing, page.hidden >= hiddenLimit {
+                        page.more = true
+                        if let end = groupHiddenEnd, page.lastPosition.map({ $0.lexicographicallyPrecedes(end) }) ?? true {
+                            page.lastPosition = end
+                        }
+                        keepGoing = false
+                    }
                     guard keepGoing else { return false }
                     groupValue = value
+                    groupHiddenEnd = nil
                 }
-                collect((record, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey, firstValue: value)))
+                switch candidate {
+                case .match(let record):
+                    collect((record, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey, firstValue: value)))
+                case .hidden(let record):
+                    let at = SortPosition.of(record, sort: query.sort, zoneKey: zoneKey, firstValue: value)
+                    if let position, !position.lexicographicallyPrecedes(at) { return true }
+                    page.hidden += 1
+                    if groupHiddenEnd.map({ $0.lexicographicallyPrecedes(at) }) ?? true { groupHiddenEnd = at }
+                case .none:
+                    break
+                }
                 return true
             }
             if !keepGoing || !emit() { return page }
@@ -311,7 +405,7 @@ struct QueryExecutor {
         // there is more).
         let names = try candidates?.names ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
         for name in names {
-            guard let record = try load(name, zone, zoneKey, rest, &hints), SortPosition.sortValue(record, first) == nil
+            guard let record = try load(name, zone, zoneKey, rest, &hints).match, SortPosition.sortValue(record, first) == nil
             else { continue }
             if page.isFull(limit) {
                 page.more = true
@@ -325,12 +419,13 @@ struct QueryExecutor {
 
     /// Walks the index of `sort`'s field (`prefix`) over `lower..<upper`, in the sort's
     /// direction, calling `body` with each record that is a candidate, matches `rest`
-    /// and sorts by the entry it was found under — a list's record sorts by one element
-    /// and is taken only there — and that entry's value, until `body` returns `false`.
+    /// (or is hidden from the caller) and sorts by the entry it was found under — a
+    /// list's record sorts by one element and is taken only there — and that entry's
+    /// value, until `body` returns `false`.
     private func walkSortIndex(
         prefix: [UInt8], from lower: [UInt8], to upper: [UInt8]?, sort: QuerySort, candidates: NameSet?,
         _ zone: ZoneID, _ zoneKey: [UInt8], _ rest: Query, _ hints: inout RecordDecodeHints,
-        _ body: (Record, [UInt8]) throws -> Bool
+        _ body: (Candidate, [UInt8]) throws -> Bool
     ) throws {
         // Records already taken at one element of a list (the only records found twice).
         var seen = Set<String>()
@@ -340,9 +435,13 @@ struct QueryExecutor {
                 let split = IndexKeys.splitValue(suffix)
             else { return true }
             if let candidates, !candidates.contains(split.name) { return true }
-            guard seen.isEmpty || !seen.contains(split.name),
-                let record = try load(split.name, zone, zoneKey, rest, &hints)
-            else { return true }
+            guard seen.isEmpty || !seen.contains(split.name) else { return true }
+            let candidate = try load(split.name, zone, zoneKey, rest, &hints)
+            let record: Record
+            switch candidate {
+            case .match(let found), .hidden(let found): record = found
+            case .none: return true
+            }
             // A scalar has one ordered entry in the index (a QUERYABLE string's exact
             // entry was skipped above), and this is it: its value is the record's sort
             // value by construction, so it is not computed again (that and the set of
@@ -352,7 +451,7 @@ struct QueryExecutor {
                 guard SortPosition.sortValue(record, sort) == split.value else { return true }
                 seen.insert(split.name)
             }
-            return try body(record, split.value)
+            return try body(candidate, split.value)
         }
     }
 
@@ -426,7 +525,7 @@ struct QueryExecutor {
                             + "(it spans every zone, or sorts by distance or record name first); "
                             + "query one zone, or add a filter on an indexed field")
                 }
-                guard let record = try load(name, zone, zoneKey, rest, &hints) else { continue }
+                guard let record = try load(name, zone, zoneKey, rest, &hints).match else { continue }
                 let at = SortPosition.of(record, sort: query.sort, zoneKey: zoneKey)
                 if let position, !position.lexicographicallyPrecedes(at) { continue }
                 best.append((record, at))

@@ -4,7 +4,7 @@ import CumulusModel
 /// tokens, query cursors), reachable by the fuzzer (`Tools/Fuzz`).
 ///
 /// A client can only reach a parser with bytes this server sealed, so a fuzzer
-/// feeding raw bytes would stop at the MAC every time. Each entry seals the body
+/// feeding raw bytes would stop at the MAC (or the cursor's cipher) every time. Each entry seals the body
 /// under a fixed secret first and opens the sealed token as the routes do, so the
 /// fuzzer explores what comes after the MAC: the one place a bug in the server's
 /// own encoding (or a leaked secret) would let bad bytes in.
@@ -21,6 +21,8 @@ import CumulusModel
 
     static let secret = [UInt8](repeating: 0x5A, count: 32)
     static let logID = [UInt8](repeating: 0x11, count: 16)
+    static let cursorDatabase = DatabaseID(
+        container: "iCloud.com.example.todo", environment: .development, scope: .private, owner: "_fuzz")
 
     /// Opens `body` sealed, as a zone token and as a database token: accepted if
     /// either kind opens.
@@ -54,11 +56,14 @@ import CumulusModel
         }
     }
 
-    /// Opens `body` sealed as a query cursor.
+    /// Opens `body` sealed as a query cursor of user `"_fuzz"` in ``cursorDatabase``.
     public static func queryCursor(body: [UInt8]) -> Outcome {
-        check("a cursor", refusedWith: .invalidArguments) {
-            let contents = try QueryCursor(bytes: TokenSeal.seal(body, secret: secret)).open(secret: secret)
-            let again = try QueryCursor.make(contents, secret: secret).open(secret: secret)
+        let user = "_fuzz"
+        return check("a cursor", refusedWith: .invalidArguments) {
+            let contents = try QueryCursor.sealed(body, secret: secret, database: cursorDatabase, actor: user)
+                .open(secret: secret, database: cursorDatabase, actor: user)
+            let again = try QueryCursor.make(contents, secret: secret, actor: user)
+                .open(secret: secret, database: cursorDatabase, actor: user)
             let same = again.database == contents.database && again.zoneID == contents.zoneID
                 && again.query == contents.query && again.position == contents.position
             return same ? nil : "reopened to other contents"
@@ -92,11 +97,10 @@ import CumulusModel
         let query = try PredicateParser.query(
             recordType: "TodoItem", predicate: "priority >= 2 AND title BEGINSWITH 'a' AND self CONTAINS 'milk'",
             sort: [QuerySort(key: .field("dueDate"), ascending: false)])
-        let cursor = try QueryCursor.make(.init(database: database, zoneID: zone, query: query, position: [1, 2, 3]), secret: secret)
-        let zoneWide = try QueryCursor.make(
-            .init(database: database, zoneID: nil, query: Query(recordType: "T"), position: []), secret: secret)
+        let cursor = try QueryCursor.body(.init(database: database, zoneID: zone, query: query, position: [1, 2, 3]))
+        let zoneWide = try QueryCursor.body(.init(database: database, zoneID: nil, query: Query(recordType: "T"), position: []))
         return (
             [body(zoneToken.bytes), body(databaseToken.bytes)], [body(notification.bytes)],
-            [body(cursor.bytes), body(zoneWide.bytes)])
+            [cursor, zoneWide])
     }
 }
