@@ -110,6 +110,7 @@ public struct Database: Sendable {
             clientChangeTokenData: operation.clientChangeTokenData,
             requestID: operation.requestID ?? UUID().uuidString, provenAssets: provenAssets)
         planner.viaSharedDatabase = id.scope == .shared
+        planner.cpuLimit = operation.cpuLimit
         let plan = planner
         let (_, result) = try await container.writer.submit { context in try plan.plan(context) }
         return result
@@ -188,6 +189,14 @@ public struct Database: Sendable {
                 }
                 if database.scope != .private {
                     throw CumulusError(.invalidArguments, "custom zones exist only in private databases, not the \(database.scope) one")
+                }
+                // A private database's zones are its owner's: naming another user as
+                // owner would make a zone that looks like theirs (issue 40).
+                if zoneID.ownerName != database.owner {
+                    throw CumulusError(
+                        .permissionFailure,
+                        "a zone you create is yours: its ownerName must be your user record name (\(database.owner)) or "
+                            + "\(ZoneID.defaultOwnerName), not \(zoneID.ownerName)")
                 }
             } catch let error as CumulusError {
                 early[index] = error

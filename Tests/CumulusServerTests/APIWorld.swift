@@ -28,9 +28,9 @@ final class APIWorld: @unchecked Sendable {
         apiToken = try auth.createAPIToken(container: Self.containerName, environment: .development)
         productionAPIToken = try auth.createAPIToken(container: Self.containerName, environment: .production)
         alice = try auth.addUser()
-        aliceToken = try auth.createWebAuthToken(for: alice)
+        aliceToken = try auth.createWebAuthToken(for: alice, container: Self.containerName)
         bob = try auth.addUser()
-        bobToken = try auth.createWebAuthToken(for: bob)
+        bobToken = try auth.createWebAuthToken(for: bob, container: Self.containerName)
     }
 
     deinit {

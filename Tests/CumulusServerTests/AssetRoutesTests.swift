@@ -100,6 +100,9 @@ struct AssetRoutesTests {
                 #expect(response.headers[.contentType] == "application/octet-stream")
                 #expect(response.headers[.contentLength] == String(Self.photo.count))
                 #expect(Array(response.body.readableBytesView) == Self.photo)
+                // A download URL is a bearer credential that outlives a loss of access
+                // only briefly (issue 40): minutes, and caches keep it no longer.
+                #expect(response.headers[.cacheControl] == "private, max-age=300, immutable")
             }
             try await client.execute(uri: downloadPath, method: .head) { response in
                 #expect(response.status == .ok)

@@ -28,7 +28,7 @@ struct SharingRulesTests {
     func refusals() async throws {
         let world = try await Self.world()
         let carol = try world.auth.addUser()
-        let carolToken = try world.auth.createWebAuthToken(for: carol)
+        let carolToken = try world.auth.createWebAuthToken(for: carol, container: APIWorld.containerName)
         let share = { (body: String) in #"{"zoneID":{"zoneName":"Z"},"operations":[{"operationType":"create","record":\#(body)}]}"# }
         let many = (0..<100).map { #"{"userIdentity":{"userRecordName":"_user\#($0)"},"permission":"READ_ONLY"}"# }.joined(separator: ",")
         let aliceCases: [(String, String, String, String)] = [
@@ -153,7 +153,7 @@ struct SharingRulesTests {
     func publicPermissionAndSubscriptions() async throws {
         let world = try await Self.world()
         let carol = try world.auth.addUser()
-        let carolToken: String?? = .some(try world.auth.createWebAuthToken(for: carol))
+        let carolToken: String?? = .some(try world.auth.createWebAuthToken(for: carol, container: APIWorld.containerName))
         let zone = Script.sharedZone("Z", world)
         let saved = try await world.post("records/modify", #"{"zoneID":{"zoneName":"Z"},"operations":[{"operationType":"create","record":{"recordName":"cloudkit.zoneshare","recordType":"cloudKit.share","fields":{"cloudkit.title":{"value":"Open"}},"publicPermission":"READ_ONLY"}}]}"#)
         let guid = try #require(saved.json["records"]?[0]?["shortGUID"]?.stringValue, "\(saved.json)")

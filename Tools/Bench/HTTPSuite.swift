@@ -124,7 +124,7 @@ final class HTTPBenchStore: Sendable {
         auth = try AuthStore(environment: container.store.environment)
         user = try auth.addUser()
         apiToken = try auth.createAPIToken(container: HTTPSuite.containerName, environment: .development)
-        webToken = try auth.createWebAuthToken(for: user)
+        webToken = try auth.createWebAuthToken(for: user, container: HTTPSuite.containerName)
         db = container.database(DatabaseID(container: HTTPSuite.containerName, scope: .private, owner: user))
         for (zone, result) in try await db.saveZones([HTTPSuite.zone], as: user) {
             guard case .success = result else { throw BenchFailure("creating zone \(zone.zoneName): \(result)") }

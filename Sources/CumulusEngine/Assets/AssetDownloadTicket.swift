@@ -12,8 +12,14 @@ public struct AssetDownloadTicket: Sendable, Equatable {
     /// When the URL stops working.
     public var expires: Timestamp
 
-    /// How long a download URL works.
-    public static let lifetime: Duration = .seconds(60 * 60)
+    /// How long a download URL works. The URL is a bearer credential that outlives
+    /// nothing but itself: a reader who loses access to the record (a share ended, a
+    /// READ grant withdrawn) keeps a URL it already holds until then, so it is short
+    /// (issue 40). Clients fetch a record's assets right after the record.
+    public static let lifetime: Duration = .seconds(5 * 60)
+
+    /// ``lifetime`` in whole seconds (what `Cache-Control: max-age` says).
+    public static var lifetimeSeconds: Int64 { lifetime.components.seconds }
 
     /// A ticket.
     public init(checksum: AssetChecksum, database: DatabaseID, expires: Timestamp) {

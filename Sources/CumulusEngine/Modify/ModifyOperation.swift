@@ -46,11 +46,14 @@ public struct ModifyOperation: Sendable, Hashable {
     public var requestID: String?
     /// Most items allowed (400 for the Swift API, 200 through HTTP).
     public var itemLimit: Int
+    /// CPU time planning may spend in the writer (``Database/defaultRequestCPULimit``).
+    public var cpuLimit: Duration
 
     /// An operation.
     public init(
         saves: [RecordSave] = [], deletes: [RecordDelete] = [], atomic: Bool = true,
-        clientChangeTokenData: [UInt8]? = nil, requestID: String? = nil, itemLimit: Int = Limits.maxItemsPerOperation
+        clientChangeTokenData: [UInt8]? = nil, requestID: String? = nil, itemLimit: Int = Limits.maxItemsPerOperation,
+        cpuLimit: Duration = Database.defaultRequestCPULimit
     ) {
         self.saves = saves
         self.deletes = deletes
@@ -58,5 +61,6 @@ public struct ModifyOperation: Sendable, Hashable {
         self.clientChangeTokenData = clientChangeTokenData
         self.requestID = requestID
         self.itemLimit = itemLimit
+        self.cpuLimit = cpuLimit
     }
 }

@@ -49,6 +49,14 @@ extension ModifyPlanner {
         try overlay.saveShare(share)
     }
 
+    /// Whether the participant may see `record` (read-only or read-write), as the
+    /// shares stand in the plan.
+    func participantSees(_ record: Record, _ overlay: inout PlanOverlay) throws -> Bool {
+        let zone = record.recordID.zoneID
+        let scope = ShareScope(user: actor, shares: try overlay.shares(inZone: zone))
+        return try scope.access(to: record, parentOf: { try overlay.parentName($0, in: zone) }) != nil
+    }
+
     private func requireWrite(_ record: Record, _ overlay: inout PlanOverlay) throws {
         let zone = record.recordID.zoneID
         let scope = ShareScope(user: actor, shares: try overlay.shares(inZone: zone))

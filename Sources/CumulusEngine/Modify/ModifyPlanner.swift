@@ -35,6 +35,10 @@ struct ModifyPlanner {
     /// The actor writes through their shared database into `database` (the zone
     /// owner's private one): every item must be in a share open to them for writing.
     var viaSharedDatabase = false
+    /// The CPU time planning may spend (``WorkBudget``), counted per item and per
+    /// record a cascade takes: the writer is everyone's, so no operation may hold it
+    /// for long.
+    var cpuLimit = Database.defaultRequestCPULimit
 
     private enum Item: Hashable {
         case save(Int)
@@ -51,6 +55,7 @@ struct ModifyPlanner {
     /// Plans the operation: the commit to append (if anything changes) and the result.
     func plan(_ context: LogWriter.PlanContext) throws -> (CommitRequest?, ModifyResult) {
         let tag = String(context.sequence, radix: 36)
+        let budget = WorkBudget(cpuLimit, for: "this operation")
         var overlay = PlanOverlay(views: views, database: database, transaction: context.transaction)
         let schemaID = SchemaID(database)
         let original = try views.schema(schemaID, in: context.transaction)
@@ -95,6 +100,8 @@ struct ModifyPlanner {
             // Every item is planned, even in an atomic zone after a failure, so each
             // item that fails on its own reports its own error.
             for item in ordered {
+                // Outside the item's own errors: a spent budget ends the operation.
+                try budget.spend()
                 if let error = preError(item) {
                     failed[item] = error
                     if case .save(let i) = item { pending.remove(saves[i].record.recordID) }
@@ -109,7 +116,7 @@ struct ModifyPlanner {
                         saveResults[index] = .success(
                             try planSave(saves[index], pending: pending, now: context.now, tag: tag, &rules, &overlay))
                     case .delete(let index):
-                        try planDelete(deletes[index], tag: tag, rules, &overlay)
+                        try planDelete(deletes[index], tag: tag, rules, budget, &overlay)
                         deleteResults[index] = .success(())
                     }
                 } catch let error as CumulusError {
@@ -117,6 +124,8 @@ struct ModifyPlanner {
                 }
             }
             for (item, error) in failed { record(item, .failure(error), &saveResults, &deleteResults) }
+            // A cascade that spent the budget failed its own item: end the operation.
+            try budget.check()
             if atomicZone && !failed.isEmpty {
                 overlay = checkpoint
                 let error = CumulusError(
@@ -242,8 +251,13 @@ struct ModifyPlanner {
                     recordID: id)
             }
         }
-        var record = try RecordMerger.merge(
-            isShare ? save.record : rules.schema.coerced(save.record), onto: existing, mode: save.mode)
+        var record: Record
+        do {
+            record = try RecordMerger.merge(
+                isShare ? save.record : rules.schema.coerced(save.record), onto: existing, mode: save.mode)
+        } catch let error as CumulusError {
+            throw conflict(error, readable: existing, rules)
+        }
         if isShare { record.recordType = Share.recordType }
         record.creationDate = existing?.creationDate ?? now
         record.creatorUserRecordID = existing?.creatorUserRecordID ?? RecordID(recordName: actor)
@@ -256,8 +270,13 @@ struct ModifyPlanner {
         if !isShare { try rules.schema.check(record) }
         try Self.checkAssets(record, existing: existing, proven: provenAssets)
 
+        // A participant sees only what their shares open: a target outside them is
+        // answered exactly as a missing one, so a reference cannot probe the owner's
+        // zone, nor a VALIDATE one pin the owner's record (issue 40).
         func exists(_ target: RecordID) throws -> Bool {
-            try pending.contains(target) || overlay.record(target) != nil
+            if pending.contains(target) { return true }
+            guard let found = try overlay.record(target) else { return false }
+            return try !viaSharedDatabase || participantSees(found, &overlay)
         }
         if let parent = record.parent, parent != existing?.parent, try !exists(parent.recordID) {
             throw CumulusError(
@@ -279,7 +298,7 @@ struct ModifyPlanner {
                         "validating reference to \(reference.recordID.recordName), which does not exist",
                         recordID: id, field: field)
                 }
-            case .deleteSelf where !oldEdges.contains(edge):
+            case .deleteSelf where try !oldEdges.contains(edge) && exists(reference.recordID):
                 let owners = try overlay.deleteSelfOwnerCount(reference.recordID)
                 if owners >= Limits.maxDeleteSelfReferencesPerTarget {
                     throw CumulusError(
@@ -299,6 +318,20 @@ struct ModifyPlanner {
             rules.schema = EffectiveSchema(grown, environment: rules.schema.environment)
         }
         return record
+    }
+
+    /// `error` as the actor may see it: a conflict carries the server's copy only to
+    /// a caller who may read it. A type may grant WRITE without READ; such a writer
+    /// learns that their copy is stale, never what the record holds (issue 40).
+    private func conflict(_ error: CumulusError, readable existing: Record?, _ rules: SchemaContext) -> CumulusError {
+        guard error.serverRecord != nil, let existing, database.scope == .public,
+            !rules.schema.allows(
+                .read, on: existing.recordType, roles: rules.roles, actor: actor,
+                creator: existing.creatorUserRecordID?.recordName)
+        else { return error }
+        var hidden = error
+        hidden.serverRecord = nil
+        return hidden
     }
 
     /// Whether the actor may change or delete `record` (a public record): what
@@ -344,7 +377,7 @@ struct ModifyPlanner {
     }
 
     private func planDelete(
-        _ delete: RecordDelete, tag: String, _ rules: SchemaContext, _ overlay: inout PlanOverlay
+        _ delete: RecordDelete, tag: String, _ rules: SchemaContext, _ budget: WorkBudget, _ overlay: inout PlanOverlay
     ) throws {
         let id = delete.recordID
         guard let existing = try overlay.record(id) else {
@@ -354,12 +387,15 @@ struct ModifyPlanner {
             if Share.isShareType(existing.recordType) { return try planLeave(existing, &overlay) }
             try checkParticipantDelete(existing, &overlay)
         }
-        if case .ifTagMatches(let tag) = delete.mode, tag != existing.recordChangeTag {
-            throw CumulusError(
-                .serverRecordChanged, "the record changed on the server since this copy was fetched",
-                recordID: id, serverRecord: existing)
-        }
+        // Access first: a conflict would hand back the server's copy.
         if database.scope == .public { try checkGrant(.write, existing, rules) }
+        if case .ifTagMatches(let tag) = delete.mode, tag != existing.recordChangeTag {
+            throw conflict(
+                CumulusError(
+                    .serverRecordChanged, "the record changed on the server since this copy was fetched",
+                    recordID: id, serverRecord: existing),
+                readable: existing, rules)
+        }
         // Cascade through deleteSelf references, breadth first; a record already
         // taken is skipped, which is what ends cycles. Nothing changes until every
         // check has passed.
@@ -370,6 +406,7 @@ struct ModifyPlanner {
         ]
         var head = 0
         while head < victims.count {
+            try budget.spend()
             let owner = victims[head].record.recordID
             head += 1
             for edge in try overlay.incoming(owner).sorted(by: { UTF8Order.precedes($0.source, $1.source) })

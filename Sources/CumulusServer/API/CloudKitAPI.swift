@@ -379,7 +379,7 @@ public struct CloudKitAPI: Sendable {
         guard let webToken = request.query["ckWebAuthToken"], !webToken.isEmpty else {
             return Caller(container: container, user: nil)
         }
-        guard let user = try auth.user(forWebAuthToken: webToken) else { throw AuthenticationFailure.badWebAuthToken }
+        guard let user = try auth.user(forWebAuthToken: webToken, container: container) else { throw AuthenticationFailure.badWebAuthToken }
         return Caller(container: container, user: user)
     }
 

@@ -87,7 +87,7 @@ public final class AuthStore: Sendable {
     /// The two kinds of bearer token, by their key prefix in the `auth` table.
     enum TokenKind: UInt8 {
         case api = 0x61  // "a": token → container ‖ 0 ‖ environment (or the container alone)
-        case web = 0x77  // "w": token → user
+        case web = 0x77  // "w": token → container ‖ 0 ‖ user (or the user alone: minted before binding, opens nothing)
     }
 
     private func mint(_ kind: TokenKind, bytes: Int, value: [UInt8]) throws -> String {
@@ -102,10 +102,8 @@ public final class AuthStore: Sendable {
         try environment.write { txn in try txn.delete(table, key: [kind.rawValue] + Self.hash(token)) }
     }
 
-    private func lookUp(_ kind: TokenKind, _ token: String) throws -> String? {
-        try environment.read { txn in
-            try txn.get(table, key: [kind.rawValue] + Self.hash(token)).map { String(decoding: $0, as: UTF8.self) }
-        }
+    private func lookUp(_ kind: TokenKind, _ token: String) throws -> [UInt8]? {
+        try environment.read { txn in try txn.get(table, key: [kind.rawValue] + Self.hash(token)) }
     }
 
     /// Adds a user and returns its user record name (`_` and 32 hex digits, like CloudKit's).
@@ -176,10 +174,15 @@ public final class AuthStore: Sendable {
         }
     }
 
-    /// Mints a web auth token for `user` (URL-safe: hex).
-    public func createWebAuthToken(for user: String) throws -> String {
+    /// Mints a web auth token for `user` in `container` (URL-safe: hex). As in
+    /// CloudKit, a web auth token belongs to one container: it signs the user in
+    /// there and nowhere else (issue 40).
+    public func createWebAuthToken(for user: String, container: String) throws -> String {
         guard try userExists(user) else { throw CumulusError(.invalidArguments, "no user \(user); add it first") }
-        return try mint(.web, bytes: 24, value: Array(user.utf8))
+        guard !container.isEmpty, !container.utf8.contains(0) else {
+            throw CumulusError(.invalidArguments, "a web auth token needs the container it signs in to")
+        }
+        return try mint(.web, bytes: 24, value: Array(container.utf8) + [0] + Array(user.utf8))
     }
 
     /// Revokes a web auth token; returns whether it existed.
@@ -188,8 +191,25 @@ public final class AuthStore: Sendable {
         try revoke(.web, token)
     }
 
-    /// The user a web auth token signs in, or `nil`.
-    public func user(forWebAuthToken token: String) throws -> String? {
-        try lookUp(.web, token)
+    /// The user a web auth token signs in to `container`, or `nil`: a token of
+    /// another container, or one minted before tokens were bound to a container
+    /// (stored as the user alone), signs in no one.
+    public func user(forWebAuthToken token: String, container: String) throws -> String? {
+        guard let stored = try lookUp(.web, token), let separator = stored.firstIndex(of: 0) else { return nil }
+        guard stored[..<separator].elementsEqual(container.utf8) else { return nil }
+        return String(decoding: stored[stored.index(after: separator)...], as: UTF8.self)
+    }
+
+    /// How many web auth tokens were minted before tokens were bound to a container
+    /// (they open nothing now; `serve` says so while any remain).
+    public func unboundWebAuthTokenCount() throws -> Int {
+        var count = 0
+        try environment.read { txn in
+            try txn.scan(table, prefix: [TokenKind.web.rawValue]) { _, value in
+                if !value.contains(0) { count += 1 }
+                return true
+            }
+        }
+        return count
     }
 }

@@ -39,7 +39,7 @@ extension CumulusHTTPServer {
         }
         var fields = HTTPFields()
         fields[.contentType] = "application/octet-stream"
-        fields[.cacheControl] = "private, max-age=3600, immutable"
+        fields[.cacheControl] = "private, max-age=\(AssetDownloadTicket.lifetimeSeconds), immutable"
         guard request.method == .get else {
             fields[.contentLength] = String(stored.size)
             return Response(status: .ok, headers: fields, body: ResponseBody())

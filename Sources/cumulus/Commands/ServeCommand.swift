@@ -32,7 +32,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The data directory (created if missing).") var data = "./cumulus-data"
     @Option(help: "The address to listen on.") var host = "127.0.0.1"
     @Option(help: "The port to listen on.") var port = 8765
-    @Option(help: "The container the development credentials open.") var container = "iCloud.com.example.cumulus"
+    /// The container `--dev` mints credentials for unless told otherwise.
+    static let developmentContainer = "iCloud.com.example.cumulus"
+
+    @Option(help: "The container the development credentials open.") var container = ServeCommand.developmentContainer
     @Flag(help: "Mint and print a development API token and user token at start (leader only).") var dev = false
     @Option(help: "Follow the leader at this URL (e.g. http://10.0.0.1:8765) instead of taking writes.")
     var follow: String?
@@ -211,12 +214,18 @@ struct ServeCommand: AsyncParsableCommand {
                 and revoke the old ones
                 """)
         }
+        if let unbound = try? auth.unboundWebAuthTokenCount(), unbound > 0 {
+            logger.warning("""
+                \(unbound) web auth token(s) were minted before tokens were bound to a container and sign in no one; \
+                mint new ones with `cumulus tokens create --user U --container C`
+                """)
+        }
         if dev {
             let users = try auth.users()
             let user = try users.first ?? auth.addUser()
             let apiToken = try auth.createAPIToken(container: container, environment: .development)
             let productionToken = try auth.createAPIToken(container: container, environment: .production)
-            let webToken = try auth.createWebAuthToken(for: user)
+            let webToken = try auth.createWebAuthToken(for: user, container: container)
             let base = "http://\(host):\(port)/database/1/\(container)/development"
             // Written unbuffered so the banner shows even when stdout is a pipe or a file.
             FileHandle.standardOutput.write(Data("""
@@ -265,6 +274,8 @@ struct ServeCommand: AsyncParsableCommand {
         var api = CloudKitAPI(
             container: store, auth: auth, metrics: metrics, logger: logger, replication: endpoints, metricsToken: metricsToken)
         api.limits = limits.apiLimits
+        // Uploads are counted over the grace an unreferenced one is kept: what they can hold of the disk.
+        api.limits.uploadQuota.window = assetCollection.grace
         let app = CumulusHTTPServer.application(api: api, host: host, port: port, limits: limits.limits, logger: logger)
         defer {
             // The HTTP server has drained; finish queued commits, then close.
@@ -366,12 +377,14 @@ struct UsersCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a user and print a web auth token for it.")
         @OptionGroup var options: LogCommand.DataOptions
         @Option(help: "The user record name (default: a new _<32 hex>).") var name: String?
+        @Option(help: "The container the web auth token signs in to (a token opens one).")
+        var container = ServeCommand.developmentContainer
 
         func run() throws {
             let auth = try openAuth(options.data)
             let user = try auth.addUser(name: name)
             print("user:           \(user)")
-            print("ckWebAuthToken: \(try auth.createWebAuthToken(for: user))")
+            print("ckWebAuthToken: \(try auth.createWebAuthToken(for: user, container: container))")
         }
     }
 
@@ -390,7 +403,8 @@ struct TokensCommand: ParsableCommand {
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Mint an API token for a container, or a web auth token for a user.")
         @OptionGroup var options: LogCommand.DataOptions
-        @Option(help: "Mint an API token for this container.") var container: String?
+        @Option(help: "Mint an API token for this container; with --user, the container the web auth token signs in to.")
+        var container: String?
         @Option(help: "The environment the API token opens: development or production (a token opens one).")
         var environment = "development"
         @Option(help: "Mint a web auth token for this user.") var user: String?
@@ -400,9 +414,16 @@ struct TokensCommand: ParsableCommand {
             guard let environment = DatabaseID.Environment(name: environment) else {
                 throw ValidationError("--environment is development or production")
             }
-            if let container { print("ckAPIToken: \(try auth.createAPIToken(container: container, environment: environment))") }
-            if let user { print("ckWebAuthToken: \(try auth.createWebAuthToken(for: user))") }
-            if container == nil && user == nil { throw ValidationError("give --container or --user") }
+            if let user {
+                // A web auth token belongs to one container: --user alone mints one for the
+                // development container, as `users add` does.
+                let container = container ?? ServeCommand.developmentContainer
+                print("ckWebAuthToken: \(try auth.createWebAuthToken(for: user, container: container))")
+            } else if let container {
+                print("ckAPIToken: \(try auth.createAPIToken(container: container, environment: environment))")
+            } else {
+                throw ValidationError("give --container (an API token) or --user [--container] (a web auth token)")
+            }
         }
     }
 

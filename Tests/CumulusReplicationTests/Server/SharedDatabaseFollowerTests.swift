@@ -34,9 +34,9 @@ struct SharedDatabaseFollowerTests {
             let auth = try AuthStore(environment: leader.store.environment)
             apiToken = try auth.createAPIToken(container: SharedDatabaseFollowerTests.containerName, environment: .development)
             alice = try auth.addUser()
-            aliceToken = try auth.createWebAuthToken(for: alice)
+            aliceToken = try auth.createWebAuthToken(for: alice, container: SharedDatabaseFollowerTests.containerName)
             bob = try auth.addUser()
-            bobToken = try auth.createWebAuthToken(for: bob)
+            bobToken = try auth.createWebAuthToken(for: bob, container: SharedDatabaseFollowerTests.containerName)
             leaderAPI = CloudKitAPI(container: leader, auth: auth)
             // Users and tokens are configuration, copied to the follower when it is seeded.
             let followerPath = ReplicationWorld.temporaryPath("shared-follower")

@@ -29,7 +29,7 @@ final class FuzzWorld: Sendable {
         let auth = try AuthStore(environment: container.store.environment)
         api = CloudKitAPI(container: container, auth: auth)
         apiToken = try auth.createAPIToken(container: Self.containerName, environment: .development)
-        userToken = try auth.createWebAuthToken(for: try auth.addUser())
+        userToken = try auth.createWebAuthToken(for: try auth.addUser(), container: Self.containerName)
     }
 
     deinit {
