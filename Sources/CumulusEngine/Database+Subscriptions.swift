@@ -13,8 +13,11 @@ import Foundation
 /// than replaced, and each user sees only their own subscriptions.
 extension Database {
     /// Saves (creates or replaces) subscriptions; per subscription, the subscription
-    /// as saved (owned by `actor`) or why it was refused.
-    public func saveSubscriptions(_ subscriptions: [Subscription], as actor: String?) async throws
+    /// as saved (owned by `actor`) or why it was refused. A user holds at most
+    /// `maxPerUser` subscriptions in one database (``Subscription/maxPerUser``).
+    public func saveSubscriptions(
+        _ subscriptions: [Subscription], maxPerUser: Int = Subscription.maxPerUser, as actor: String?
+    ) async throws
         -> [(subscriptionID: String, result: Result<Subscription, CumulusError>)]
     {
         let actor = try AccessPolicy.checkWrite(id, actor: actor)
@@ -38,6 +41,9 @@ extension Database {
         let (_, results) = try await container.writer.submit { context -> (CommitRequest?, [Result<Subscription, CumulusError>]) in
             var events: [Event] = []
             var results: [Result<Subscription, CumulusError>] = []
+            // The IDs the actor holds here, counted against `maxPerUser`.
+            var held = Set(
+                try views.subscriptions(in: database, context.transaction).filter { $0.owner == actor }.map(\.subscriptionID))
             for item in items {
                 guard case .success(let (subscription, definition)) = item else {
                     if case .failure(let error) = item { results.append(.failure(error)) }
@@ -45,6 +51,14 @@ extension Database {
                 }
                 do {
                     try Self.checkStored(subscription, in: database, views: views, context.transaction)
+                    if !held.contains(subscription.subscriptionID) {
+                        guard held.count < maxPerUser else {
+                            throw CumulusError(
+                                .limitExceeded,
+                                "you hold \(held.count) subscriptions in this database, the most one user may; delete some first")
+                        }
+                        held.insert(subscription.subscriptionID)
+                    }
                     events.append(
                         .subscriptionSaved(database: database, subscriptionID: subscription.subscriptionID, definition: definition))
                     results.append(.success(subscription))
@@ -161,6 +175,9 @@ extension Database {
                 copy.value = normalizeReferences(filter.value)
                 return copy
             }
+            // Matched in the writer against every save of the type: bounded tighter
+            // than a query.
+            try QueryBounds.check(query, maxFilters: QueryBounds.maxSubscriptionFilters)
             normalized.kind = .query(query, zoneID: zoneID.map(normalizer.zone), firesOn: firesOn, firesOnce: firesOnce)
         case .zone(let zoneID, let recordType):
             guard id.scope == .private else {

@@ -51,6 +51,7 @@ enum ChangesSuite: BenchSuite {
         }
         try await zoneFeed(sizes, report)
         try await notificationLatency(sizes, report)
+        try await subscriptionCost(sizes, report)
     }
 
     // MARK: - Helpers

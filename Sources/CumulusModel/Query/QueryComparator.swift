@@ -46,3 +46,15 @@ public enum QueryComparator: String, Sendable, Hashable, CaseIterable, Codable {
     /// List of strings has no element starting with the value.
     case notListMemberBeginsWith = "NOT_LIST_MEMBER_BEGINS_WITH"
 }
+
+extension QueryComparator {
+    /// The comparators whose value is a list of members to look values up in (`IN`,
+    /// `NOT_IN`, `LIST_CONTAINS_ANY`, `LIST_CONTAINS_ALL` and their negations): their
+    /// lists are bounded (``QueryBounds/maxFilterValues``) and hashed (``MemberSet``).
+    public var testsMembership: Bool {
+        switch self {
+        case .in, .notIn, .listContainsAny, .notListContainsAny, .listContainsAll, .notListContainsAll: true
+        default: false
+        }
+    }
+}

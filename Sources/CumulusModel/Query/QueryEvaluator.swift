@@ -13,8 +13,17 @@ public enum QueryEvaluator {
     public static func matches(_ record: Record, _ query: Query, searchable isSearchable: (String) -> Bool = { _ in true })
         -> Bool
     {
+        var tokens = RecordTokens()
+        return matches(record, query, searchable: isSearchable, tokens: &tokens)
+    }
+
+    /// ``matches(_:_:searchable:)`` keeping the record's tokens in `tokens`, to be
+    /// reused by other queries on the same version of the record.
+    public static func matches(
+        _ record: Record, _ query: Query, searchable isSearchable: (String) -> Bool, tokens: inout RecordTokens
+    ) -> Bool {
         guard !query.matchesNothing, record.recordType == query.recordType else { return false }
-        return query.filters.allSatisfy { matches(record, $0, searchable: isSearchable) }
+        return query.filters.allSatisfy { matches(record, $0, searchable: isSearchable, tokens: &tokens) }
     }
 
     /// The values `key` has in `record` — a list field's elements — or `nil` when the
@@ -46,18 +55,22 @@ public enum QueryEvaluator {
     public static func matches(_ record: Record, _ filter: QueryFilter, searchable isSearchable: (String) -> Bool = { _ in true })
         -> Bool
     {
+        var tokens = RecordTokens()
+        return matches(record, filter, searchable: isSearchable, tokens: &tokens)
+    }
+
+    static func matches(
+        _ record: Record, _ filter: QueryFilter, searchable isSearchable: (String) -> Bool, tokens: inout RecordTokens
+    ) -> Bool {
         let query = filter.value
         switch filter.comparator {
         case .containsAllTokens, .containsAnyTokens:
-            guard case .string(let text) = query else { return false }
-            let wanted = Tokenizer.tokens(text)
+            guard let wanted = filter.tokens else { return false }
             let have: Set<String>
             if case .field(let name) = filter.key {
-                have = (record[name]?.scalars ?? []).reduce(into: Set<String>()) { tokens, value in
-                    if case .string(let s) = value { tokens.formUnion(Tokenizer.tokens(s)) }
-                }
+                have = tokens.field(name, of: record)
             } else {
-                have = Tokenizer.tokens(of: record, where: isSearchable)
+                have = tokens.all(of: record, where: isSearchable)
             }
             return filter.comparator == .containsAllTokens
                 ? wanted.isSubset(of: have) : !wanted.isDisjoint(with: have)
@@ -87,17 +100,17 @@ public enum QueryEvaluator {
             guard case .location(let center) = query, let radius = filter.distance else { return false }
             return elements.contains { if case .location(let l) = $0 { Geo.distance(l, center) < radius } else { false } }
         case .in, .listContainsAny:
-            return elements.contains { element in members.contains { equal(element, $0) } }
+            return contains(anyOf: elements, filter, members)
         case .notIn, .notListContainsAny:
-            return !elements.contains { element in members.contains { equal(element, $0) } }
+            return !contains(anyOf: elements, filter, members)
         case .listContains:
             return elements.contains { equal($0, query) }
         case .notListContains:
             return !elements.contains { equal($0, query) }
         case .listContainsAll:
-            return present != nil && members.allSatisfy { member in elements.contains { equal($0, member) } }
+            return present != nil && containsAll(members, of: elements)
         case .notListContainsAll:
-            return !(present != nil && members.allSatisfy { member in elements.contains { equal($0, member) } })
+            return !(present != nil && containsAll(members, of: elements))
         case .beginsWith, .listMemberBeginsWith:
             return elements.contains { beginsWith($0, query) }
         case .notBeginsWith, .notListMemberBeginsWith:
@@ -105,6 +118,24 @@ public enum QueryEvaluator {
         case .containsAllTokens, .containsAnyTokens:
             return false  // handled above
         }
+    }
+
+    /// Whether some element equals a member of the filter's list: by lookup in the
+    /// filter's ``MemberSet``, built once per filter.
+    static func contains(anyOf elements: [FieldValue], _ filter: QueryFilter, _ members: [FieldValue]) -> Bool {
+        if let set = filter.members { return elements.contains { set.contains($0) } }
+        return elements.contains { element in members.contains { equal(element, $0) } }
+    }
+
+    /// Whether every member equals some element. Small lists are compared pairwise;
+    /// past that the record's elements are hashed (equality is symmetric), so the
+    /// cost is their sum, not their product.
+    static func containsAll(_ members: [FieldValue], of elements: [FieldValue]) -> Bool {
+        if members.count * elements.count <= 64 {
+            return members.allSatisfy { member in elements.contains { equal($0, member) } }
+        }
+        let have = MemberSet(elements)
+        return members.allSatisfy { have.contains($0) }
     }
 
     /// Equality as queries see it.

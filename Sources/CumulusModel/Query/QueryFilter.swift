@@ -3,13 +3,23 @@ public struct QueryFilter: Sendable, Hashable {
     /// What is compared.
     public var key: QueryKey
     /// How.
-    public var comparator: QueryComparator
+    public var comparator: QueryComparator {
+        didSet { derive() }
+    }
     /// With what: a scalar, or a list for `IN`-like comparators, or a location for
     /// `NEAR`, or a string of tokens for token comparators. References compare by
     /// record ID only; their action is ignored.
-    public var value: FieldValue
+    public var value: FieldValue {
+        didSet { derive() }
+    }
     /// For `NEAR`: the radius in metres (the match is distance < radius).
     public var distance: Double?
+    /// For the `IN`-like comparators: the value's elements, hashed once per filter
+    /// rather than scanned per record (`nil` for the others).
+    public private(set) var members: MemberSet?
+    /// For the token comparators: the value's tokens, found once per filter rather
+    /// than per record (`nil` for the others).
+    public private(set) var tokens: Set<String>?
 
     /// A filter.
     public init(key: QueryKey, comparator: QueryComparator, value: FieldValue, distance: Double? = nil) {
@@ -17,6 +27,33 @@ public struct QueryFilter: Sendable, Hashable {
         self.comparator = comparator
         self.value = value
         self.distance = distance
+        derive()
+    }
+
+    /// Sets what is derived from the comparator and value.
+    private mutating func derive() {
+        // A list past the bound is refused by ``QueryBounds`` before anything reads
+        // it: no set is built for it.
+        let scalars = comparator.testsMembership ? value.scalars : []
+        members = comparator.testsMembership && scalars.count <= QueryBounds.maxFilterValues ? MemberSet(scalars) : nil
+        if comparator == .containsAllTokens || comparator == .containsAnyTokens, case .string(let text) = value {
+            tokens = Tokenizer.tokens(text)
+        } else {
+            tokens = nil
+        }
+    }
+
+    /// Filters are equal when they say the same; ``members`` and ``tokens`` are derived.
+    public static func == (a: QueryFilter, b: QueryFilter) -> Bool {
+        a.key == b.key && a.comparator == b.comparator && a.value == b.value && a.distance == b.distance
+    }
+
+    /// Hashes what ``==`` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(key)
+        hasher.combine(comparator)
+        hasher.combine(value)
+        hasher.combine(distance)
     }
 }
 

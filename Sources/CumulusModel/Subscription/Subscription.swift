@@ -12,6 +12,11 @@ public struct Subscription: Sendable, Hashable {
         case database(recordType: String?)
     }
 
+    /// Most subscriptions one user holds in one database. CloudKit publishes no number;
+    /// every save of a watched type is matched against each query subscription in the
+    /// single writer, so one user's count is bounded (issue 40, `Docs/SECURITY.md`).
+    public static let maxPerUser = 100
+
     /// The ID the client chose: 1–255 printable ASCII characters, unique per database.
     public var subscriptionID: String
     /// The user who saved it; notifications go to this user. Set by the engine.

@@ -16,6 +16,11 @@ public struct SubscriptionNotification: Sendable, Hashable {
         case recordZone = 4
         /// Something changed in a database a database subscription watches.
         case database = 5
+        /// Matching was cut short in this commit (the commit's matching budget was
+        /// spent): records of the query's type changed that the subscription was not
+        /// matched against, so its owner should fetch the changes. CloudKit calls
+        /// such notifications pruned. Never sent for a record its owner may not read.
+        case pruned = 6
     }
 
     /// Position in the owner's notification stream, from 1, without gaps.

@@ -35,10 +35,22 @@ public struct APILimits: Sendable, Equatable {
     /// Records one query page may read when no index serves its order
     /// (``Database/defaultQueryScanLimit``); more is `LIMIT_EXCEEDED`.
     public var queryScanRecords = Database.defaultQueryScanLimit
+    /// CPU time one query page or one modify operation's planning may spend
+    /// (``Database/defaultRequestCPULimit``), checked as it goes; more is
+    /// `LIMIT_EXCEEDED` saying so. It bounds what one request costs everyone: a
+    /// modify is planned in the single writer.
+    public var requestCPU = Database.defaultRequestCPULimit
+    /// Subscriptions one user may hold in one database (``Subscription/maxPerUser``):
+    /// each query subscription is matched against every save of its type in the
+    /// writer, so one user's count is what they may cost everyone's saves.
+    public var subscriptionsPerUser = Subscription.maxPerUser
     /// Bytes one uploaded asset may hold; more is `LIMIT_EXCEEDED`, refused at the
     /// first byte over it. CloudKit's PropertyMetrics say 50 MB, its upload page 15 MB
     /// (CLOUDKIT.md §10 note 4); `Docs/HTTP-API.md` "Assets".
     public var assetBytes = Container.defaultMaxAssetBytes
+    /// Bytes of uploads one user, and one container, may send within the grace an
+    /// unreferenced upload is kept (``UploadQuota``); past either, `QUOTA_EXCEEDED`.
+    public var uploadQuota = UploadQuota()
 
     /// The defaults.
     public init() {}

@@ -19,7 +19,7 @@ extension CloudKitAPI {
     func notificationJSON(_ notification: SubscriptionNotification) -> JSONValue {
         let reasons: [SubscriptionNotification.Reason: String] = [
             .recordCreated: "recordCreated", .recordUpdated: "recordUpdated", .recordDeleted: "recordDeleted",
-            .recordZone: "recordZone", .database: "database",
+            .recordZone: "recordZone", .database: "database", .pruned: "pruned",
         ]
         var dict: [String: JSONValue] = [
             "notificationID": .int(Int64(clamping: notification.sequence)),
@@ -30,6 +30,7 @@ extension CloudKitAPI {
         ]
         if let zone = notification.zoneID { dict["zoneID"] = zone.wireJSON }
         if let record = notification.recordID { dict["recordName"] = .string(record.recordName) }
+        if notification.reason == .pruned { dict["isPruned"] = .bool(true) }
         return .object(dict)
     }
 

@@ -75,7 +75,8 @@ extension CloudKitAPI {
         let atomic = body["atomic"]?.boolValue ?? true
         let result = try await context.database.modify(
             ModifyOperation(
-                saves: saves, deletes: deletes, atomic: atomic, requestID: context.requestID, itemLimit: limits.itemsPerRequest),
+                saves: saves, deletes: deletes, atomic: atomic, requestID: context.requestID, itemLimit: limits.itemsPerRequest,
+                cpuLimit: limits.requestCPU),
             as: context.caller.user)
         var records: [JSONValue] = []
         for slot in slots {
@@ -172,7 +173,7 @@ extension CloudKitAPI {
             }
             result = try context.database.query(
                 continuing: cursor, resultsLimit: limit, desiredKeys: keys, scanLimit: limits.queryScanRecords,
-                byteLimit: limits.responseBytes, as: context.caller.user)
+                byteLimit: limits.responseBytes, cpuLimit: limits.requestCPU, as: context.caller.user)
         } else {
             guard let queryJSON = body["query"] else { throw CumulusError(.invalidArguments, "'query' is required") }
             let zoneGiven = body["zoneID"] != nil && body["zoneID"] != .null
@@ -182,7 +183,8 @@ extension CloudKitAPI {
             let everyZone = !zoneGiven && (body["zoneWide"]?.boolValue ?? false)
             result = try context.database.query(
                 query, in: everyZone ? nil : zone, resultsLimit: limit, desiredKeys: keys,
-                scanLimit: limits.queryScanRecords, byteLimit: limits.responseBytes, as: context.caller.user)
+                scanLimit: limits.queryScanRecords, byteLimit: limits.responseBytes, cpuLimit: limits.requestCPU,
+                as: context.caller.user)
         }
         var answer: [String: JSONValue] = [
             "records": .array(try result.records.map { try recordJSON($0, context) }),

@@ -114,7 +114,8 @@ extension CloudKitAPI {
                     answers.append(Self.subscriptionError(json["subscriptionID"]?.stringValue ?? "", error))
                     continue
                 }
-                let result = try await context.database.saveSubscriptions([subscription], as: context.caller.user)[0]
+                let result = try await context.database.saveSubscriptions(
+                    [subscription], maxPerUser: limits.subscriptionsPerUser, as: context.caller.user)[0]
                 switch result.result {
                 case .success(let saved): answers.append(Self.subscriptionJSON(saved))
                 case .failure(let error): answers.append(Self.subscriptionError(result.subscriptionID, error))

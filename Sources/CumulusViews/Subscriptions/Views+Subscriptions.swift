@@ -17,6 +17,11 @@ extension Views {
         var fired: Set<[UInt8]> = []
         /// The touch prefixes already looked up in this commit.
         var touched: Set<[UInt8]> = []
+        /// Filter evaluations query subscriptions may still take in this commit
+        /// (``matchBudgetPerCommit``).
+        var matchBudget = Views.matchBudgetPerCommit
+        /// database key ‖ subscription ID of the subscriptions told `pruned` already.
+        var pruned: Set<[UInt8]> = []
 
         init(commit: Commit) { self.commit = commit }
 
@@ -25,23 +30,41 @@ extension Views {
         }
     }
 
+    /// Filter evaluations all query subscriptions together may take in one commit
+    /// (issue 40). Matching runs in the single writer's transaction, so without a bound
+    /// many users' subscriptions on one type would hold every other user's save. Past
+    /// it, a subscription the commit would have been matched against is not; its owner
+    /// gets one `pruned` notification for that subscription and commit instead (only
+    /// for records they may read), so nothing is missed silently. Counted in evaluations, not time, so a
+    /// rebuild derives exactly the same notifications.
+    public static let matchBudgetPerCommit = 100_000
+
+    /// Notifications kept per user: the newest, each write past it dropping the oldest.
+    /// A client further behind than this misses the oldest and fetches changes with
+    /// its change tokens, as a CloudKit client does after pruned notifications.
+    public static let notificationsKeptPerUser: UInt64 = 100_000
+
     /// Fires the subscriptions `event` matches; call before applying the event.
     func notify(_ event: Event, _ firing: inout Firing, _ txn: LMDBWriteTransaction) throws {
         switch event {
         case .recordSaved(let database, let record, _):
+            // The record is tokenized once for every subscription's token filters.
+            var tokens = RecordTokens()
             try fireQueries(
                 database, recordID: record.recordID, recordType: record.recordType, matching: record, firing: &firing, txn
             ) {
                 old, subscription, query, firesOn, searchable in
-                let matches = QueryEvaluator.matches(record, query, searchable: searchable)
+                let matches = QueryEvaluator.matches(record, query, searchable: searchable, tokens: &tokens)
                 if old == nil { return firesOn.contains(.creation) && matches ? .recordCreated : nil }
                 return firesOn.contains(.update) && matches ? .recordUpdated : nil
             }
             try touch(database, record.recordID.zoneID, recordType: record.recordType, &firing, txn)
         case .recordDeleted(let database, let recordID, let recordType, _):
+            var tokens = RecordTokens()
             try fireQueries(database, recordID: recordID, recordType: recordType, matching: nil, firing: &firing, txn) {
                 old, subscription, query, firesOn, searchable in
-                guard firesOn.contains(.deletion), let old, QueryEvaluator.matches(old, query, searchable: searchable)
+                guard firesOn.contains(.deletion), let old,
+                    QueryEvaluator.matches(old, query, searchable: searchable, tokens: &tokens)
                 else { return nil }
                 return .recordDeleted
             }
@@ -100,13 +123,41 @@ extension Views {
             // order on every replay.
             ids = Set(ids).sorted(by: UTF8Order.precedes)
         }
+        // Each subscriber's roles, read once per event.
+        var rolesByOwner: [String: Set<String>] = [:]
         for id in ids {
             guard let subscription = try storedSubscription(databaseKey, id, txn),
                 case .query(let query, let zoneID, let firesOn, let firesOnce) = subscription.kind,
                 zoneID.map({ $0 == recordID.zoneID }) ?? true
             else { continue }
+            // A subscriber hears only of records they may read (issue 40): judged on the
+            // version saved, or for a deletion on the one before it. Nothing else is
+            // matched, so a filter on a hidden record's field is no oracle for its
+            // values, and a `firesOnce` subscription is not used up by it. Private
+            // databases are their owner's, who reads everything in them.
+            if database.scope == .public {
+                guard let judged = matching ?? old else { continue }
+                let owner = subscription.owner
+                let roles = try rolesByOwner[owner]
+                    ?? EffectiveSchema.roles(of: owner, assigned: self.roles(of: owner, in: SchemaID(database), txn))
+                rolesByOwner[owner] = roles
+                guard schema.allows(
+                    .read, on: judged.recordType, roles: roles, actor: owner,
+                    creator: judged.creatorUserRecordID?.recordName)
+                else { continue }
+            }
             let stateKey = databaseKey + Array(id.utf8)
             if firesOnce, try txn.contains(tables.subscriptionsFired, key: stateKey) { continue }
+            let cost = max(1, query.filters.count)
+            guard firing.matchBudget >= cost else {
+                if firing.pruned.insert(stateKey).inserted {
+                    try emit(
+                        subscription, reason: .pruned, database: database, zoneID: recordID.zoneID, recordID: nil,
+                        firing: firing, txn)
+                }
+                continue
+            }
+            firing.matchBudget -= cost
             guard let reason = decide(old, subscription, query, firesOn, searchable) else { continue }
             try emit(
                 subscription, reason: reason, database: database, zoneID: recordID.zoneID, recordID: recordID,
@@ -184,6 +235,12 @@ extension Views {
         var value = BinaryWriter(capacity: 8)
         value.u64(head + 1)
         try txn.put(tables.notificationHeads, key: userKey, value: value.bytes)
+        // Only the newest are kept: the table cannot grow without end for a user who
+        // never reads (issue 40). Deterministic, so a rebuild keeps the same ones.
+        if head + 1 > Self.notificationsKeptPerUser {
+            _ = try txn.delete(
+                tables.notifications, key: SubscriptionIndex.notificationKey(userKey, head + 1 - Self.notificationsKeptPerUser))
+        }
         var state = BinaryWriter(capacity: 8)
         state.u64(firing.commit.sequence)
         try txn.put(

@@ -42,6 +42,14 @@ struct ServerLimitOptions: ParsableArguments {
     var maxResponseBytes = apiDefaults.responseBytes
     @Option(help: "Records one query page may read when no index serves its order; past it, LIMIT_EXCEEDED.")
     var maxQueryScan = apiDefaults.queryScanRecords
+    @Option(help: "Milliseconds of CPU time one query page or one modify operation's planning may spend; past it, LIMIT_EXCEEDED.")
+    var maxRequestCpuMs = Int(apiDefaults.requestCPU.components.seconds * 1_000)
+    @Option(help: "Subscriptions one user may hold in one database; past it, LIMIT_EXCEEDED.")
+    var maxSubscriptionsPerUser = apiDefaults.subscriptionsPerUser
+    @Option(help: "Bytes one user may upload in one container within the asset grace; past it, QUOTA_EXCEEDED.")
+    var maxUploadBytesPerUser = apiDefaults.uploadQuota.bytesPerUser
+    @Option(help: "Bytes all users of one container may upload within the asset grace; past it, QUOTA_EXCEEDED.")
+    var maxUploadBytesPerContainer = apiDefaults.uploadQuota.bytesPerContainer
     @Option(help: "Bytes one uploaded asset may hold (CloudKit: 50 MB per its limits page, 15 MB per its upload page); past it, LIMIT_EXCEEDED.")
     var maxAssetBytes = apiDefaults.assetBytes
 
@@ -77,6 +85,11 @@ struct ServerLimitOptions: ParsableArguments {
             throw ValidationError("--max-query-scan is at least \(Database.maxResultsLimit) (one page's most results)")
         }
         guard maxAssetBytes >= 1 else { throw ValidationError("--max-asset-bytes is at least 1") }
+        guard maxRequestCpuMs >= 10 else { throw ValidationError("--max-request-cpu-ms is at least 10") }
+        guard maxUploadBytesPerUser >= 1, maxUploadBytesPerContainer >= maxUploadBytesPerUser else {
+            throw ValidationError("--max-upload-bytes-per-user is at least 1, and --max-upload-bytes-per-container at least that")
+        }
+        guard maxSubscriptionsPerUser >= 1 else { throw ValidationError("--max-subscriptions-per-user is at least 1") }
     }
 
     /// The limits these options set.
@@ -105,6 +118,10 @@ struct ServerLimitOptions: ParsableArguments {
         limits.queryScanRecords = maxQueryScan
         limits.responseBytes = maxResponseBytes
         limits.assetBytes = maxAssetBytes
+        limits.requestCPU = .milliseconds(maxRequestCpuMs)
+        limits.subscriptionsPerUser = maxSubscriptionsPerUser
+        limits.uploadQuota.bytesPerUser = maxUploadBytesPerUser
+        limits.uploadQuota.bytesPerContainer = maxUploadBytesPerContainer
         return limits
     }
 }

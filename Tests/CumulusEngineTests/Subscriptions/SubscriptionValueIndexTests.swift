@@ -8,25 +8,25 @@ struct SubscriptionValueIndexTests {
         QueryFilter(key: .field(field), comparator: .equals, value: value)
     }
 
-    @Test("of 1,000 subscriptions on one type, only the ones watching the saved value fire; kinds and case as the evaluator sees them")
+    @Test("of 99 subscriptions on one type (one user's most is 100), only the ones watching the saved value fire; kinds and case as the evaluator sees them")
     func onlyMatchingValuesFire() async throws {
         let world = try EngineWorld()
         let zone = try await world.makeZone()
-        var subscriptions = (0..<1_000).map { querySubscription("bucket-\($0)", "T", [equals("bucket", .int64(Int64($0)))]) }
+        var subscriptions = (0..<97).map { querySubscription("bucket-\($0)", "T", [equals("bucket", .int64(Int64($0)))]) }
         subscriptions.append(querySubscription("named-milk", "T", [equals("name", .string("MILK"))]))
-        subscriptions.append(querySubscription("plain", "T", [greater("bucket", 998)]))
+        subscriptions.append(querySubscription("plain", "T", [greater("bucket", 95)]))
         for batch in stride(from: 0, to: subscriptions.count, by: 200) {
             _ = try await world.db.saveSubscriptions(Array(subscriptions[batch..<min(batch + 200, subscriptions.count)]), as: EngineWorld.user)
         }
         try await world.save([Record.make("T", "a", in: zone, ["bucket": .int64(7)])])
         try await world.save([Record.make("T", "b", in: zone, ["bucket": .double(42), "name": .string("milk")])])
-        try await world.save([Record.make("T", "c", in: zone, ["bucket": .list([.int64(999), .int64(3)])])])
+        try await world.save([Record.make("T", "c", in: zone, ["bucket": .list([.int64(96), .int64(3)])])])
         try await world.delete([id("a", in: zone)])
         try world.checkLiveAndRebuilt { () throws in
             #expect(try world.firings() == [
                 "bucket-7 recordCreated a",
                 "bucket-42 recordCreated b", "named-milk recordCreated b",
-                "bucket-3 recordCreated c", "bucket-999 recordCreated c", "plain recordCreated c",
+                "bucket-3 recordCreated c", "bucket-96 recordCreated c", "plain recordCreated c",
                 "bucket-7 recordDeleted a",
             ])
         }
