@@ -23,6 +23,8 @@ public final class Container: Sendable {
     public let writer: LogWriter
     /// The asset files beside the LMDB files (`DATA/assets`).
     public let assets: AssetStore
+    /// Upload URLs used and bytes uploaded lately, for one use per URL and the upload quotas.
+    public let uploads = UploadLedger()
     /// 32 random bytes made when the directory was created: the key that
     /// authenticates query cursors and change tokens this server issues.
     let secret: [UInt8]

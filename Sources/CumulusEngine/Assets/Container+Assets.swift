@@ -15,14 +15,29 @@ extension Container {
     /// record save must carry. The file is durable before the receipt exists.
     /// `invalidArguments` for a damaged, forged or expired URL, `limitExceeded` past
     /// `limit` (nothing kept).
+    ///
+    /// An upload URL takes one file (`oneUse`; the Swift API's own tickets are not URLs
+    /// a client holds), and each user and container may upload `quota`'s bytes within
+    /// its window (``UploadLedger``).
     public func receiveAsset(
-        ticket ticketText: String, limit: Int64, read: () async throws -> [UInt8]?
+        ticket ticketText: String, limit: Int64, quota: UploadQuota = UploadQuota(), oneUse: Bool = true,
+        read: () async throws -> [UInt8]?
     ) async throws -> (stored: StoredAsset, receipt: String, ticket: AssetUploadTicket) {
-        let ticket = try AssetUploadTicket.open(ticketText, secret: secret, now: .now())
+        let now = Timestamp.now()
+        let ticket = try AssetUploadTicket.open(ticketText, secret: secret, now: now)
         try requireLeaderForUploads()
-        let upload = try assets.beginUpload(limit: limit)
-        while let chunk = try await read() { try upload.append(chunk) }
-        let stored = try upload.finish()
+        try uploads.begin(ticketText, ticket, oneUse: oneUse, quota: quota, now: now)
+        let stored: StoredAsset
+        do {
+            let upload = try assets.beginUpload(limit: limit)
+            while let chunk = try await read() { try upload.append(chunk) }
+            stored = try upload.finish()
+        } catch {
+            // Nothing was kept: the URL may be tried again.
+            if oneUse { uploads.abandon(ticketText) }
+            throw error
+        }
+        uploads.finish(ticket, bytes: stored.size)
         let receipt = AssetReceipt(
             checksum: stored.checksum, size: stored.size, database: ticket.database, user: ticket.user,
             expires: Timestamp.now().adding(AssetUploadTicket.lifetime))

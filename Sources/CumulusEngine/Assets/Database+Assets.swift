@@ -68,7 +68,7 @@ extension Database {
             recordType: "", fieldName: "", expires: Timestamp.now().adding(AssetUploadTicket.lifetime)
         ).sealed(secret: container.secret)
         var pending: [UInt8]? = bytes
-        let (stored, receipt, _) = try await container.receiveAsset(ticket: ticket, limit: limit) {
+        let (stored, receipt, _) = try await container.receiveAsset(ticket: ticket, limit: limit, oneUse: false) {
             defer { pending = nil }
             return pending
         }

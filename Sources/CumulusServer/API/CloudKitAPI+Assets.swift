@@ -63,7 +63,8 @@ extension CloudKitAPI {
                 throw CumulusError(
                     .limitExceeded, "an asset of \(declaredLength) bytes; the limit is \(limits.assetBytes) bytes per asset")
             }
-            let (stored, receipt, _) = try await container.receiveAsset(ticket: ticket, limit: limits.assetBytes, read: read)
+            let (stored, receipt, _) = try await container.receiveAsset(
+                ticket: ticket, limit: limits.assetBytes, quota: limits.uploadQuota, read: read)
             metrics?.recordRequest(route: route, status: 200)
             logger?.info("POST \(route) 200", metadata: ["bytes": .stringConvertible(stored.size), "asset": .string(stored.checksum.hex)])
             return APIResponse(json: [
