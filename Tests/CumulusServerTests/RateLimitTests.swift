@@ -7,7 +7,8 @@ import HummingbirdTesting
 import Logging
 import Testing
 
-/// The request rate limits (issue 40), through the real server over sockets. Every limit is tiny and the rate limiter's clock is frozen, so no
+/// The request rate limits and the long-poll cap (issue 40), through the real server
+/// over sockets. Every limit is tiny and the rate limiter's clock is frozen, so no
 /// token comes back however slowly the machine runs the test.
 @Suite("Rate limits")
 struct RateLimitTests {
@@ -37,6 +38,12 @@ struct RateLimitTests {
         return "/database/1/\(APIWorld.containerName)/development/\(database)/\(operation)?ckAPIToken=\(world.apiToken)\(user)"
     }
 
+    /// A long poll of `token`'s user, waiting up to `timeout` seconds.
+    static func poll(_ world: APIWorld, user token: String, timeout: Int) -> String {
+        "/database/1/\(APIWorld.containerName)/development/notifications/poll"
+            + "?timeout=\(timeout)&ckAPIToken=\(world.apiToken)&ckWebAuthToken=\(token)"
+    }
+
     /// The whole answer to a `GET` of `path` on a connection of its own.
     static func get(_ path: String, port: Int, headers: [String: String] = [:]) async throws -> String {
         let connection = try RawConnection(port: port)
@@ -58,6 +65,17 @@ struct RateLimitTests {
             try await Task.sleep(for: .milliseconds(20))
         }
         return true
+    }
+
+    /// `count` long polls of Alice's, waiting up to a minute each, once the server
+    /// holds them all (each on a connection of its own, for the caller to close).
+    static func waitingPolls(_ count: Int, _ world: APIWorld, _ api: CloudKitAPI, port: Int) async throws -> [RawConnection] {
+        let waiting = try (0..<count).map { _ in try RawConnection(port: port) }
+        for connection in waiting {
+            connection.send("GET \(poll(world, user: world.aliceToken, timeout: 60)) HTTP/1.1\r\nHost: cumulus\r\n\r\n")
+        }
+        #expect(try await eventually { api.longPolls.held(by: world.alice) == count })
+        return waiting
     }
 
     /// Expects `answer` to be `429 THROTTLED` with `retryAfter: 1`.
@@ -107,6 +125,48 @@ struct RateLimitTests {
             let alice = try await Self.get(Self.uri(world, "zones/list", user: world.aliceToken), port: port)
             #expect(alice.hasPrefix("HTTP/1.1 200"), "\(alice)")
             #expect(try await SlowClientTests.hits(.addressRequests, port: port) == 2)
+        }
+    }
+
+    @Test("a user's long polls are capped: the one past it is THROTTLED, another user's is served, and polls that end give their places back")
+    func longPollsAreCapped() async throws {
+        let world = try APIWorld()
+        _ = try await world.post(
+            "subscriptions/modify",
+            #"{"operations":[{"operationType":"create","subscription":{"subscriptionID":"db","subscriptionType":"database"}}]}"#)
+        try await Self.serving(world, { $0.longPollsPerUser = 2 }) { api, port in
+            let waiting = try await Self.waitingPolls(2, world, api, port: port)
+            defer { waiting.forEach { $0.close() } }
+            let refused = try await Self.get(Self.poll(world, user: world.aliceToken, timeout: 0), port: port)
+            try Self.expectThrottled(refused)
+            #expect(try Self.body(refused)["reason"]?.stringValue?.contains("2 long polls") == true)
+            let bob = try await Self.get(Self.poll(world, user: world.bobToken, timeout: 0), port: port)
+            #expect(bob.hasPrefix("HTTP/1.1 200"), "\(bob)")
+            // A notification ends both polls, and each gives back its place before it answers.
+            _ = try await world.post(
+                "records/modify", #"{"operations":[{"operationType":"create","record":{"recordName":"a","recordType":"T"}}]}"#)
+            for connection in waiting {
+                #expect(await connection.statusLine()?.contains(" 200 ") == true)
+            }
+            #expect(api.longPolls.held(by: world.alice) == 0)
+            let again = try await Self.get(Self.poll(world, user: world.aliceToken, timeout: 0), port: port)
+            #expect(again.hasPrefix("HTTP/1.1 200"), "\(again)")
+            #expect(try await SlowClientTests.hits(.longPolls, port: port) == 1)
+        }
+    }
+
+    @Test("a long poll whose client hangs up gives its place back at once, not when its minute is out")
+    func hungUpLongPollGivesBackItsPlace() async throws {
+        let world = try APIWorld()
+        try await Self.serving(world, { $0.longPollsPerUser = 1 }) { api, port in
+            let waiting = try await Self.waitingPolls(1, world, api, port: port)
+            defer { waiting.forEach { $0.close() } }
+            try Self.expectThrottled(try await Self.get(Self.poll(world, user: world.aliceToken, timeout: 0), port: port))
+            waiting[0].close()
+            // The poll would hold its place for 60 s; the hang-up gives it back well within 30.
+            #expect(try await Self.eventually { api.longPolls.held(by: world.alice) == 0 })
+            let again = try await Self.get(Self.poll(world, user: world.aliceToken, timeout: 0), port: port)
+            #expect(again.hasPrefix("HTTP/1.1 200"), "\(again)")
         }
     }
 }

@@ -2,8 +2,8 @@ import CumulusEngine
 import CumulusModel
 
 /// What one request may ask of the API: how many items it lists, how many records one
-/// response holds and how many bytes they take, how many notification streams a user
-/// keeps open and for how long, how many records a query page may read
+/// response holds and how many bytes they take, how many notification streams and long
+/// polls a user keeps open and for how long, how many records a query page may read
 /// when no index serves it, how large an asset may be; and how many requests a user,
 /// or an address, may send. Each is a
 /// `cumulus serve` option (`ServerLimitOptions`); `Docs/SECURITY.md` ("Limits")
@@ -23,6 +23,9 @@ public struct APILimits: Sendable, Equatable {
     public var notificationStreamsPerUser = 4
     /// SSE notification streams open at once, all users together.
     public var notificationStreams = 1_000
+    /// Long polls (`notifications/poll`) one user may have waiting at once; past it,
+    /// `THROTTLED`. Each holds a connection for up to a minute, and one user held 100.
+    public var longPollsPerUser = 10
     /// How long an SSE stream lasts before the server ends it; the client reconnects
     /// with `Last-Event-ID` and misses nothing. It bounds how long one stream holds
     /// its place, even for a client that never reads.

@@ -41,7 +41,9 @@ public struct CloudKitAPI: Sendable {
     /// The `/replication/*` endpoints, on a node started with a replication secret.
     public var replication: ReplicationEndpoints?
     /// The open SSE notification streams, per user and in all.
-    let notificationStreams = NotificationStreams()
+    let notificationStreams = UserSlots()
+    /// The long polls waiting, per user.
+    let longPolls = UserSlots()
     /// How long an SSE stream stays silent before it writes a keep-alive comment.
     public var notificationHeartbeat: Duration = .seconds(15)
     /// Server-to-server signatures already received, within their window.

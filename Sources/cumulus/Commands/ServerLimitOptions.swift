@@ -36,6 +36,8 @@ struct ServerLimitOptions: ParsableArguments {
     var maxStreamsPerUser = apiDefaults.notificationStreamsPerUser
     @Option(help: "SSE notification streams open at once, all users together.")
     var maxStreams = apiDefaults.notificationStreams
+    @Option(help: "Long polls (notifications/poll) one user may have waiting at once; past it, THROTTLED.")
+    var maxLongPollsPerUser = apiDefaults.longPollsPerUser
     @Option(help: "Requests per second one signed-in user may send in a container, on average; past it, THROTTLED with retryAfter (0: no limit).")
     var userRequestsPerSecond = apiDefaults.requestsPerUser.perSecond
     @Option(help: "Requests one signed-in user may send at once after a quiet spell.")
@@ -82,6 +84,7 @@ struct ServerLimitOptions: ParsableArguments {
         guard maxStreamsPerUser >= 1, maxStreams >= maxStreamsPerUser else {
             throw ValidationError("--max-streams-per-user is at least 1, and --max-streams at least that")
         }
+        guard maxLongPollsPerUser >= 1 else { throw ValidationError("--max-long-polls-per-user is at least 1") }
         for (name, perSecond, burst) in [
             ("user", userRequestsPerSecond, userRequestBurst), ("address", addressRequestsPerSecond, addressRequestBurst),
         ] {
@@ -124,6 +127,7 @@ struct ServerLimitOptions: ParsableArguments {
         limits.notificationStreamsPerUser = maxStreamsPerUser
         limits.notificationStreams = maxStreams
         limits.notificationStreamLifetime = .seconds(streamLifetime)
+        limits.longPollsPerUser = maxLongPollsPerUser
         limits.requestsPerUser = RequestRate(perSecond: userRequestsPerSecond, burst: userRequestBurst)
         limits.requestsPerAddress = RequestRate(perSecond: addressRequestsPerSecond, burst: addressRequestBurst)
         limits.rateLimitedClients = maxRateLimitedClients
