@@ -68,11 +68,13 @@ struct RateLimitTests {
     }
 
     /// `count` long polls of Alice's, waiting up to a minute each, once the server
-    /// holds them all (each on a connection of its own, for the caller to close).
+    /// holds them all (each on a connection of its own, which the server closes after
+    /// the answer, for the caller to close too).
     static func waitingPolls(_ count: Int, _ world: APIWorld, _ api: CloudKitAPI, port: Int) async throws -> [RawConnection] {
         let waiting = try (0..<count).map { _ in try RawConnection(port: port) }
         for connection in waiting {
-            connection.send("GET \(poll(world, user: world.aliceToken, timeout: 60)) HTTP/1.1\r\nHost: cumulus\r\n\r\n")
+            connection.send(
+                "GET \(poll(world, user: world.aliceToken, timeout: 60)) HTTP/1.1\r\nHost: cumulus\r\nConnection: close\r\n\r\n")
         }
         #expect(try await eventually { api.longPolls.held(by: world.alice) == count })
         return waiting
@@ -142,11 +144,15 @@ struct RateLimitTests {
             #expect(try Self.body(refused)["reason"]?.stringValue?.contains("2 long polls") == true)
             let bob = try await Self.get(Self.poll(world, user: world.bobToken, timeout: 0), port: port)
             #expect(bob.hasPrefix("HTTP/1.1 200"), "\(bob)")
-            // A notification ends both polls, and each gives back its place before it answers.
+            // A notification ends both polls, and each gives back its place before it
+            // answers. Each answer holds it: the other clients' connections, closed
+            // meanwhile, ended neither poll (a hang-up is its own connection's).
             _ = try await world.post(
                 "records/modify", #"{"operations":[{"operationType":"create","record":{"recordName":"a","recordType":"T"}}]}"#)
             for connection in waiting {
-                #expect(await connection.statusLine()?.contains(" 200 ") == true)
+                let answer = await connection.untilClosed() ?? "nothing"
+                #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer)")
+                #expect(try Self.body(answer)["notifications"]?[0]?["subscriptionID"] == "db", "\(answer)")
             }
             #expect(api.longPolls.held(by: world.alice) == 0)
             let again = try await Self.get(Self.poll(world, user: world.aliceToken, timeout: 0), port: port)
@@ -165,8 +171,12 @@ struct RateLimitTests {
             waiting[0].close()
             // The poll would hold its place for 60 s; the hang-up gives it back well within 30.
             #expect(try await Self.eventually { api.longPolls.held(by: world.alice) == 0 })
-            let again = try await Self.get(Self.poll(world, user: world.aliceToken, timeout: 0), port: port)
-            #expect(again.hasPrefix("HTTP/1.1 200"), "\(again)")
+            // The place is taken again, and stays taken while another client's
+            // connection closes: a hang-up ends only its own connection's poll.
+            let next = try await Self.waitingPolls(1, world, api, port: port)
+            defer { next.forEach { $0.close() } }
+            #expect(try await Self.get("/healthz", port: port).hasPrefix("HTTP/1.1 200"))
+            #expect(api.longPolls.held(by: world.alice) == 1)
         }
     }
 }
