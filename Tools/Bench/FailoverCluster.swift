@@ -81,6 +81,8 @@ final class FailoverCluster: Sendable {
                 "--replication-secret-file", secretFile, "--container", Self.container,
                 "--etcd", etcdURL, "--cluster", "bench", "--node", name, "--advertise", "http://127.0.0.1:\(port)",
                 "--lease-ttl", String(Self.leaseTTL), "--sync-replicas", "1", "--sync-timeout", String(Self.syncTimeout),
+                // Writers send flat out through the failover; the rate limits are not measured.
+                "--user-requests-per-second", "0", "--address-requests-per-second", "0",
             ]
             return Node(name: name, port: port, process: ChildProcess(binary, arguments, logs: root + "/logs/" + name))
         }

@@ -13,11 +13,16 @@ public struct APIRequest: Sendable {
     public var headers: [String: String]
     /// The body bytes.
     public var body: [UInt8]
+    /// The client's IP address, as the server's socket sees it (behind a proxy, the
+    /// proxy's); `nil` when called in process. What the per-address rate limit counts.
+    public var clientAddress: String?
 
     /// A request.
     public init(
-        method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: [UInt8] = []
+        method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: [UInt8] = [],
+        clientAddress: String? = nil
     ) {
+        self.clientAddress = clientAddress
         self.method = method
         self.path = path
         self.query = query

@@ -2,9 +2,10 @@ import CumulusEngine
 import CumulusModel
 
 /// What one request may ask of the API: how many items it lists, how many records one
-/// response holds and how many bytes they take, how many notification streams a user
-/// keeps open and for how long, how many records a query page may read when no index
-/// serves it, how large an asset may be. Each is a
+/// response holds and how many bytes they take, how many notification streams and long
+/// polls a user keeps open and for how long, how many records a query page may read
+/// when no index serves it, how large an asset may be; and how many requests a user,
+/// or an address, may send. Each is a
 /// `cumulus serve` option (`ServerLimitOptions`); `Docs/SECURITY.md` ("Limits")
 /// says what each protects. The HTTP server's own limits (connections, deadlines,
 /// body buffers) are ``ServerLimits``.
@@ -22,6 +23,9 @@ public struct APILimits: Sendable, Equatable {
     public var notificationStreamsPerUser = 4
     /// SSE notification streams open at once, all users together.
     public var notificationStreams = 1_000
+    /// Long polls (`notifications/poll`) one user may have waiting at once; past it,
+    /// `THROTTLED`. Each holds a connection for up to a minute, and one user held 100.
+    public var longPollsPerUser = 10
     /// How long an SSE stream lasts before the server ends it; the client reconnects
     /// with `Last-Event-ID` and misses nothing. It bounds how long one stream holds
     /// its place, even for a client that never reads.
@@ -51,6 +55,20 @@ public struct APILimits: Sendable, Equatable {
     /// Bytes of uploads one user, and one container, may send within the grace an
     /// unreferenced upload is kept (``UploadQuota``); past either, `QUOTA_EXCEEDED`.
     public var uploadQuota = UploadQuota()
+
+    /// Requests one signed-in user may send, in one container (``RateLimiter``); past
+    /// it, `THROTTLED` with `retryAfter`. A client syncing flat out sends a few a second.
+    public var requestsPerUser = RequestRate(perSecond: 50, burst: 200)
+    /// Requests one address may send that no user is signed in to (an API token alone,
+    /// server-to-server keys, failed credentials); past it, `THROTTLED`. Higher than a
+    /// user's: many readers of a public database may share an address (NAT). Behind a
+    /// reverse proxy every such request comes from the proxy's address.
+    public var requestsPerAddress = RequestRate(perSecond: 200, burst: 1_000)
+    /// Users, and addresses, whose request buckets are kept at once (each table): a
+    /// flood of distinct addresses is refused past it rather than remembered. A bucket
+    /// is dropped once full again (at the defaults, 4 s after a user's last request,
+    /// 5 s after an address's), so only clients that are sending count.
+    public var rateLimitedClients = 100_000
 
     /// The defaults.
     public init() {}

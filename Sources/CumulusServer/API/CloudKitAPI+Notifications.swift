@@ -66,16 +66,28 @@ extension CloudKitAPI {
     }
 
     /// The long-poll: notifications after `since`, waiting up to `timeout` seconds for one.
+    ///
+    /// A user has at most ``APILimits/longPollsPerUser`` waiting; past it, `THROTTLED`.
+    /// A poll whose task is cancelled (its client hung up: ``CumulusHTTPServer``)
+    /// answers at once with what it has, giving its place back.
     func poll(_ request: APIRequest) async throws -> APIResponse {
         let user = try notificationUser(request)
         let since = try token(request.query["since"], user: user)
+        guard let slot = longPolls.open(for: user, perUser: limits.longPollsPerUser, inAll: .max, metrics: nil) else {
+            metrics?.recordLimitHit(.longPolls)
+            throw Throttled(
+                "\(limits.longPollsPerUser) long polls are already waiting for this user; one poll at a time sees "
+                    + "every notification (or use notifications/stream)",
+                retryAfter: .seconds(1))
+        }
+        defer { withExtendedLifetime(slot) {} }
         let timeout = min(Int(request.query["timeout"] ?? "") ?? 30, Self.maxPollSeconds)
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(max(timeout, 0))
         while true {
             let seen = container.store.head.sequence
             let page = try container.notifications(for: user, since: since, limit: 200)
-            if !page.notifications.isEmpty || clock.now >= deadline {
+            if !page.notifications.isEmpty || clock.now >= deadline || Task.isCancelled {
                 return APIResponse(json: [
                     "notifications": .array(page.notifications.map(notificationJSON)),
                     "token": .string(page.token.base64), "moreComing": .bool(page.moreComing),

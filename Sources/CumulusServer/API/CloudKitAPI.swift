@@ -18,8 +18,13 @@ public struct CloudKitAPI: Sendable {
     public let auth: AuthStore
     /// Largest request body accepted.
     public static let maxBodyBytes = 4 << 20
-    /// What one request may ask for (`serve`'s options).
-    public var limits = APILimits()
+    /// What one request may ask for (`serve`'s options). Setting them starts the rate
+    /// limits afresh at their new rates.
+    public var limits = APILimits() {
+        didSet { rateLimiter = RateLimiter(limits) }
+    }
+    /// The request rate limits' buckets, at ``limits``' rates.
+    var rateLimiter = RateLimiter(APILimits())
     /// Refuses a list of more than ``APILimits/itemsPerRequest`` items (every route
     /// that takes one) before any is read.
     func checkItemCount(_ count: Int, of what: String) throws {
@@ -36,7 +41,9 @@ public struct CloudKitAPI: Sendable {
     /// The `/replication/*` endpoints, on a node started with a replication secret.
     public var replication: ReplicationEndpoints?
     /// The open SSE notification streams, per user and in all.
-    let notificationStreams = NotificationStreams()
+    let notificationStreams = UserSlots()
+    /// The long polls waiting, per user.
+    let longPolls = UserSlots()
     /// How long an SSE stream stays silent before it writes a keep-alive comment.
     public var notificationHeartbeat: Duration = .seconds(15)
     /// Server-to-server signatures already received, within their window.
@@ -246,6 +253,8 @@ public struct CloudKitAPI: Sendable {
             throw error
         } catch let error as CumulusError {
             return .error(ServerErrorCode(error), error.message)
+        } catch let throttled as Throttled {
+            return .error(.throttled, throttled.reason, retryAfter: throttled.retryAfter)
         } catch let failure as AuthenticationFailure {
             switch failure {
             case .badAPIToken:
@@ -357,10 +366,44 @@ public struct CloudKitAPI: Sendable {
         }
     }
 
+    /// Who sent `request`, charged to their rate limit: a signed-in user to theirs, any
+    /// other request to its address's, credentials that fail included (so guessing
+    /// tokens is as slow as the address's rate). Every route that serves a client
+    /// comes through here once; `/healthz`, `/metrics` and `/replication/*` do not.
+    func authenticate(_ request: APIRequest, container: String, environment: DatabaseID.Environment) throws -> Caller {
+        let caller: Caller
+        do {
+            caller = try identify(request, container: container, environment: environment)
+        } catch {
+            try chargeAddress(of: request)
+            throw error
+        }
+        if let user = caller.user {
+            if let wait = rateLimiter.takeUser(user, in: container) {
+                metrics?.recordLimitHit(.userRequests)
+                throw Throttled(
+                    "this user sent more than \(limits.requestsPerUser) in this container; retry after the time given",
+                    retryAfter: wait)
+            }
+        } else {
+            try chargeAddress(of: request)
+        }
+        return caller
+    }
+
+    /// Charges `request` to its address's rate limit (nothing, called in process).
+    private func chargeAddress(of request: APIRequest) throws {
+        guard let address = request.clientAddress, let wait = rateLimiter.takeAddress(address) else { return }
+        metrics?.recordLimitHit(.addressRequests)
+        throw Throttled(
+            "this address sent more than \(limits.requestsPerAddress) without signing in; retry after the time given",
+            retryAfter: wait)
+    }
+
     /// A server-to-server signature (CLOUDKIT.md §1.1) when the key headers are
     /// present; otherwise the API token (required, and minted for this container and
     /// `environment`) and web auth token (optional) from the query string.
-    func authenticate(_ request: APIRequest, container: String, environment: DatabaseID.Environment) throws -> Caller {
+    private func identify(_ request: APIRequest, container: String, environment: DatabaseID.Environment) throws -> Caller {
         if let keyID = request.headers["x-apple-cloudkit-request-keyid"] {
             do {
                 return try ServerSignature.verify(

@@ -17,13 +17,17 @@ public enum CumulusHTTPServer {
     ) -> some ApplicationProtocol {
         let budget = BodyBudget(bytes: limits.maxBodyBufferBytes)
         let responses = ResponseBytes(limit: limits.maxResponseBufferBytes)
-        let responder = CallbackResponder<BasicRequestContext> { request, _ in
-            await respond(to: request, api: api, budget: budget, responses: responses, timeout: limits.requestTimeout)
+        let responder = CallbackResponder<CumulusRequestContext> { request, context in
+            await respond(
+                to: request, api: api, budget: budget, responses: responses, timeout: limits.requestTimeout,
+                channel: context.channel)
         }
         let metrics = api.metrics
         let onHit: @Sendable (ServerLimits.Hit) -> Void = { hit in metrics?.recordLimitHit(hit) }
         let http = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [RequestDeadlineHandler(limits: limits, onHit: onHit), ResponseBytes.Handler(responses)],
+            additionalChannelHandlers: [
+                RequestDeadlineHandler(limits: limits, onHit: onHit), ResponseBytes.Handler(responses), HangUpHandler(),
+            ],
             // An idle SSE client reconnects with Last-Event-ID.
             idleTimeout: TimeAmount(limits.idleTimeout),
             httpDecoderConfiguration: .init(
@@ -43,10 +47,12 @@ public enum CumulusHTTPServer {
     /// One exchange; over-long bodies and unreadable streams become CloudKit errors.
     /// The body's bytes are reserved from `budget` before it is read, and held until
     /// the answer is made; the API has `timeout` to make it (``RequestDeadline``). A
-    /// large answer is sent only if `responses` admits it.
+    /// large answer is sent only if `responses` admits it. `channel`, the request's
+    /// connection, gives its client's address (the per-address rate limit) and, for a
+    /// long poll, notice of the client hanging up.
     static func respond(
         to request: Request, api: CloudKitAPI, budget: BodyBudget, responses: ResponseBytes? = nil,
-        timeout: Duration = ServerLimits().requestTimeout
+        timeout: Duration = ServerLimits().requestTimeout, channel: (any Channel)? = nil
     ) async -> Response {
         var request = request
         let answer: APIResponse
@@ -82,7 +88,7 @@ public enum CumulusHTTPServer {
             if headers["host"] == nil, let authority = request.head.authority { headers["host"] = authority }
             let apiRequest = APIRequest(
                 method: request.method.rawValue, path: request.uri.path, query: query, headers: headers,
-                body: Array(body.readableBytesView))
+                body: Array(body.readableBytesView), clientAddress: channel?.remoteAddress?.ipAddress)
             if request.uri.path.hasPrefix("/replication/") {
                 return await replication(apiRequest, api: api)
             }
@@ -101,7 +107,13 @@ public enum CumulusHTTPServer {
                     return json(answer)
                 }
             }
-            answer = await RequestDeadline.answer(within: timeout, metrics: api.metrics) { await api.handle(apiRequest) }
+            // Only a long poll ends when its client goes: it only waits, and it holds
+            // one of its user's few places (other work runs to its end regardless).
+            var hangUp: HangUpHandler.Signal?
+            if let channel, request.uri.path.hasSuffix("/notifications/poll") { hangUp = await HangUpHandler.signal(of: channel) }
+            answer = await RequestDeadline.answer(within: timeout, metrics: api.metrics, hangUp: hangUp) {
+                await api.handle(apiRequest)
+            }
         } catch {
             api.metrics?.recordLimitHit(.bodyBytes)
             answer = .error(.limitExceeded, "the request body is larger than \(max(needed, 1_024)) bytes (its declared length, or the limit) or could not be read")

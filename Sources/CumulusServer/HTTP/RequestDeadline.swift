@@ -14,10 +14,14 @@ import Synchronization
 enum RequestDeadline {
     /// `work`'s answer if it comes within `timeout`, else `TRY_AGAIN_LATER` with
     /// `retryAfter` (counted in `metrics` as ``ServerLimits/Hit/requestTimeout``).
+    /// With `hangUp`, the work's task is cancelled when the client goes: work that
+    /// only waits (a long poll) then ends; other work ignores it.
     static func answer(
-        within timeout: Duration, metrics: ServerMetrics?, _ work: @escaping @Sendable () async -> APIResponse
+        within timeout: Duration, metrics: ServerMetrics?, hangUp: HangUpHandler.Signal? = nil,
+        _ work: @escaping @Sendable () async -> APIResponse
     ) async -> APIResponse {
         let race = Race()
+        defer { hangUp?.unwatch() }
         return await withCheckedContinuation { continuation in
             race.start(continuation)
             race.timer(Task {
@@ -25,9 +29,10 @@ enum RequestDeadline {
                 guard !Task.isCancelled else { return }
                 if race.finish(Self.refusal(timeout)) { metrics?.recordLimitHit(.requestTimeout) }
             })
-            Task {
+            let worker = Task {
                 if race.finish(await work()) { race.cancelTimer() }
             }
+            hangUp?.watch { worker.cancel() }
         }
     }
 

@@ -75,6 +75,12 @@ public struct ServerLimits: Sendable, Equatable {
         case recordsPerResponse = "records_per_response"
         /// A notification stream refused: too many open for the user or in all.
         case notificationStreams = "notification_streams"
+        /// A long poll refused: ``APILimits/longPollsPerUser`` already waiting.
+        case longPolls = "long_polls"
+        /// A request refused by ``APILimits/requestsPerUser``.
+        case userRequests = "user_requests"
+        /// A request refused by ``APILimits/requestsPerAddress``.
+        case addressRequests = "address_requests"
         /// A signed request refused because the replay cache is full.
         case signatureReplayCache = "signature_replay_cache"
         /// A request answered `TRY_AGAIN_LATER` by ``ServerLimits/requestTimeout``.

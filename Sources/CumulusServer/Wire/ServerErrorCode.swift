@@ -18,6 +18,8 @@ struct ServerErrorCode: Sendable, Hashable {
     static let internalError = ServerErrorCode(name: "INTERNAL_ERROR", status: 500)
     static let notFound = ServerErrorCode(name: "NOT_FOUND", status: 404)
     static let quotaExceeded = ServerErrorCode(name: "QUOTA_EXCEEDED", status: 413)
+    /// Rate limited: retry after the body's `retryAfter` seconds (``Throttled``).
+    static let throttled = ServerErrorCode(name: "THROTTLED", status: 429)
     static let tryAgainLater = ServerErrorCode(name: "TRY_AGAIN_LATER", status: 503)
     static let validatingReferenceError = ServerErrorCode(name: "VALIDATING_REFERENCE_ERROR", status: 412)
     static let zoneNotFound = ServerErrorCode(name: "ZONE_NOT_FOUND", status: 404)

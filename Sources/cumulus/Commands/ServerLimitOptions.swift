@@ -4,7 +4,7 @@ import CumulusModel
 import CumulusServer
 
 /// `cumulus serve`'s limits on connections and slow clients (``ServerLimits``) and on
-/// what one request may ask for (``APILimits``); each default is the struct's, so the
+/// what one request, and one client, may ask for (``APILimits``); each default is the struct's, so the
 /// help and the code cannot disagree.
 struct ServerLimitOptions: ParsableArguments {
     private static let defaults = ServerLimits()
@@ -36,6 +36,18 @@ struct ServerLimitOptions: ParsableArguments {
     var maxStreamsPerUser = apiDefaults.notificationStreamsPerUser
     @Option(help: "SSE notification streams open at once, all users together.")
     var maxStreams = apiDefaults.notificationStreams
+    @Option(help: "Long polls (notifications/poll) one user may have waiting at once; past it, THROTTLED.")
+    var maxLongPollsPerUser = apiDefaults.longPollsPerUser
+    @Option(help: "Requests per second one signed-in user may send in a container, on average; past it, THROTTLED with retryAfter (0: no limit).")
+    var userRequestsPerSecond = apiDefaults.requestsPerUser.perSecond
+    @Option(help: "Requests one signed-in user may send at once after a quiet spell.")
+    var userRequestBurst = apiDefaults.requestsPerUser.burst
+    @Option(help: "Requests per second one address may send with no user signed in (API token alone, server-to-server, failed credentials); past it, THROTTLED (0: no limit; behind a proxy every such request has the proxy's address).")
+    var addressRequestsPerSecond = apiDefaults.requestsPerAddress.perSecond
+    @Option(help: "Requests one address may send at once, with no user signed in, after a quiet spell.")
+    var addressRequestBurst = apiDefaults.requestsPerAddress.burst
+    @Option(help: "Users, and addresses, whose request rates are tracked at once; new ones past it are THROTTLED until others go quiet.")
+    var maxRateLimitedClients = apiDefaults.rateLimitedClients
     @Option(help: "Seconds an SSE notification stream lasts before the client must reconnect (it misses nothing).")
     var streamLifetime = Int(apiDefaults.notificationStreamLifetime.components.seconds)
     @Option(help: "Bytes of records (as stored) after which one response stops adding them; the rest come on the next page.")
@@ -80,6 +92,19 @@ struct ServerLimitOptions: ParsableArguments {
         guard maxStreamsPerUser >= 1, maxStreams >= maxStreamsPerUser else {
             throw ValidationError("--max-streams-per-user is at least 1, and --max-streams at least that")
         }
+        guard maxLongPollsPerUser >= 1 else { throw ValidationError("--max-long-polls-per-user is at least 1") }
+        for (name, perSecond, burst) in [
+            ("user", userRequestsPerSecond, userRequestBurst), ("address", addressRequestsPerSecond, addressRequestBurst),
+        ] {
+            // Tiny rates would make refill times too long to represent.
+            guard perSecond == 0 || (0.01...1_000_000).contains(perSecond) else {
+                throw ValidationError("--\(name)-requests-per-second is 0 (no limit) or from 0.01 to 1000000")
+            }
+            guard (1...1_000_000).contains(burst) else {
+                throw ValidationError("--\(name)-request-burst is from 1 to 1000000")
+            }
+        }
+        guard maxRateLimitedClients >= 1 else { throw ValidationError("--max-rate-limited-clients is at least 1") }
         guard streamLifetime >= 1 else { throw ValidationError("--stream-lifetime is whole seconds, at least 1") }
         guard maxQueryScan >= Database.maxResultsLimit else {
             throw ValidationError("--max-query-scan is at least \(Database.maxResultsLimit) (one page's most results)")
@@ -115,6 +140,10 @@ struct ServerLimitOptions: ParsableArguments {
         limits.notificationStreamsPerUser = maxStreamsPerUser
         limits.notificationStreams = maxStreams
         limits.notificationStreamLifetime = .seconds(streamLifetime)
+        limits.longPollsPerUser = maxLongPollsPerUser
+        limits.requestsPerUser = RequestRate(perSecond: userRequestsPerSecond, burst: userRequestBurst)
+        limits.requestsPerAddress = RequestRate(perSecond: addressRequestsPerSecond, burst: addressRequestBurst)
+        limits.rateLimitedClients = maxRateLimitedClients
         limits.queryScanRecords = maxQueryScan
         limits.responseBytes = maxResponseBytes
         limits.assetBytes = maxAssetBytes
