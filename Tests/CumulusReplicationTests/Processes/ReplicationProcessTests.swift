@@ -188,8 +188,7 @@ struct ReplicationProcessTests {
         #expect(badEpoch.json["serverErrorCode"] as? String == "BAD_REQUEST", "\(badEpoch.text)")
 
         // Lag is visible on both sides.
-        let leaderStatus = try await TestHTTP.request(
-            leader.url + "/replication/status", headers: [ReplicationLeader.secretHeader: Cluster.secret])
+        let leaderStatus = try await TestHTTP.replicationGET(leader.url, "/replication/status", timeout: .seconds(30))
         let followers = leaderStatus.json["followers"] as? [[String: Any]] ?? []
         #expect(followers.first?["name"] as? String == "follower", "\(leaderStatus.text)")
         let metrics = try await TestHTTP.request(follower.url + "/metrics", headers: TestHTTP.operatorHeaders)

@@ -193,8 +193,7 @@ extension Cluster {
     /// The leader URL `node` follows, from its replication status (`nil`: it follows
     /// nobody, or does not answer).
     func followed(_ node: NodeProcess) async -> String? {
-        let answer = try? await TestHTTP.request(
-            node.url + "/replication/status", headers: [ReplicationLeader.secretHeader: Self.secret], timeout: .seconds(5))
+        let answer = try? await TestHTTP.replicationGET(node.url, "/replication/status", secret: Self.secret)
         guard let answer, answer.status == 200, answer.json["role"] as? String == "follower" else { return nil }
         return (answer.json["following"] as? [String: Any])?["leaderURL"] as? String
     }
