@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Crypto
+import CumulusEngine
 import CumulusLog
 import CumulusModel
 import CumulusStorage
@@ -23,6 +24,9 @@ public final class LeaderClient: Sendable {
     /// The leader's base URL, e.g. `http://10.0.0.1:8765`.
     public let leaderURL: String
     let secret: String
+    /// The largest asset file fetched: this node's `--max-asset-bytes`, which must be at
+    /// least the leader's, or a file the leader took cannot reach this node.
+    public let maxAssetBytes: Int64
     let client: HTTPClient
     /// For snapshots: the leader writes its copy before it answers, which can take
     /// minutes for a large environment, so the read timeout is long.
@@ -32,9 +36,13 @@ public final class LeaderClient: Sendable {
 
     /// A client for the leader at `leaderURL`, proving `secret`. An idle stream
     /// (no message, not even a heartbeat, for `readTimeout`) is dropped and reopened.
-    public init(leaderURL: String, secret: String, readTimeout: Duration = .seconds(10)) {
+    public init(
+        leaderURL: String, secret: String, maxAssetBytes: Int64 = Container.defaultMaxAssetBytes,
+        readTimeout: Duration = .seconds(10)
+    ) {
         self.leaderURL = leaderURL.hasSuffix("/") ? String(leaderURL.dropLast()) : leaderURL
         self.secret = secret
+        self.maxAssetBytes = maxAssetBytes
         var configuration = HTTPClient.Configuration()
         configuration.timeout = .init(
             connect: .seconds(5), read: .milliseconds(readTimeout.milliseconds))
@@ -81,9 +89,13 @@ public final class LeaderClient: Sendable {
 
     /// The bytes of the asset file named `checksum`, checked against it:
     /// ``ReplicationError/unreachable(_:)`` (retried) if the leader cannot send it or
-    /// sends other bytes.
+    /// sends other bytes. A body over ``maxAssetBytes`` is refused while it arrives,
+    /// before it is all held (``ReplicationError/refused(_:)``: replication stops, as
+    /// this node could never take the file).
     public func asset(_ checksum: AssetChecksum) async throws -> [UInt8] {
-        let bytes = try await fetch("/replication/asset?checksum=\(checksum.hex)", limit: Int(Int32.max))
+        let bytes = try await fetch(
+            "/replication/asset?checksum=\(checksum.hex)", limit: Int(maxAssetBytes),
+            tooLong: ", this node's largest asset; give every node the same --max-asset-bytes")
         guard Array(SHA256.hash(data: bytes)) == checksum.bytes else {
             throw ReplicationError.unreachable("\(leaderURL) sent bytes for asset \(checksum) that hash to something else")
         }
@@ -226,11 +238,16 @@ public final class LeaderClient: Sendable {
         }
     }
 
-    private func fetch(_ path: String, method: HTTPMethod = .GET, limit: Int) async throws -> [UInt8] {
+    /// The body of `path`, refused as it arrives once it passes `limit` bytes: a body
+    /// that long is final (``ReplicationError/refused(_:)``, `tooLong` saying what to
+    /// do), as asking again brings the same bytes.
+    private func fetch(_ path: String, method: HTTPMethod = .GET, limit: Int, tooLong: String = "") async throws -> [UInt8] {
         let response = try await open(path, method: method)
         try await check(response)
         do {
             return Array(try await response.body.collect(upTo: limit).readableBytesView)
+        } catch is NIOTooManyBytesError {
+            throw ReplicationError.refused("\(leaderURL)\(path) sent more than \(limit) bytes\(tooLong)")
         } catch {
             throw ReplicationError.unreachable("\(leaderURL)\(path): \(error)")
         }

@@ -108,7 +108,9 @@ struct ServeCommand: AsyncParsableCommand {
         let metricsToken = try metricsToken(warn: true)
         for finding in FilePermissions.looserThanPrivate(dataDirectory: data) { logger.warning("\(finding)") }
         var client: LeaderClient?
-        if let follow, let secret = replicationSecret { client = LeaderClient(leaderURL: follow, secret: secret) }
+        if let follow, let secret = replicationSecret {
+            client = LeaderClient(leaderURL: follow, secret: secret, maxAssetBytes: limits.maxAssetBytes)
+        }
         // A cluster member whose log diverged from its leader's serves again, on a fresh
         // directory seeded from the leader; everything else serves once.
         while true {
@@ -122,7 +124,7 @@ struct ServeCommand: AsyncParsableCommand {
                 member = ClusterMember(
                     client: coordinator, keys: keys,
                     configuration: LeaderElection.Configuration(node: node, url: advertise, ttl: .seconds(cluster.leaseTTL)),
-                    secret: secret, logger: logger)
+                    secret: secret, maxAssetBytes: limits.maxAssetBytes, logger: logger)
             }
             do {
                 try await serve(
