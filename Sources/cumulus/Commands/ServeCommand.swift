@@ -106,6 +106,7 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = .info
         let replicationSecret = try secret.resolve(warn: true)
         let metricsToken = try metricsToken(warn: true)
+        let etcdAccess = cluster.isSet ? try cluster.access(warn: true) : .plain
         for finding in FilePermissions.looserThanPrivate(dataDirectory: data) { logger.warning("\(finding)") }
         var client: LeaderClient?
         if let follow, let secret = replicationSecret {
@@ -119,7 +120,7 @@ struct ServeCommand: AsyncParsableCommand {
             if cluster.isSet, let secret = replicationSecret, let keys = ClusterKeys(cluster: cluster.cluster ?? ""),
                 let node = cluster.node, let advertise = cluster.advertise
             {
-                let coordinator = EtcdClient(endpoints: cluster.endpoints)
+                let coordinator = EtcdClient(endpoints: cluster.endpoints, access: etcdAccess)
                 etcd = coordinator
                 member = ClusterMember(
                     client: coordinator, keys: keys,

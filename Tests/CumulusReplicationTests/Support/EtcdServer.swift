@@ -17,9 +17,9 @@ final class EtcdServer: @unchecked Sendable {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    /// Starts etcd and waits until it answers as healthy (at most 120 s: a loaded
-    /// machine starts it slowly).
-    init(_ label: String = #function) async throws {
+    /// Starts etcd (with `extra` arguments) and waits until it answers as healthy (at
+    /// most 120 s: a loaded machine starts it slowly).
+    init(_ label: String = #function, extra: [String] = []) async throws {
         guard let binary = Self.binary else {
             throw TestFailure("etcd is not installed: `make deps` installs it (Debian's etcd-server)")
         }
@@ -35,7 +35,7 @@ final class EtcdServer: @unchecked Sendable {
             "--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
             "--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
             "--initial-cluster", "test=\(peerURL)", "--logger", "zap", "--log-outputs", directory + "/etcd.log",
-        ]
+        ] + extra
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -59,6 +59,42 @@ final class EtcdServer: @unchecked Sendable {
 
     /// Thaws it (SIGCONT).
     func resume() { Foundation.kill(process.processIdentifier, SIGCONT) }
+
+    /// The root user's password once ``enableAuthentication()`` ran.
+    static let rootPassword = "etcd-root-password"
+
+    /// Turns on etcd's authentication (`etcdctl user add root; auth enable`, through the
+    /// gateway): from now on every call needs user `root` and ``rootPassword``.
+    func enableAuthentication() async throws {
+        for (path, body) in [
+            ("/v3/auth/role/add", ["name": "root"]),
+            ("/v3/auth/user/add", ["name": "root", "password": Self.rootPassword]),
+            ("/v3/auth/user/grant", ["user": "root", "role": "root"]),
+            ("/v3/auth/enable", [:]),
+        ] {
+            let answer = try await TestHTTP.request(clientURL + path, method: .POST, body: body, timeout: .seconds(10))
+            guard answer.status == 200 else { throw TestFailure("etcd \(path): \(answer.status) \(answer.text)") }
+        }
+    }
+
+    /// A token for `root` (after ``enableAuthentication()``).
+    func rootToken() async throws -> String {
+        let answer = try await TestHTTP.request(
+            clientURL + "/v3/auth/authenticate", method: .POST, body: ["name": "root", "password": Self.rootPassword])
+        guard let token = answer.json["token"] as? String else { throw TestFailure("no token: \(answer.text)") }
+        return token
+    }
+
+    /// Makes etcd forget every token it gave (authentication off and on again), as a
+    /// restart of the member does.
+    func forgetTokens() async throws {
+        let token = try await rootToken()
+        for path in ["/v3/auth/disable", "/v3/auth/enable"] {
+            let headers = path.hasSuffix("disable") ? ["Authorization": token] : [:]
+            let answer = try await TestHTTP.request(clientURL + path, method: .POST, body: [:], headers: headers)
+            guard answer.status == 200 else { throw TestFailure("etcd \(path): \(answer.status) \(answer.text)") }
+        }
+    }
 
     private func waitUntilHealthy() async throws {
         let deadline = ContinuousClock.now + .seconds(120)
