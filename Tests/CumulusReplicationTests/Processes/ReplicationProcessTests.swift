@@ -199,9 +199,9 @@ struct ReplicationProcessTests {
             state = await TestHTTP.followerState(follower.url)
             return state == "streaming"
         }
-        // Without the secret, nothing.
+        // Without a session (a handshake proving the secret), nothing.
         let anonymous = try await TestHTTP.request(leader.url + "/replication/hello")
-        #expect(anonymous.status == 403)
+        #expect(anonymous.status == 401)
 
         #expect(leader.stop() == 0)
         #expect(follower.stop() == 0)
