@@ -6,11 +6,16 @@ import Testing
 @Suite struct EtcdAuthTests {
     static let root = EtcdAccess(credentials: ("root", EtcdServer.rootPassword))
 
+    /// A private etcd with authentication enabled, and a client of it as `root`.
+    static func authenticatedEtcd(_ label: String = #function) async throws -> (EtcdServer, EtcdClient) {
+        let etcd = try await EtcdServer(label)
+        try await etcd.enableAuthentication()
+        return (etcd, EtcdClient(endpoints: [etcd.clientURL], access: root))
+    }
+
     @Test("with the user and password a client reads, writes and watches; without them, or with a wrong one, it is refused")
     func credentialsRequired() async throws {
-        let etcd = try await EtcdServer()
-        try await etcd.enableAuthentication()
-        let client = EtcdClient(endpoints: [etcd.clientURL], access: Self.root)
+        let (etcd, client) = try await Self.authenticatedEtcd()
         try await client.put("/t/a", Array("one".utf8))
         #expect(try await client.get("/t/a").value?.value == Array("one".utf8))
         let lease = try await client.grantLease(ttl: .seconds(30))
@@ -37,9 +42,7 @@ import Testing
 
     @Test("a token etcd no longer takes is replaced, and the call goes through")
     func forgottenTokenReplaced() async throws {
-        let etcd = try await EtcdServer()
-        try await etcd.enableAuthentication()
-        let client = EtcdClient(endpoints: [etcd.clientURL], access: Self.root)
+        let (etcd, client) = try await Self.authenticatedEtcd()
         try await client.put("/t/a", Array("one".utf8))
         let before = try await etcd.rootToken()
         try await etcd.forgetTokens()

@@ -35,14 +35,10 @@ struct HandshakeProcessTests {
     func impostorLeaderLearnsNothing() async throws {
         let cluster = try Cluster()
         let impostor = ImpostorLeader()
-        let port = NodeProcess.freePort()
-        let app = Application(
-            responder: CallbackResponder<BasicRequestContext> { request, _ in await impostor.respond(request) },
-            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port)))
-        let server = Task { try await app.runService(gracefulShutdownSignals: []) }
-        defer { server.cancel() }
+        let listener = LoopbackListener { await impostor.respond($0) }
+        defer { listener.stop() }
 
-        let follower = cluster.follower("follower", of: "http://127.0.0.1:\(port)")
+        let follower = cluster.follower("follower", of: listener.url)
         try follower.start()
         let status = await follower.waitForExit(timeout: .seconds(60))
         #expect(status == 3, "\(follower.stderr.suffix(3000))")
