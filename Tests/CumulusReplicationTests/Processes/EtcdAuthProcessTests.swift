@@ -2,7 +2,8 @@ import CumulusReplication
 import Foundation
 import Testing
 
-/// `cumulus serve --etcd` against an etcd that requires a user and password.
+/// `cumulus serve --etcd` against an etcd that requires a user and password, or TLS with
+/// client certificates.
 @Suite("Cluster members and etcd authentication", .serialized)
 struct EtcdAuthProcessTests {
     @Test("members lead and follow through an etcd with authentication given its password; without it a node never leads")
@@ -46,5 +47,38 @@ struct EtcdAuthProcessTests {
         try b.start()
         try await waitUntil("b to follow a", timeout: .seconds(120)) { await cluster.followed(b) == a.url }
         #expect(!b.arguments.contains(EtcdServer.rootPassword))
+    }
+
+    @Test("a member leads through etcd over TLS given the CA, its certificate and key; with the CA alone it never does")
+    func memberOverTLS() async throws {
+        let certificates = try TestCertificates()
+        let etcd = try await EtcdServer(certificates: certificates)
+        let cluster = try Cluster()
+        let ca = ["--etcd-ca-file", certificates.caFile]
+        let refusal = await cluster.refusal([
+            "--replication-secret-file", cluster.secretFile, "--etcd", etcd.clientURL, "--cluster", "test", "--node", "x",
+            "--advertise", "http://127.0.0.1:9", "--etcd-cert-file", certificates.clientCertificate,
+        ])
+        #expect(refusal?.contains("--etcd-cert-file and --etcd-key-file go together") == true, "\(refusal ?? "it started")")
+
+        let withoutCertificate = cluster.member("lacking", etcd: etcd, dev: true, extra: ca)
+        try withoutCertificate.start()
+        try await waitUntil("the node to report that etcd cannot be reached", timeout: .seconds(120)) {
+            (withoutCertificate.stdout + withoutCertificate.stderr).contains("cannot get a lease from etcd")
+        }
+        withoutCertificate.kill()
+        let keys = try #require(ClusterKeys(cluster: "test"))
+        let trusted = EtcdClient(endpoints: [etcd.clientURL], access: try certificates.etcdAccess())
+        #expect(try await trusted.get(keys.leader).value == nil, "a node without a certificate published itself as leader")
+
+        let a = cluster.member(
+            "a", etcd: etcd, dev: true,
+            extra: ca + ["--etcd-cert-file", certificates.clientCertificate, "--etcd-key-file", certificates.clientKey])
+        try a.start()
+        try await TestHTTP.waitUntilUp(a.url)
+        cluster.takeCredentials(from: a)
+        try await waitUntil("a to take writes", timeout: .seconds(120)) {
+            (try? await cluster.save("first", value: 1, on: a))?.status == 200
+        }
     }
 }

@@ -17,9 +17,13 @@ final class EtcdServer: @unchecked Sendable {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    /// Starts etcd (with `extra` arguments) and waits until it answers as healthy (at
-    /// most 120 s: a loaded machine starts it slowly).
-    init(_ label: String = #function, extra: [String] = []) async throws {
+    /// The certificates it serves TLS with, and asks clients for, if any.
+    let certificates: TestCertificates?
+
+    /// Starts etcd (with `extra` arguments; over TLS with client certificates when given
+    /// `certificates`) and waits until it answers as healthy (at most 120 s: a loaded
+    /// machine starts it slowly).
+    init(_ label: String = #function, extra: [String] = [], certificates: TestCertificates? = nil) async throws {
         guard let binary = Self.binary else {
             throw TestFailure("etcd is not installed: `make deps` installs it (Debian's etcd-server)")
         }
@@ -27,15 +31,23 @@ final class EtcdServer: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let clientPort = NodeProcess.freePort()
         let peerPort = NodeProcess.freePort()
-        clientURL = "http://127.0.0.1:\(clientPort)"
+        self.certificates = certificates
+        clientURL = (certificates == nil ? "http" : "https") + "://127.0.0.1:\(clientPort)"
         let peerURL = "http://127.0.0.1:\(peerPort)"
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [
+        var arguments = [
             "--name", "test", "--data-dir", directory + "/data",
             "--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
             "--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
             "--initial-cluster", "test=\(peerURL)", "--logger", "zap", "--log-outputs", directory + "/etcd.log",
         ] + extra
+        if let certificates {
+            arguments += [
+                "--cert-file", certificates.serverCertificate, "--key-file", certificates.serverKey,
+                "--trusted-ca-file", certificates.caFile, "--client-cert-auth",
+            ]
+        }
+        process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -103,7 +115,12 @@ final class EtcdServer: @unchecked Sendable {
                 let log = (try? String(contentsOfFile: directory + "/etcd.log", encoding: .utf8)) ?? ""
                 throw TestFailure("etcd exited at start: \(log.suffix(2000))")
             }
-            if let answer = try? await TestHTTP.request(clientURL + "/health", timeout: .seconds(2)),
+            if let certificates {
+                // Only a client with a certificate of its CA is answered.
+                if (try? await EtcdClient(endpoints: [clientURL], access: certificates.etcdAccess()).get("/health")) != nil {
+                    return
+                }
+            } else if let answer = try? await TestHTTP.request(clientURL + "/health", timeout: .seconds(2)),
                 answer.text.contains("\"health\":\"true\"")
             {
                 return
@@ -129,5 +146,16 @@ extension EtcdClient {
             }
         }
         throw TestFailure("every lease of \(ttl) ended before a put under it reached etcd")
+    }
+}
+
+extension TestCertificates {
+    /// How a client that trusts the CA and presents the client certificate reaches etcd
+    /// (`withCertificate` false: the CA alone).
+    func etcdAccess(withCertificate: Bool = true) throws -> EtcdAccess {
+        EtcdAccess(
+            tls: try EtcdAccess.tls(
+                caFile: caFile, certificateFile: withCertificate ? clientCertificate : nil,
+                keyFile: withCertificate ? clientKey : nil))
     }
 }

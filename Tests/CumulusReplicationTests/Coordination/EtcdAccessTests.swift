@@ -2,8 +2,9 @@
 import Foundation
 import Testing
 
-/// The etcd client against an etcd with authentication enabled (`auth enable`).
-@Suite struct EtcdAuthTests {
+/// The etcd client against an etcd that requires a password (`auth enable`), or TLS
+/// with client certificates.
+@Suite struct EtcdAccessTests {
     static let root = EtcdAccess(credentials: ("root", EtcdServer.rootPassword))
 
     /// A private etcd with authentication enabled, and a client of it as `root`.
@@ -51,5 +52,25 @@ import Testing
             etcd.clientURL + "/v3/kv/range", method: .POST, body: ["key": "L3QvYQ=="], headers: ["Authorization": before])
         #expect(probe.status != 200, "\(probe.text)")
         #expect(try await client.get("/t/a").value?.value == Array("one".utf8))
+    }
+
+    @Test("over TLS, a client trusting etcd's CA and presenting a client certificate is served; without either it is not")
+    func tlsWithClientCertificates() async throws {
+        let certificates = try TestCertificates()
+        let etcd = try await EtcdServer(certificates: certificates)
+        let client = EtcdClient(endpoints: [etcd.clientURL], access: try certificates.etcdAccess())
+        try await client.put("/t/a", Array("one".utf8))
+        #expect(try await client.get("/t/a").value?.value == Array("one".utf8))
+
+        // No client certificate: etcd ends the TLS handshake.
+        let anonymous = EtcdClient(endpoints: [etcd.clientURL], access: try certificates.etcdAccess(withCertificate: false))
+        await #expect(throws: CoordinationError.self) { try await anonymous.get("/t/a") }
+        // The system's roots do not know the test CA: this side ends it.
+        let untrusting = EtcdClient(endpoints: [etcd.clientURL])
+        await #expect(throws: CoordinationError.self) { try await untrusting.get("/t/a") }
+        // A file that is not PEM is refused when the settings are made.
+        #expect(throws: (any Error).self) {
+            try EtcdAccess.tls(caFile: certificates.directory + "/server.ext", certificateFile: nil, keyFile: nil)
+        }
     }
 }
