@@ -27,7 +27,8 @@ struct LeaderClientTests {
         defer { server.cancel() }
         let client = LeaderClient(leaderURL: "http://127.0.0.1:\(port)", secret: Cluster.secret, maxAssetBytes: maxAssetBytes)
         do {
-            try await waitUntil("the leader to listen", timeout: .seconds(30)) { (try? await client.hello()) != nil }
+            // The server is a task, which on a busy machine can wait a minute for a thread.
+            try await waitUntil("the leader to listen", timeout: .seconds(180)) { (try? await client.hello()) != nil }
             let result = try await body(client, endpoints)
             await client.shutdown()
             return result

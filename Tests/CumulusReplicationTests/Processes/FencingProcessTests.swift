@@ -69,6 +69,7 @@ struct FencingProcessTests {
             target: head / 2)
         let listener = LoopbackListener { await tamper.respond($0) }
         defer { listener.stop() }
+        try await listener.waitUntilListening()
 
         let follower = cluster.follower("follower", of: listener.url, extra: ["--seed", "stream"])
         try follower.start()

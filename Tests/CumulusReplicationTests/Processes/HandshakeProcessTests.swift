@@ -37,10 +37,11 @@ struct HandshakeProcessTests {
         let impostor = ImpostorLeader()
         let listener = LoopbackListener { await impostor.respond($0) }
         defer { listener.stop() }
+        try await listener.waitUntilListening()
 
         let follower = cluster.follower("follower", of: listener.url)
         try follower.start()
-        let status = await follower.waitForExit(timeout: .seconds(60))
+        let status = await follower.waitForExit(timeout: .seconds(180))
         #expect(status == 3, "\(follower.stderr.suffix(3000))")
         #expect(follower.stderr.contains("could not prove it holds the replication secret"), "\(follower.stderr.suffix(3000))")
         let requests = impostor.requests
@@ -59,7 +60,7 @@ struct HandshakeProcessTests {
         // The follower cannot check the leader's proof: it stops before presenting its own.
         let follower = cluster.follower("follower", of: leader.url, secret: "another-secret")
         try follower.start()
-        let status = await follower.waitForExit(timeout: .seconds(60))
+        let status = await follower.waitForExit(timeout: .seconds(180))
         #expect(status == 3, "\(follower.stderr.suffix(3000))")
         #expect(follower.stderr.contains("could not prove it holds the replication secret"), "\(follower.stderr.suffix(3000))")
 
@@ -90,7 +91,7 @@ struct HandshakeProcessTests {
         let (leader, follower) = try await cluster.startPair()
         #expect(try await cluster.save("before", value: 1, on: leader).status == 200)
         let before = try #require(await TestHTTP.head(leader.url))
-        try await TestHTTP.waitForHead(follower.url, atLeast: before, timeout: .seconds(60))
+        try await TestHTTP.waitForHead(follower.url, atLeast: before, timeout: .seconds(180))
         // A restarted leader has forgotten every session: the follower's next request is
         // answered 401 and it shakes hands again.
         #expect(leader.stop() == 0)
@@ -98,6 +99,6 @@ struct HandshakeProcessTests {
         try await TestHTTP.waitUntilUp(leader.url)
         #expect(try await cluster.save("after", value: 2, on: leader).status == 200)
         let after = try #require(await TestHTTP.head(leader.url))
-        try await TestHTTP.waitForHead(follower.url, atLeast: after, timeout: .seconds(60))
+        try await TestHTTP.waitForHead(follower.url, atLeast: after, timeout: .seconds(180))
     }
 }
