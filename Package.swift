@@ -24,6 +24,8 @@ let package = Package(
         // Already in the graph through Hummingbird; named for the server's own channel handlers.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.34.1"),
+        // Already in the graph through AsyncHTTPClient; named for etcd's TLS settings.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // System libraries: Debian's liblmdb-dev and libzstd-dev (`make deps`).
@@ -94,6 +96,7 @@ let package = Package(
                 "CumulusModel", "CumulusStorage", "CumulusLog", "CumulusViews", "CumulusEngine",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

@@ -126,13 +126,13 @@ final class FailoverCluster: Sendable {
 
     // MARK: - Who leads
 
-    /// `node`'s replication status, or `nil` if it does not answer within 2 s.
+    /// `node`'s replication status, or `nil` if it does not answer within 2 s (a
+    /// ``LeaderClient`` shakes hands first: the secret never travels).
     func status(_ node: Node) async -> ReplicationStatus? {
-        guard let answer = try? await Self.get(
-            node.url + "/replication/status", headers: [ReplicationLeader.secretHeader: Self.secret], timeout: .seconds(2)),
-            answer.status == 200
-        else { return nil }
-        return try? JSONDecoder().decode(ReplicationStatus.self, from: Data(answer.body))
+        let client = LeaderClient(leaderURL: node.url, secret: Self.secret, readTimeout: .seconds(2))
+        let status = try? await client.status()
+        await client.shutdown()
+        return status
     }
 
     /// The node whose status says it leads, if exactly one does.

@@ -20,9 +20,15 @@ public struct Frame: Sendable, Hashable {
     public static let compressedFlag: UInt8 = 1
     /// Length of the chain hash.
     public static let hashLength = 32
-    /// Largest commit a frame may claim to hold: bounds what a hostile frame can
-    /// make the reader allocate (400 records of 1 MiB each, plus room).
+    /// Largest commit a frame may hold: bounds what a hostile frame can make the
+    /// reader allocate, and what the writer accepts (larger is `limitExceeded`), so
+    /// every stored frame can be read back and sent to a follower. SPEC's largest
+    /// operation, 400 records of 1 MiB each, fits with room to spare.
     public static let maxUncompressedLength = 512 << 20
+    /// Largest stored frame: the largest commit (a frame whose compressed payload
+    /// would not be smaller is stored raw) plus the header and checksum, whose
+    /// varints take at most 63 bytes.
+    public static let maxEncodedLength = maxUncompressedLength + 64
 
     /// The commit's global sequence.
     public var sequence: UInt64

@@ -55,11 +55,25 @@ public struct AppendSession {
             requestID: request.requestID, clientChangeTokenData: request.clientChangeTokenData,
             events: events, zoneSequences: positions.zones, databaseSequences: positions.databases)
         let bytes = try CommitCodec.encode(commit)
+        try Self.checkCommitLength(bytes.count)
         let hash = LogStore.chainHash(previous: head.hash, commitBytes: bytes)
         let frame = try compress(commit.sequence, bytes, hash)
         try store(commit, positions, frameBytes: frame.encoded(), hash: hash, in: txn)
         appendedBytes += bytes.count
         return (commit, bytes)
+    }
+
+    /// Refuses, with `limitExceeded`, a commit of `length` bytes that no log could read
+    /// back nor a follower receive (``Frame/maxUncompressedLength``). The largest
+    /// operation SPEC allows (400 records of 1 MiB) fits; what does not is a cascade
+    /// of millions of deletes, which must be split into several operations.
+    static func checkCommitLength(_ length: Int) throws(CumulusError) {
+        guard length <= Frame.maxUncompressedLength else {
+            throw CumulusError(
+                .limitExceeded,
+                "the operation encodes to a commit of \(length) bytes; the limit is \(Frame.maxUncompressedLength). "
+                    + "Split it into smaller operations")
+        }
     }
 
     /// Appends a frame made by another log (a follower applying its leader's

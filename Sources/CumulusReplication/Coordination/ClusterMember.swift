@@ -57,6 +57,8 @@ public final class ClusterMember: Sendable {
     private let opened: OpenedLog
     /// The replication secret, for following.
     let secret: String
+    /// The largest asset file it fetches from a leader (``LeaderClient/maxAssetBytes``).
+    let maxAssetBytes: Int64
     /// The name it reports to leaders it follows.
     let name: String
     let logger: Logger
@@ -69,15 +71,18 @@ public final class ClusterMember: Sendable {
     }
 
     /// A member of `keys`' cluster through the etcd behind `client`, as `configuration`
-    /// describes it, presenting `secret` and its node name to the leaders it follows.
+    /// describes it, proving `secret` and giving its node name to the leaders it follows,
+    /// fetching asset files of at most `maxAssetBytes`.
     public init(
-        client: EtcdClient, keys: ClusterKeys, configuration: LeaderElection.Configuration, secret: String, logger: Logger
+        client: EtcdClient, keys: ClusterKeys, configuration: LeaderElection.Configuration, secret: String,
+        maxAssetBytes: Int64 = Container.defaultMaxAssetBytes, logger: Logger
     ) {
         let opened = OpenedLog()
         self.opened = opened
         election = ClusterElection(
             client: client, keys: keys, configuration: configuration, progress: { opened.progress }, logger: logger)
         self.secret = secret
+        self.maxAssetBytes = maxAssetBytes
         self.name = configuration.node
         self.logger = logger
     }
@@ -142,10 +147,10 @@ public final class ClusterMember: Sendable {
     /// leader lost while its snapshot was on its way), and the seeding was abandoned (a
     /// copy is prepared aside and moved into place only when whole).
     private func seed(_ path: String, from leader: ClusterLeader) async throws -> Bool {
-        let (election, secret, logger) = (self.election, self.secret, self.logger)
+        let (election, secret, maxAssetBytes, logger) = (self.election, self.secret, self.maxAssetBytes, self.logger)
         return try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
-                let client = LeaderClient(leaderURL: leader.url, secret: secret)
+                let client = LeaderClient(leaderURL: leader.url, secret: secret, maxAssetBytes: maxAssetBytes)
                 do {
                     let outcome = try await FollowerSeeder.prepare(
                         path: path, client: client, mode: .snapshot, reseed: false, logger: logger)
@@ -226,7 +231,7 @@ public final class ClusterMember: Sendable {
                 try container.follow(leaderURL: leader.url)
                 guard following?.url != leader.url else { continue }
                 await stopFollowing()
-                let client = LeaderClient(leaderURL: leader.url, secret: secret)
+                let client = LeaderClient(leaderURL: leader.url, secret: secret, maxAssetBytes: maxAssetBytes)
                 let follower = ReplicaFollower(container: container, client: client, name: name, logger: logger)
                 state.withLock { $0.follower = follower }
                 let logger = self.logger

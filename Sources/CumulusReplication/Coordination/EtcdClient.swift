@@ -24,16 +24,20 @@ public final class EtcdClient: Sendable {
     private var client: HTTPClient { HTTPClient.shared }
     private let preferred = Mutex(0)
     private let requestTimeout: Duration
+    private let access: EtcdAccess
+    /// The auth token each endpoint gave, by index (simple tokens are per member).
+    private let tokens = Mutex<[Int: String]>([:])
 
     /// Largest answer read from a unary call: leader-election keys are small.
     static let maxResponseBytes = 4 << 20
 
     /// A client of the etcd cluster at `endpoints`; each call must be answered within
-    /// `requestTimeout`.
-    public init(endpoints: [String], requestTimeout: Duration = .seconds(2)) {
+    /// `requestTimeout`, authenticating and checking etcd as `access` says.
+    public init(endpoints: [String], requestTimeout: Duration = .seconds(2), access: EtcdAccess = .plain) {
         precondition(!endpoints.isEmpty, "an etcd client needs at least one endpoint")
         self.endpoints = endpoints.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         self.requestTimeout = requestTimeout
+        self.access = access
     }
 
     /// Nothing to close (the HTTP client is the process-wide one); kept so callers end
@@ -214,35 +218,89 @@ public final class EtcdClient: Sendable {
     {
         let first = preferred.withLock { $0 }
         var failures: [String] = []
-        for offset in 0..<endpoints.count {
+        endpoints: for offset in 0..<endpoints.count {
             let index = (first + offset) % endpoints.count
-            var request = HTTPClientRequest(url: endpoints[index] + path)
-            request.method = .POST
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: body))
-            let response: HTTPClientResponse
-            do {
-                response = try await client.execute(request, timeout: deadline)
-            } catch is CancellationError {
-                throw CancellationError()
-            } catch {
-                failures.append("\(endpoints[index]): \(error)")
-                continue
-            }
-            preferred.withLock { $0 = index }
-            guard response.status == .ok else {
-                let text = (try? await response.body.collect(upTo: 1 << 16)).map { String(buffer: $0) } ?? ""
-                let failure = try? JSONDecoder().decode(EtcdGateway.Failure.self, from: Data(text.utf8))
-                // 503 and the like: that member cannot serve now (no quorum, stopping).
-                if response.status.code >= 500, failure == nil {
-                    failures.append("\(endpoints[index]): HTTP \(response.status.code)")
-                    continue
+            // A token etcd refuses is replaced once, then the refusal stands.
+            for attempt in 0..<2 {
+                let response: HTTPClientResponse
+                do {
+                    let token = try await token(at: index, renew: attempt > 0, deadline: deadline)
+                    response = try await post(endpoints[index] + path, body, token: token, using: client, deadline: deadline)
+                } catch is CancellationError {
+                    throw CancellationError()
+                } catch let error as CoordinationError where !error.isTransient {
+                    throw error
+                } catch {
+                    failures.append("\(endpoints[index]): \(error)")
+                    continue endpoints
                 }
-                throw CoordinationError.refused(failure?.text ?? "HTTP \(response.status.code) \(text.prefix(200))")
+                preferred.withLock { $0 = index }
+                guard response.status == .ok else {
+                    let text = (try? await response.body.collect(upTo: 1 << 16)).map { String(buffer: $0) } ?? ""
+                    let failure = try? JSONDecoder().decode(EtcdGateway.Failure.self, from: Data(text.utf8))
+                    if failure?.isUnauthenticated == true, access.credentials != nil, attempt == 0 { continue }
+                    // 503 and the like: that member cannot serve now (no quorum, stopping).
+                    if response.status.code >= 500, failure == nil {
+                        failures.append("\(endpoints[index]): HTTP \(response.status.code)")
+                        continue endpoints
+                    }
+                    throw CoordinationError.refused(failure?.text ?? "HTTP \(response.status.code) \(text.prefix(200))")
+                }
+                return response
             }
-            return response
         }
         throw CoordinationError.unreachable(failures.joined(separator: "; "))
+    }
+
+    /// The auth token for endpoint `index`: `nil` without credentials; the one it gave
+    /// before unless `renew`; else a new one (`/v3/auth/authenticate`). Wrong
+    /// credentials are ``CoordinationError/refused(_:)``, which no retry mends.
+    private func token(at index: Int, renew: Bool, deadline: TimeAmount) async throws -> String? {
+        guard let credentials = access.credentials else { return nil }
+        if !renew, let token = tokens.withLock({ $0[index] }) { return token }
+        let body = try JSONSerialization.data(withJSONObject: EtcdGateway.authenticate(credentials.user, credentials.password))
+        let response = try await post(endpoints[index] + "/v3/auth/authenticate", body, token: nil, using: client, deadline: deadline)
+        let bytes: ByteBuffer
+        do {
+            bytes = try await response.body.collect(upTo: 1 << 16)
+        } catch {
+            throw CoordinationError.unreachable("\(endpoints[index])/v3/auth/authenticate: \(error)")
+        }
+        if response.status != .ok {
+            let failure = try? JSONDecoder().decode(EtcdGateway.Failure.self, from: Data(bytes.readableBytesView))
+            if response.status.code >= 500, failure == nil {
+                throw CoordinationError.unreachable("\(endpoints[index]): HTTP \(response.status.code)")
+            }
+            throw CoordinationError.refused(
+                "etcd did not take user \(credentials.user) and its password: \(failure?.text ?? "HTTP \(response.status.code)")")
+        }
+        guard let token = (try? JSONDecoder().decode(EtcdGateway.AuthenticateResponse.self, from: Data(bytes.readableBytesView)))?.token,
+            !token.isEmpty
+        else {
+            throw CoordinationError.protocolViolation("etcd answered /v3/auth/authenticate without a token")
+        }
+        tokens.withLock { $0[index] = token }
+        return token
+    }
+
+    /// One POST of JSON, with the token and TLS settings; a failure to connect or to
+    /// be answered is ``CoordinationError/unreachable(_:)``.
+    private func post(_ url: String, _ body: Data, token: String?, using client: HTTPClient, deadline: TimeAmount)
+        async throws -> HTTPClientResponse
+    {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        if let token { request.headers.add(name: "Authorization", value: token) }
+        request.tlsConfiguration = access.tls
+        request.body = .bytes(ByteBuffer(bytes: body))
+        do {
+            return try await client.execute(request, timeout: deadline)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw CoordinationError.unreachable("\(error)")
+        }
     }
 }
 

@@ -60,6 +60,8 @@ enum EtcdGateway {
         }
     }
 
+    static func authenticate(_ user: String, _ password: String) -> [String: Any] { ["name": user, "password": password] }
+
     static func base64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
 
     // MARK: Responses
@@ -108,6 +110,13 @@ enum EtcdGateway {
         var code: Int?
 
         var text: String { message ?? error ?? "code \(code ?? -1)" }
+
+        /// gRPC's UNAUTHENTICATED (16): no token, or one etcd no longer takes.
+        var isUnauthenticated: Bool { code == 16 }
+    }
+
+    struct AuthenticateResponse: Decodable {
+        var token: String?
     }
 
     struct TransactionResponse: Decodable {

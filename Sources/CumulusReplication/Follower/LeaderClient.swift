@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Crypto
+import CumulusEngine
 import CumulusLog
 import CumulusModel
 import CumulusStorage
@@ -9,24 +10,39 @@ import Glibc
 #endif
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// The follower's HTTP client for its leader's `/replication/*` endpoints
 /// (AsyncHTTPClient). Classifies failures: refusals and divergence are final,
 /// anything else is ``ReplicationError/unreachable(_:)`` and retried.
+///
+/// The secret never leaves this process: before its first request the client shakes
+/// hands (``ReplicationHandshake``), and it sends nothing more to a node that cannot
+/// prove it holds the same secret. Later requests present the session's proof; a
+/// node that forgot the session answers 401 and the client shakes hands again.
 public final class LeaderClient: Sendable {
     /// The leader's base URL, e.g. `http://10.0.0.1:8765`.
     public let leaderURL: String
     let secret: String
+    /// The largest asset file fetched: this node's `--max-asset-bytes`, which must be at
+    /// least the leader's, or a file the leader took cannot reach this node.
+    public let maxAssetBytes: Int64
     let client: HTTPClient
     /// For snapshots: the leader writes its copy before it answers, which can take
     /// minutes for a large environment, so the read timeout is long.
     let snapshotClient: HTTPClient
+    /// The session of the last handshake, until the leader forgets it.
+    private let credentials = Mutex<ReplicationHandshake.Credentials?>(nil)
 
-    /// A client for the leader at `leaderURL`, presenting `secret`. An idle stream
+    /// A client for the leader at `leaderURL`, proving `secret`. An idle stream
     /// (no message, not even a heartbeat, for `readTimeout`) is dropped and reopened.
-    public init(leaderURL: String, secret: String, readTimeout: Duration = .seconds(10)) {
+    public init(
+        leaderURL: String, secret: String, maxAssetBytes: Int64 = Container.defaultMaxAssetBytes,
+        readTimeout: Duration = .seconds(10)
+    ) {
         self.leaderURL = leaderURL.hasSuffix("/") ? String(leaderURL.dropLast()) : leaderURL
         self.secret = secret
+        self.maxAssetBytes = maxAssetBytes
         var configuration = HTTPClient.Configuration()
         configuration.timeout = .init(
             connect: .seconds(5), read: .milliseconds(readTimeout.milliseconds))
@@ -73,9 +89,13 @@ public final class LeaderClient: Sendable {
 
     /// The bytes of the asset file named `checksum`, checked against it:
     /// ``ReplicationError/unreachable(_:)`` (retried) if the leader cannot send it or
-    /// sends other bytes.
+    /// sends other bytes. A body over ``maxAssetBytes`` is refused while it arrives,
+    /// before it is all held (``ReplicationError/refused(_:)``: replication stops, as
+    /// this node could never take the file).
     public func asset(_ checksum: AssetChecksum) async throws -> [UInt8] {
-        let bytes = try await fetch("/replication/asset?checksum=\(checksum.hex)", limit: Int(Int32.max))
+        let bytes = try await fetch(
+            "/replication/asset?checksum=\(checksum.hex)", limit: Int(maxAssetBytes),
+            tooLong: ", this node's largest asset; give every node the same --max-asset-bytes")
         guard Array(SHA256.hash(data: bytes)) == checksum.bytes else {
             throw ReplicationError.unreachable("\(leaderURL) sent bytes for asset \(checksum) that hash to something else")
         }
@@ -163,22 +183,71 @@ public final class LeaderClient: Sendable {
     private func open(
         _ path: String, method: HTTPMethod, using client: HTTPClient? = nil, deadline: TimeAmount = .hours(1)
     ) async throws -> HTTPClientResponse {
-        var request = HTTPClientRequest(url: leaderURL + path)
-        request.method = method
-        request.headers.add(name: ReplicationLeader.secretHeader, value: secret)
+        // A session the leader forgot (it restarted, or the session idled out) is
+        // answered 401: shake hands once more, then give up on this request.
+        for attempt in 0..<2 {
+            let session = try await session(renew: attempt > 0)
+            var request = HTTPClientRequest(url: leaderURL + path)
+            request.method = method
+            for (name, value) in session.headers { request.headers.add(name: name, value: value) }
+            let response = try await execute(request, using: client ?? self.client, deadline: deadline)
+            if response.status == .unauthorized, attempt == 0 { continue }
+            return response
+        }
+        throw ReplicationError.refused("\(leaderURL) forgot the replication session as soon as it was made")
+    }
+
+    /// The current session, shaking hands first if there is none (or `renew`).
+    private func session(renew: Bool) async throws -> ReplicationHandshake.Credentials {
+        if !renew, let current = credentials.withLock({ $0 }) { return current }
+        let initiator = ReplicationHandshake.Initiator(secret: secret)
+        var request = HTTPClientRequest(url: leaderURL + "/replication/handshake?nonce=\(Hex.encode(initiator.nonce))")
+        request.method = .POST
+        let response = try await execute(request, using: client, deadline: .seconds(30))
+        try await check(response)
+        let body: ByteBuffer
+        do {
+            body = try await response.body.collect(upTo: 1 << 12)
+        } catch {
+            throw ReplicationError.unreachable("\(leaderURL)/replication/handshake: \(error)")
+        }
+        guard let answer = try? JSONDecoder().decode([String: String].self, from: Data(body.readableBytesView)),
+            let nonce = answer["nonce"].flatMap(Hex.decode), let proof = answer["proof"].flatMap(Hex.decode)
+        else {
+            throw ReplicationError.refused("\(leaderURL) answered the handshake without a nonce and a proof")
+        }
+        let session: ReplicationHandshake.Credentials
+        do {
+            session = try initiator.finish(responderNonce: nonce, responderProof: proof)
+        } catch {
+            guard case .refused(let why) = error else { throw error }
+            throw ReplicationError.refused("\(leaderURL): \(why)")
+        }
+        credentials.withLock { $0 = session }
+        return session
+    }
+
+    private func execute(_ request: HTTPClientRequest, using client: HTTPClient, deadline: TimeAmount) async throws
+        -> HTTPClientResponse
+    {
         do {
             // Streams reconnect now and then; the read timeout catches a silent leader.
-            return try await (client ?? self.client).execute(request, timeout: deadline)
+            return try await client.execute(request, timeout: deadline)
         } catch {
             throw ReplicationError.unreachable("\(leaderURL): \(error)")
         }
     }
 
-    private func fetch(_ path: String, method: HTTPMethod = .GET, limit: Int) async throws -> [UInt8] {
+    /// The body of `path`, refused as it arrives once it passes `limit` bytes: a body
+    /// that long is final (``ReplicationError/refused(_:)``, `tooLong` saying what to
+    /// do), as asking again brings the same bytes.
+    private func fetch(_ path: String, method: HTTPMethod = .GET, limit: Int, tooLong: String = "") async throws -> [UInt8] {
         let response = try await open(path, method: method)
         try await check(response)
         do {
             return Array(try await response.body.collect(upTo: limit).readableBytesView)
+        } catch is NIOTooManyBytesError {
+            throw ReplicationError.refused("\(leaderURL)\(path) sent more than \(limit) bytes\(tooLong)")
         } catch {
             throw ReplicationError.unreachable("\(leaderURL)\(path): \(error)")
         }

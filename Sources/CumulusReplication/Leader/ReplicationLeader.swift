@@ -10,10 +10,11 @@ import Synchronization
 /// its stored frames to followers from the position each holds, hands out
 /// snapshots, and keeps track of how far each follower is.
 ///
-/// Every request must carry the replication secret configured on both sides
-/// (`X-Cumulus-Replication-Secret`; checked by the server's endpoints). The stream
-/// and the snapshot carry the server secret and credential hashes, so use a
-/// private network or TLS in front of it (Docs/OPERATIONS.md).
+/// Every request must belong to a session in which both sides proved the
+/// replication secret without sending it (``ReplicationHandshake``; checked by the
+/// server's endpoints). The stream and the snapshot carry the server secret and
+/// credential hashes, so use a private network or TLS in front of it
+/// (Docs/OPERATIONS.md).
 public final class ReplicationLeader: Sendable {
     /// The node served.
     public let container: Container
@@ -29,8 +30,6 @@ public final class ReplicationLeader: Sendable {
     /// seeding at once cannot fill the leader's disk with copies.
     let copying = Mutex(false)
 
-    /// The header that carries the replication secret.
-    public static let secretHeader = "x-cumulus-replication-secret"
     /// Frames per stream message, at most.
     static let framesPerMessage = 1024
     /// Bytes of frames per stream message, past the first frame.

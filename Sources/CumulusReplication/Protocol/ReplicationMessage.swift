@@ -19,10 +19,14 @@ public enum ReplicationMessage: Sendable, Equatable {
     /// The leader stops the stream for this reason (for instance, it was superseded).
     case failure(String)
 
-    /// The largest message accepted: a hostile or broken peer cannot make a
-    /// follower allocate more than this for one message.
-    /// It admits the largest frame a log can hold (``Frame/maxUncompressedLength``).
-    public static let maxLength = Frame.maxUncompressedLength + (1 << 20)
+    /// The largest message accepted, derived from the one bound on commits
+    /// (``Frame/maxUncompressedLength``, which the writer enforces): a message holds
+    /// one frame of at most ``Frame/maxEncodedLength`` bytes and its 16 bytes of
+    /// framing, or frames of at most ``ReplicationLeader/bytesPerMessage`` together.
+    /// A hostile or broken peer cannot make a follower allocate more than this for
+    /// one message; a longer one is refused from its 5-byte header, before its
+    /// payload is buffered.
+    public static let maxLength = Frame.maxEncodedLength + 16
 
     enum Kind: UInt8 {
         case frames = 1, heartbeat = 2, configuration = 3, failure = 4

@@ -1,4 +1,3 @@
-import Crypto
 import CumulusEngine
 import CumulusLog
 import CumulusModel
@@ -7,8 +6,10 @@ import Foundation
 
 /// The `/replication/*` endpoints of a node (Docs/HTTP-API.md "Replication"):
 /// `hello`, `status` and `asset` on any node; `configuration`, `stream`, `snapshot`
-/// and `ack` on a leader. Every one requires the replication secret. Plain logic, like
-/// ``CloudKitAPI``; ``CumulusHTTPServer`` streams the bodies.
+/// and `ack` on a leader. Every one requires a session opened by `handshake`, in
+/// which both nodes proved the replication secret without sending it
+/// (``ReplicationHandshake``). Plain logic, like ``CloudKitAPI``;
+/// ``CumulusHTTPServer`` streams the bodies.
 public struct ReplicationEndpoints: Sendable {
     /// The leader side, on a leader.
     public let leader: ReplicationLeader?
@@ -21,7 +22,8 @@ public struct ReplicationEndpoints: Sendable {
     let clusterView: (@Sendable () -> ReplicationStatus.ClusterView)?
     /// The node.
     public let container: Container
-    let secretDigest: [UInt8]
+    /// The sessions this node answered handshakes for.
+    public let sessions: ReplicationSessions
 
     /// Endpoints for `container`, guarded by `secret`. A cluster member passes its
     /// `currentFollower` instead of a fixed `follower`, a `leader` that serves only while
@@ -36,7 +38,7 @@ public struct ReplicationEndpoints: Sendable {
         self.follower = follower
         self.currentFollower = currentFollower
         self.clusterView = clusterView
-        secretDigest = Array(SHA256.hash(data: Array(secret.utf8)))
+        sessions = ReplicationSessions(secret: secret)
     }
 
     /// What an endpoint answers.
@@ -53,10 +55,17 @@ public struct ReplicationEndpoints: Sendable {
 
     /// Answers one request to `path` (after `/replication/`).
     public func answer(_ request: APIRequest) async -> Answer {
-        guard authorizes(request.headers[ReplicationLeader.secretHeader]) else {
-            return Self.failure(403, "the replication secret is missing or wrong (header X-Cumulus-Replication-Secret)")
-        }
         let operation = request.path.split(separator: "/").dropFirst().joined(separator: "/")
+        if operation == "handshake" { return handshake(request) }
+        switch sessions.admit(
+            session: request.headers[ReplicationHandshake.sessionHeader], proof: request.headers[ReplicationHandshake.proofHeader])
+        {
+        case .admitted: break
+        case .unknownSession:
+            return Self.failure(401, "no replication session, or one this node forgot: POST /replication/handshake first")
+        case .wrongProof:
+            return Self.failure(403, "the session's proof is wrong: the caller does not hold this node's replication secret")
+        }
         do {
             switch (request.method, operation) {
             case ("GET", "hello"):
@@ -139,15 +148,23 @@ public struct ReplicationEndpoints: Sendable {
         return status
     }
 
-    func authorizes(_ presented: String?) -> Bool {
-        guard let presented else { return false }
-        return ConstantTime.equal(Array(SHA256.hash(data: Array(presented.utf8))), secretDigest)
+    /// `POST /replication/handshake?nonce=`: this node's nonce and proof
+    /// (``ReplicationHandshake``), the only endpoint open without a session.
+    func handshake(_ request: APIRequest) -> Answer {
+        guard request.method == "POST", let nonce = request.query["nonce"].flatMap(Hex.decode),
+            let (answer, proof) = sessions.answer(initiatorNonce: nonce)
+        else {
+            return Self.failure(400, "handshake is POST with nonce (\(ReplicationHandshake.nonceLength * 2) hex digits)")
+        }
+        let body: JSONValue = ["nonce": .string(Hex.encode(answer)), "proof": .string(Hex.encode(proof))]
+        return .json(200, (try? Array(body.serialized())) ?? [])
     }
 
     /// A refusal with CloudKit-style `serverErrorCode` (SPEC §13's codes on the wire).
     static func failure(_ status: Int, _ reason: String) -> Answer {
         let code: ServerErrorCode = switch status {
         case 400: .badRequest
+        case 401: .authenticationRequired
         case 403: .accessDenied
         case 404: .notFound
         case 409: .conflict

@@ -109,9 +109,12 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = .info
         let replicationSecret = try secret.resolve(warn: true)
         let metricsToken = try metricsToken(warn: true)
+        let etcdAccess = cluster.isSet ? try cluster.access(warn: true) : .plain
         for finding in FilePermissions.looserThanPrivate(dataDirectory: data) { logger.warning("\(finding)") }
         var client: LeaderClient?
-        if let follow, let secret = replicationSecret { client = LeaderClient(leaderURL: follow, secret: secret) }
+        if let follow, let secret = replicationSecret {
+            client = LeaderClient(leaderURL: follow, secret: secret, maxAssetBytes: limits.maxAssetBytes)
+        }
         // A cluster member whose log diverged from its leader's serves again, on a fresh
         // directory seeded from the leader; everything else serves once.
         while true {
@@ -120,12 +123,12 @@ struct ServeCommand: AsyncParsableCommand {
             if cluster.isSet, let secret = replicationSecret, let keys = ClusterKeys(cluster: cluster.cluster ?? ""),
                 let node = cluster.node, let advertise = cluster.advertise
             {
-                let coordinator = EtcdClient(endpoints: cluster.endpoints)
+                let coordinator = EtcdClient(endpoints: cluster.endpoints, access: etcdAccess)
                 etcd = coordinator
                 member = ClusterMember(
                     client: coordinator, keys: keys,
                     configuration: LeaderElection.Configuration(node: node, url: advertise, ttl: .seconds(cluster.leaseTTL)),
-                    secret: secret, logger: logger)
+                    secret: secret, maxAssetBytes: limits.maxAssetBytes, logger: logger)
             }
             do {
                 try await serve(

@@ -1,4 +1,5 @@
 @testable import CumulusLog
+import CumulusModel
 import CumulusTestSupport
 import Testing
 
@@ -50,5 +51,60 @@ struct FrameTests {
                 }
             }
         }
+    }
+}
+
+/// One bound on commits, which the writer enforces and readers and followers rely on.
+@Suite("The largest commit")
+struct LargestCommitTests {
+    @Test("a frame of the largest commit, with its largest header, fits the largest stored frame")
+    func largestFrameFits() {
+        let header = Frame(
+            sequence: .max, dictionaryID: .max, isCompressed: false, uncompressedLength: Frame.maxUncompressedLength,
+            chainHash: Array(repeating: 0, count: Frame.hashLength), payload: []
+        ).encoded()
+        #expect(header.count + Frame.maxUncompressedLength <= Frame.maxEncodedLength)
+    }
+
+    @Test("a commit over the bound is refused with limitExceeded before anything is written; one at it is not")
+    func overTheBoundRefused() throws {
+        #expect(throws: Never.self) { try AppendSession.checkCommitLength(Frame.maxUncompressedLength) }
+        do {
+            try AppendSession.checkCommitLength(Frame.maxUncompressedLength + 1)
+            Issue.record("a commit one byte over the bound was taken")
+        } catch {
+            #expect(error.code == .limitExceeded)
+            #expect(error.message.contains("Split it"))
+        }
+    }
+
+    @Test("SPEC's largest operation, 400 records of 1 MiB, fits one commit with room to spare")
+    func largestOperationFits() throws {
+        let directory = TempDirectory()
+        defer { directory.cleanup() }
+        let store = try openStore(directory)
+        var rng = SeededRandom(seed: 40)
+        var request = sampleRequest(0, rng: &rng)
+        guard case .recordSaved(let database, var record, let keys) = request.events[0] else {
+            Issue.record("the sample is not a save")
+            return
+        }
+        record["blob"] = .bytes(Array(repeating: 0xA5, count: 64 << 10))
+        let recordBytes = try RecordCodec.encode(record).count
+        // What one more save adds to a commit, past the record's own bytes, measured.
+        var sizes: [Int] = []
+        try store.environment.write { txn in
+            var session = try store.beginAppend(in: txn)
+            for count in [1, 2] {
+                request.events = Array(repeating: .recordSaved(database: database, record: record, changedKeys: keys), count: count)
+                sizes.append(try session.append(request, now: Timestamp(millisecondsSince1970: 0), in: txn).bytes.count)
+            }
+            _ = try session.finish(in: txn)
+        }
+        let perSave = sizes[1] - sizes[0]
+        let overhead = perSave - recordBytes
+        let largest = sizes[0] - perSave + Limits.maxItemsPerOperation * (Limits.maxRecordSize + overhead)
+        #expect(overhead < 1 << 10, "each save adds \(overhead) bytes besides its record")
+        #expect(largest < Frame.maxUncompressedLength * 9 / 10, "the largest operation encodes to about \(largest) bytes")
     }
 }

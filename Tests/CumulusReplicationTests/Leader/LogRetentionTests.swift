@@ -127,7 +127,8 @@ struct LogRetentionTests {
             "hash": Hex.encode(LogHead.genesisHash),
         ]
         let answer = await endpoints.answer(
-            APIRequest(method: "GET", path: "/replication/stream", query: query, headers: [ReplicationLeader.secretHeader: "s"]))
+            APIRequest(
+                method: "GET", path: "/replication/stream", query: query, headers: try await endpoints.sessionHeaders(secret: "s")))
         guard case .json(410, let body) = answer else {
             Issue.record("expected 410, got \(answer)")
             return

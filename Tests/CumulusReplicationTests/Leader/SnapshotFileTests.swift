@@ -105,23 +105,7 @@ struct SnapshotFileTests {
 struct SnapshotHTTPTests {
     /// Serves `leader` on a loopback port and downloads its snapshot as a follower does.
     static func download(from leader: ReplicationLeader, into path: String) async throws -> Int {
-        let container = leader.container
-        let endpoints = ReplicationEndpoints(container: container, secret: Cluster.secret, leader: leader, follower: nil)
-        let api = CloudKitAPI(container: container, auth: try AuthStore(environment: container.store.environment), replication: endpoints)
-        let port = NodeProcess.freePort()
-        let app = CumulusHTTPServer.application(api: api, host: "127.0.0.1", port: port, logger: Logger(label: "test"))
-        let server = Task { try await app.runService(gracefulShutdownSignals: []) }
-        defer { server.cancel() }
-        let client = LeaderClient(leaderURL: "http://127.0.0.1:\(port)", secret: Cluster.secret)
-        do {
-            try await waitUntil("the leader to listen", timeout: .seconds(30)) { (try? await client.hello()) != nil }
-            let bytes = try await client.downloadSnapshot(to: path)
-            await client.shutdown()
-            return bytes
-        } catch {
-            await client.shutdown()
-            throw error
-        }
+        try await LeaderClientTests.serving(leader) { client, _ in try await client.downloadSnapshot(to: path) }
     }
 
     @Test("a follower downloads the snapshot whole, and it opens holding the leader's log")

@@ -222,8 +222,7 @@ import Testing
 
         // Each node's status names the cluster, itself, and the lease's holder.
         for (node, name) in [(a, "a"), (b, "b")] {
-            let status = try await TestHTTP.request(
-                node.url + "/replication/status", headers: [ReplicationLeader.secretHeader: Cluster.secret])
+            let status = try await TestHTTP.replicationGET(node.url, "/replication/status", timeout: .seconds(30))
             let view = status.json["cluster"] as? [String: Any]
             #expect(view?["name"] as? String == "test")
             #expect(view?["node"] as? String == name)
@@ -328,9 +327,7 @@ import Testing
         /// The node that takes writes now (its replication status says leader).
         func leader() async -> NodeProcess? {
             for node in nodes {
-                let answer = try? await TestHTTP.request(
-                    node.url + "/replication/status", headers: [ReplicationLeader.secretHeader: Cluster.secret],
-                    timeout: .seconds(5))
+                let answer = try? await TestHTTP.replicationGET(node.url, "/replication/status")
                 if answer?.status == 200, answer?.json["role"] as? String == "leader" { return node }
             }
             return nil

@@ -67,14 +67,11 @@ struct FencingProcessTests {
         let tamper = TamperingLeader(
             endpoints: ReplicationEndpoints(container: container, secret: Cluster.secret, leader: leader, follower: nil),
             target: head / 2)
-        let port = NodeProcess.freePort()
-        let app = Application(
-            responder: CallbackResponder<BasicRequestContext> { request, _ in await tamper.respond(request) },
-            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port)))
-        let server = Task { try await app.runService(gracefulShutdownSignals: []) }
-        defer { server.cancel() }
+        let listener = LoopbackListener { await tamper.respond($0) }
+        defer { listener.stop() }
+        try await listener.waitUntilListening()
 
-        let follower = cluster.follower("follower", of: "http://127.0.0.1:\(port)", extra: ["--seed", "stream"])
+        let follower = cluster.follower("follower", of: listener.url, extra: ["--seed", "stream"])
         try follower.start()
         let status = await follower.waitForExit(timeout: .seconds(60))
         #expect(status == 3, "\(follower.stderr.suffix(3000))")

@@ -188,8 +188,7 @@ struct ReplicationProcessTests {
         #expect(badEpoch.json["serverErrorCode"] as? String == "BAD_REQUEST", "\(badEpoch.text)")
 
         // Lag is visible on both sides.
-        let leaderStatus = try await TestHTTP.request(
-            leader.url + "/replication/status", headers: [ReplicationLeader.secretHeader: Cluster.secret])
+        let leaderStatus = try await TestHTTP.replicationGET(leader.url, "/replication/status", timeout: .seconds(30))
         let followers = leaderStatus.json["followers"] as? [[String: Any]] ?? []
         #expect(followers.first?["name"] as? String == "follower", "\(leaderStatus.text)")
         let metrics = try await TestHTTP.request(follower.url + "/metrics", headers: TestHTTP.operatorHeaders)
@@ -200,9 +199,9 @@ struct ReplicationProcessTests {
             state = await TestHTTP.followerState(follower.url)
             return state == "streaming"
         }
-        // Without the secret, nothing.
+        // Without a session (a handshake proving the secret), nothing.
         let anonymous = try await TestHTTP.request(leader.url + "/replication/hello")
-        #expect(anonymous.status == 403)
+        #expect(anonymous.status == 401)
 
         #expect(leader.stop() == 0)
         #expect(follower.stop() == 0)

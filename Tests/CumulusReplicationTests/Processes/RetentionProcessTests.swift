@@ -21,8 +21,7 @@ struct RetentionProcessTests {
 
     /// Where the leader's log starts, from its hello (1: it keeps everything).
     static func retainedFrom(_ leader: NodeProcess) async -> UInt64 {
-        let answer = try? await TestHTTP.request(
-            leader.url + "/replication/hello", headers: [ReplicationLeader.secretHeader: Cluster.secret], timeout: .seconds(5))
+        let answer = try? await TestHTTP.replicationGET(leader.url, "/replication/hello")
         return (answer?.json["retainedFrom"] as? Int).map(UInt64.init) ?? 1
     }
 

@@ -1,3 +1,4 @@
+import CumulusLog
 import CumulusModel
 import Testing
 
@@ -44,6 +45,26 @@ struct ReplicationMessageTests {
         var decoder = ReplicationMessageDecoder()
         decoder.append([1, 0xFF, 0xFF, 0xFF, 0xFF])
         #expect(throws: ReplicationError.self) { try decoder.next() }
+    }
+
+    /// A frames message's header claiming a payload of `length` bytes.
+    static func header(claiming length: Int) -> [UInt8] {
+        [1] + withUnsafeBytes(of: UInt32(length).bigEndian, Array.init)
+    }
+
+    @Test("the largest frame a log writes fits one message; one byte more is refused from the header alone")
+    func limitFollowsTheLargestCommit() throws {
+        // One frame of the largest size, with the message's own 16 bytes around it.
+        #expect(ReplicationMessage.maxLength == Frame.maxEncodedLength + 16)
+        // Frames the leader batches stay under it too.
+        #expect(ReplicationLeader.bytesPerMessage + 4 * ReplicationLeader.framesPerMessage + 12 <= ReplicationMessage.maxLength)
+        var accepting = ReplicationMessageDecoder()
+        accepting.append(Self.header(claiming: ReplicationMessage.maxLength))
+        #expect(try accepting.next() == nil)  // waits for the payload
+        var refusing = ReplicationMessageDecoder()
+        refusing.append(Self.header(claiming: ReplicationMessage.maxLength + 1))
+        #expect(throws: ReplicationError.self) { try refusing.next() }
+        #expect(refusing.pendingBytes == 5)
     }
 
     @Test("a frames message that lies about its counts is refused")

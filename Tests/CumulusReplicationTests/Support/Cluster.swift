@@ -158,9 +158,10 @@ final class LoadControl: Sendable {
 
 extension Cluster {
     /// A member of the etcd cluster `name` on `data` (not started), advertising its own
-    /// port, with `extra` arguments; the cluster kills it when it goes.
+    /// port, with `extra` arguments and `environment`; the cluster kills it when it goes.
     func member(
-        _ data: String, etcd: EtcdServer, name: String = "test", dev: Bool = false, extra: [String] = []
+        _ data: String, etcd: EtcdServer, name: String = "test", dev: Bool = false, extra: [String] = [],
+        environment: [String: String] = [:]
     ) -> NodeProcess {
         let port = NodeProcess.freePort()
         var arguments = [
@@ -169,7 +170,7 @@ extension Cluster {
             "--advertise", "http://127.0.0.1:\(port)",
         ]
         if dev { arguments.append("--dev") }
-        let node = NodeProcess(arguments + extra, port: port, logDirectory: root + "/logs")
+        let node = NodeProcess(arguments + extra, port: port, logDirectory: root + "/logs", environment: environment)
         track(node)
         return node
     }
@@ -193,8 +194,7 @@ extension Cluster {
     /// The leader URL `node` follows, from its replication status (`nil`: it follows
     /// nobody, or does not answer).
     func followed(_ node: NodeProcess) async -> String? {
-        let answer = try? await TestHTTP.request(
-            node.url + "/replication/status", headers: [ReplicationLeader.secretHeader: Self.secret], timeout: .seconds(5))
+        let answer = try? await TestHTTP.replicationGET(node.url, "/replication/status", secret: Self.secret)
         guard let answer, answer.status == 200, answer.json["role"] as? String == "follower" else { return nil }
         return (answer.json["following"] as? [String: Any])?["leaderURL"] as? String
     }

@@ -17,9 +17,13 @@ final class EtcdServer: @unchecked Sendable {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    /// Starts etcd and waits until it answers as healthy (at most 120 s: a loaded
+    /// The certificates it serves TLS with, and asks clients for, if any.
+    let certificates: TestCertificates?
+
+    /// Starts etcd (with `extra` arguments; over TLS with client certificates when given
+    /// `certificates`) and waits until it answers as healthy (at most 120 s: a loaded
     /// machine starts it slowly).
-    init(_ label: String = #function) async throws {
+    init(_ label: String = #function, extra: [String] = [], certificates: TestCertificates? = nil) async throws {
         guard let binary = Self.binary else {
             throw TestFailure("etcd is not installed: `make deps` installs it (Debian's etcd-server)")
         }
@@ -27,15 +31,23 @@ final class EtcdServer: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let clientPort = NodeProcess.freePort()
         let peerPort = NodeProcess.freePort()
-        clientURL = "http://127.0.0.1:\(clientPort)"
+        self.certificates = certificates
+        clientURL = (certificates == nil ? "http" : "https") + "://127.0.0.1:\(clientPort)"
         let peerURL = "http://127.0.0.1:\(peerPort)"
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [
+        var arguments = [
             "--name", "test", "--data-dir", directory + "/data",
             "--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
             "--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
             "--initial-cluster", "test=\(peerURL)", "--logger", "zap", "--log-outputs", directory + "/etcd.log",
-        ]
+        ] + extra
+        if let certificates {
+            arguments += [
+                "--cert-file", certificates.serverCertificate, "--key-file", certificates.serverKey,
+                "--trusted-ca-file", certificates.caFile, "--client-cert-auth",
+            ]
+        }
+        process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -60,6 +72,42 @@ final class EtcdServer: @unchecked Sendable {
     /// Thaws it (SIGCONT).
     func resume() { Foundation.kill(process.processIdentifier, SIGCONT) }
 
+    /// The root user's password once ``enableAuthentication()`` ran.
+    static let rootPassword = "etcd-root-password"
+
+    /// Turns on etcd's authentication (`etcdctl user add root; auth enable`, through the
+    /// gateway): from now on every call needs user `root` and ``rootPassword``.
+    func enableAuthentication() async throws {
+        for (path, body) in [
+            ("/v3/auth/role/add", ["name": "root"]),
+            ("/v3/auth/user/add", ["name": "root", "password": Self.rootPassword]),
+            ("/v3/auth/user/grant", ["user": "root", "role": "root"]),
+            ("/v3/auth/enable", [:]),
+        ] {
+            let answer = try await TestHTTP.request(clientURL + path, method: .POST, body: body, timeout: .seconds(10))
+            guard answer.status == 200 else { throw TestFailure("etcd \(path): \(answer.status) \(answer.text)") }
+        }
+    }
+
+    /// A token for `root` (after ``enableAuthentication()``).
+    func rootToken() async throws -> String {
+        let answer = try await TestHTTP.request(
+            clientURL + "/v3/auth/authenticate", method: .POST, body: ["name": "root", "password": Self.rootPassword])
+        guard let token = answer.json["token"] as? String else { throw TestFailure("no token: \(answer.text)") }
+        return token
+    }
+
+    /// Makes etcd forget every token it gave (authentication off and on again), as a
+    /// restart of the member does.
+    func forgetTokens() async throws {
+        let token = try await rootToken()
+        for path in ["/v3/auth/disable", "/v3/auth/enable"] {
+            let headers = path.hasSuffix("disable") ? ["Authorization": token] : [:]
+            let answer = try await TestHTTP.request(clientURL + path, method: .POST, body: [:], headers: headers)
+            guard answer.status == 200 else { throw TestFailure("etcd \(path): \(answer.status) \(answer.text)") }
+        }
+    }
+
     private func waitUntilHealthy() async throws {
         let deadline = ContinuousClock.now + .seconds(120)
         while ContinuousClock.now < deadline {
@@ -67,7 +115,12 @@ final class EtcdServer: @unchecked Sendable {
                 let log = (try? String(contentsOfFile: directory + "/etcd.log", encoding: .utf8)) ?? ""
                 throw TestFailure("etcd exited at start: \(log.suffix(2000))")
             }
-            if let answer = try? await TestHTTP.request(clientURL + "/health", timeout: .seconds(2)),
+            if let certificates {
+                // Only a client with a certificate of its CA is answered.
+                if (try? await EtcdClient(endpoints: [clientURL], access: certificates.etcdAccess()).get("/health")) != nil {
+                    return
+                }
+            } else if let answer = try? await TestHTTP.request(clientURL + "/health", timeout: .seconds(2)),
                 answer.text.contains("\"health\":\"true\"")
             {
                 return
@@ -93,5 +146,16 @@ extension EtcdClient {
             }
         }
         throw TestFailure("every lease of \(ttl) ended before a put under it reached etcd")
+    }
+}
+
+extension TestCertificates {
+    /// How a client that trusts the CA and presents the client certificate reaches etcd
+    /// (`withCertificate` false: the CA alone).
+    func etcdAccess(withCertificate: Bool = true) throws -> EtcdAccess {
+        EtcdAccess(
+            tls: try EtcdAccess.tls(
+                caFile: caFile, certificateFile: withCertificate ? clientCertificate : nil,
+                keyFile: withCertificate ? clientKey : nil))
     }
 }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CumulusModel
 import CumulusReplication
 import Foundation
 import NIOCore
@@ -83,11 +84,29 @@ enum TestHTTP {
         }
     }
 
+    /// The headers of a replication session with the node at `url`, after a handshake
+    /// in which it proved `secret` (as a follower's ``LeaderClient`` does).
+    static func replicationHeaders(_ url: String, secret: String = Cluster.secret) async throws -> [String: String] {
+        let initiator = ReplicationHandshake.Initiator(secret: secret)
+        let answer = try await request(
+            url + "/replication/handshake?nonce=\(Hex.encode(initiator.nonce))", method: .POST, timeout: .seconds(5))
+        guard answer.status == 200, let nonce = (answer.json["nonce"] as? String).flatMap(Hex.decode),
+            let proof = (answer.json["proof"] as? String).flatMap(Hex.decode)
+        else { throw TestFailure("\(url) answered the handshake \(answer.status) \(answer.text)") }
+        return try initiator.finish(responderNonce: nonce, responderProof: proof).headers
+    }
+
+    /// `GET url + path` in a replication session proving `secret`.
+    static func replicationGET(_ url: String, _ path: String, secret: String = Cluster.secret, timeout: Duration = .seconds(5))
+        async throws -> Answer
+    {
+        try await request(url + path, headers: try await replicationHeaders(url, secret: secret), timeout: timeout)
+    }
+
     /// A follower's replication state (`connecting`, `streaming`, `retrying`,
     /// `stopped`) from its `/replication/status`, or `nil` if it does not answer.
     static func followerState(_ url: String, secret: String = Cluster.secret) async -> String? {
-        let answer = try? await request(
-            url + "/replication/status", headers: [ReplicationLeader.secretHeader: secret], timeout: .seconds(5))
+        let answer = try? await replicationGET(url, "/replication/status", secret: secret)
         guard let answer, answer.status == 200 else { return nil }
         return (answer.json["following"] as? [String: Any])?["state"] as? String
     }
