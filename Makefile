@@ -2,7 +2,7 @@
 # Every user-facing target depends on `deps`, which installs what is missing.
 
 SWIFT      ?= swift
-DEB_DEPS   := liblmdb-dev libzstd-dev pkg-config libsqlite3-dev zstd etcd-server etcd-client
+DEB_DEPS   := liblmdb-dev libzstd-dev pkg-config libsqlite3-dev zstd etcd-server etcd-client openssl
 SUDO       := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 DATA       ?= ./cumulus-data
 CRASH_KILLS ?= 20
