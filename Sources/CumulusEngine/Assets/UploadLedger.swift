@@ -32,6 +32,12 @@ public final class UploadLedger: Sendable {
         var byUser: [String: Int64] = [:]
         var byContainer: [String: Int64] = [:]
 
+        /// Takes `bytes` off `key`'s sum, dropping a sum that reaches zero.
+        static func subtract(_ bytes: Int64, from key: String, in sums: inout [String: Int64]) {
+            let left = (sums[key] ?? 0) - bytes
+            sums[key] = left == 0 ? nil : left
+        }
+
         mutating func forget(before now: Timestamp, olderThan cutoff: ContinuousClock.Instant) {
             while usedStart < usedOrder.count, usedOrder[usedStart].expires < now {
                 used.remove(usedOrder[usedStart].id)
@@ -39,12 +45,8 @@ public final class UploadLedger: Sendable {
             }
             while recentStart < recent.count, recent[recentStart].at < cutoff {
                 let entry = recent[recentStart]
-                byUser[UploadLedger.userKey(entry.container, entry.user), default: 0] -= entry.bytes
-                if byUser[UploadLedger.userKey(entry.container, entry.user)] == 0 {
-                    byUser[UploadLedger.userKey(entry.container, entry.user)] = nil
-                }
-                byContainer[entry.container, default: 0] -= entry.bytes
-                if byContainer[entry.container] == 0 { byContainer[entry.container] = nil }
+                Self.subtract(entry.bytes, from: UploadLedger.userKey(entry.container, entry.user), in: &byUser)
+                Self.subtract(entry.bytes, from: entry.container, in: &byContainer)
                 recentStart += 1
             }
             // Compact once the consumed prefix is most of the array.

@@ -52,15 +52,18 @@ extension ModifyPlanner {
     /// Whether the participant may see `record` (read-only or read-write), as the
     /// shares stand in the plan.
     func participantSees(_ record: Record, _ overlay: inout PlanOverlay) throws -> Bool {
+        try participantAccess(to: record, &overlay) != nil
+    }
+
+    /// The participant's access to `record` under the shares as the plan has left them.
+    private func participantAccess(to record: Record, _ overlay: inout PlanOverlay) throws -> SharePermission? {
         let zone = record.recordID.zoneID
         let scope = ShareScope(user: actor, shares: try overlay.shares(inZone: zone))
-        return try scope.access(to: record, parentOf: { try overlay.parentName($0, in: zone) }) != nil
+        return try scope.access(to: record, parentOf: { try overlay.parentName($0, in: zone) })
     }
 
     private func requireWrite(_ record: Record, _ overlay: inout PlanOverlay) throws {
-        let zone = record.recordID.zoneID
-        let scope = ShareScope(user: actor, shares: try overlay.shares(inZone: zone))
-        switch try scope.access(to: record, parentOf: { try overlay.parentName($0, in: zone) }) {
+        switch try participantAccess(to: record, &overlay) {
         case .readWrite?:
             return
         case .readOnly?:
