@@ -8,7 +8,7 @@ DATA       ?= ./cumulus-data
 CRASH_KILLS ?= 20
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build test run bench cluster crash crash-soak fuzz clean
+.PHONY: all deps build test run bench cluster crash crash-soak fuzz fuzz-full clean
 
 all: build
 
@@ -72,6 +72,11 @@ crash-soak: deps
 ##       FUZZ_SECONDS per target (default 60); FUZZ_TARGETS to pick some
 fuzz: deps
 	SWIFT=$(SWIFT) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_TARGETS="$(FUZZ_TARGETS)" Tools/Fuzz/fuzz.sh
+
+## fuzz-full: the documented full run, a million executions of every target
+##            (about an hour on two idle cores; each target capped at 40 minutes)
+fuzz-full: deps
+	SWIFT=$(SWIFT) FUZZ_RUNS=1000000 FUZZ_SECONDS=2400 FUZZ_TARGETS="$(FUZZ_TARGETS)" Tools/Fuzz/fuzz.sh
 
 clean:
 	$(SWIFT) package clean
