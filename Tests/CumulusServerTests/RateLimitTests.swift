@@ -179,4 +179,24 @@ struct RateLimitTests {
             #expect(api.longPolls.held(by: world.alice) == 1)
         }
     }
+
+    @Test("an IPv6 client is charged by its /64, an IPv4 one (mapped or not) by its address")
+    func addressesAreChargedByNetwork() {
+        #expect(RateLimiter.addressKey("2001:db8:1:2::1") == "2001:db8:1:2::/64")
+        #expect(RateLimiter.addressKey("2001:0db8:0001:0002:ffff:1:2:3") == "2001:db8:1:2::/64")
+        #expect(RateLimiter.addressKey("2001:db8:1:3::1") == "2001:db8:1:3::/64")
+        #expect(RateLimiter.addressKey("::ffff:192.0.2.7") == "192.0.2.7")
+        #expect(RateLimiter.addressKey("192.0.2.7") == "192.0.2.7")
+        #expect(RateLimiter.addressKey("not an address") == "not an address")
+
+        // Two addresses of one /64 share a bucket: a burst of 2 is spent across them.
+        var limits = APILimits()
+        limits.requestsPerAddress = RequestRate(perSecond: 0.01, burst: 2)
+        let frozen = ContinuousClock.now
+        let limiter = RateLimiter(limits, now: { frozen })
+        #expect(limiter.takeAddress("2001:db8:1:2::1") == nil)
+        #expect(limiter.takeAddress("2001:db8:1:2::ffff") == nil)
+        #expect(limiter.takeAddress("2001:db8:1:2:abcd::9") != nil, "the /64's burst is spent")
+        #expect(limiter.takeAddress("2001:db8:1:3::1") == nil, "another /64 has its own")
+    }
 }
