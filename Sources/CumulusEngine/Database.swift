@@ -111,6 +111,7 @@ public struct Database: Sendable {
             requestID: operation.requestID ?? UUID().uuidString, provenAssets: provenAssets)
         planner.viaSharedDatabase = id.scope == .shared
         planner.cpuLimit = operation.cpuLimit
+        planner.recordQuota = operation.recordQuota
         let plan = planner
         let (_, result) = try await container.writer.submit { context in try plan.plan(context) }
         return result

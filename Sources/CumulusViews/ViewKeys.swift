@@ -61,4 +61,14 @@ public enum ViewKeys {
     public static func subscription(_ database: DatabaseID, _ subscriptionID: String) -> [UInt8] {
         FeedKeys.database(database) + Array(subscriptionID.utf8)
     }
+
+    /// `usage`: string container (varint length ‖ UTF-8) ‖ payer's record name; with
+    /// `user` `nil`, the container's total alone. The length prefix keeps a container's
+    /// rows together and apart from any other container whose name it begins.
+    public static func usage(container: String, user: String?) -> [UInt8] {
+        var writer = BinaryWriter(capacity: container.utf8.count + (user?.utf8.count ?? 0) + 2)
+        writer.string(container)
+        if let user { writer.raw(user.utf8) }
+        return writer.bytes
+    }
 }

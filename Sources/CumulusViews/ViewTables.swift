@@ -59,10 +59,15 @@ public struct ViewTables: Sendable {
     /// [32] asset checksum → u64 count of current records holding it ‖ u64 sequence of
     /// the last commit that saved a record version holding it (``Views/assetReferences(_:in:)``).
     public let assetRefs: LMDBTable
-    /// zone key ‖ record name → n × [32] checksums, ascending: the assets a current
-    /// record holds (only records holding any), so its next save or delete, or its
-    /// zone's deletion, knows what to count down.
+    /// zone key ‖ record name → n × ([32] checksum ‖ u64 size), by checksum ascending:
+    /// the assets a current record holds (only records holding any), so its next save
+    /// or delete, or its zone's deletion, knows what to count down and how many bytes
+    /// it held.
     public let assetsOut: LMDBTable
+    /// ``RecordUsage`` keys (string container ‖ user, or string container alone) → u64
+    /// bytes: what the current records of one payer, and of one container, hold
+    /// (stored bytes and the assets they hold), for the record quotas.
+    public let usage: LMDBTable
 
     /// Opens (creating) the view tables of `environment`.
     public init(environment: LMDBEnvironment) throws {
@@ -89,6 +94,7 @@ public struct ViewTables: Sendable {
         sharedZones = try DataLayout.open(.sharedZones, in: environment)
         assetRefs = try DataLayout.open(.assetRefs, in: environment)
         assetsOut = try DataLayout.open(.assetsOut, in: environment)
+        usage = try DataLayout.open(.usage, in: environment)
     }
 
     /// Every view table with its name, in a fixed order (for rebuild and digests).
@@ -96,7 +102,7 @@ public struct ViewTables: Sendable {
         [
             records, refsIn, refsOut, byType, zones, subscriptions, fieldIndex, tokenIndex, tokenPending,
             clientTokens, subscriptionIndex, subscriptionsFired, subscriptionState, notifications, notificationHeads, schemas,
-            userRoles, schemaZones, shares, shareGUIDs, sharedZones, assetRefs, assetsOut,
+            userRoles, schemaZones, shares, shareGUIDs, sharedZones, assetRefs, assetsOut, usage,
         ]
     }
 }

@@ -60,40 +60,51 @@ public final class Views: Sendable {
         // is taken again after a subscription is saved within the commit.
         var anySubscriptions: Bool?
         let tokens = try tokenWrites(for: commit, txn)
+        var usage = RecordUsage()
         for (index, event) in commit.events.enumerated() {
             if anySubscriptions == nil { anySubscriptions = try txn.count(tables.subscriptionIndex) > 0 }
             // Match first: subscriptions compare the state before the event with after.
             if anySubscriptions == true { try notify(event, &firing, txn) }
-            try apply(event, sequence: commit.sequence, tokens: tokens, derived: derived?.derivation(at: index), in: txn)
+            try apply(
+                event, sequence: commit.sequence, tokens: tokens, derived: derived?.derivation(at: index), usage: &usage,
+                in: txn)
             if case .subscriptionSaved = event { anySubscriptions = nil }
         }
+        try write(usage, txn)
         try storeClientChangeToken(of: commit, txn)
         try mergePendingTokensIfFull(txn)
     }
 
     /// Applies one event: a dispatcher, each concern's writes live in its folder
-    /// (Records, References, Zones, Subscriptions, Schema).
+    /// (Records, References, Assets, Usage, Zones, Subscriptions, Schema). What records
+    /// come to hold or free is gathered in `usage`, written at the commit's end.
     func apply(
-        _ event: Event, sequence: UInt64, tokens: TokenWrites, derived: RecordDerivation?, in txn: LMDBWriteTransaction
+        _ event: Event, sequence: UInt64, tokens: TokenWrites, derived: RecordDerivation?, usage: inout RecordUsage,
+        in txn: LMDBWriteTransaction
     ) throws {
         switch event {
         case .recordSaved(let database, let record, _):
-            try saveRecord(record, in: database, tokens: tokens, derived: derived, txn)
-            try updateAssets(
+            let stored = try saveRecord(record, in: database, tokens: tokens, derived: derived, txn)
+            let files = try updateAssets(
                 zoneKey: zoneKeys.zone(database, record.recordID.zoneID), name: record.recordID.recordName, to: record,
                 sequence: sequence, txn)
+            // A version keeps its creator, so the new one names who pays for the old.
+            usage.charge(
+                Int64(stored.new - stored.old) + files.new - files.old, in: database,
+                creator: record.creatorUserRecordID?.recordName)
         case .recordDeleted(let database, let recordID, let recordType, _):
-            try deleteRecord(recordID, recordType: recordType, in: database, tokens: tokens, txn)
-            try updateAssets(
+            let gone = try deleteRecord(recordID, recordType: recordType, in: database, tokens: tokens, txn)
+            let files = try updateAssets(
                 zoneKey: zoneKeys.zone(database, recordID.zoneID), name: recordID.recordName, to: nil, sequence: sequence,
                 txn)
+            usage.charge(-Int64(gone.size) - files.old, in: database, creator: gone.creator)
         case .changeTagBumped(let database, let recordID, let changeTag, _):
-            try bumpChangeTag(recordID, to: changeTag, in: database, txn)
+            try bumpChangeTag(recordID, to: changeTag, in: database, usage: &usage, txn)
         case .zoneSaved(let database, let zone):
             try saveZone(zone, in: database, sequence: sequence, txn)
         case .zoneDeleted(let database, let zoneID):
             try deleteShares(inZone: zoneID, of: database, sequence: sequence, txn)
-            try deleteZone(zoneID, in: database, txn)
+            try deleteZone(zoneID, in: database, usage: &usage, txn)
         case .subscriptionSaved(let database, let subscriptionID, let definition):
             try saveSubscription(database, subscriptionID, definition: definition, txn)
         case .subscriptionDeleted(let database, let subscriptionID):

@@ -48,12 +48,15 @@ public struct ModifyOperation: Sendable, Hashable {
     public var itemLimit: Int
     /// CPU time planning may spend in the writer (``Database/defaultRequestCPULimit``).
     public var cpuLimit: Duration
+    /// The bytes records may hold (`nil`: unbounded, for tools and the Swift API; the
+    /// server always sets it).
+    public var recordQuota: RecordQuota?
 
     /// An operation.
     public init(
         saves: [RecordSave] = [], deletes: [RecordDelete] = [], atomic: Bool = true,
         clientChangeTokenData: [UInt8]? = nil, requestID: String? = nil, itemLimit: Int = Limits.maxItemsPerOperation,
-        cpuLimit: Duration = Database.defaultRequestCPULimit
+        cpuLimit: Duration = Database.defaultRequestCPULimit, recordQuota: RecordQuota? = nil
     ) {
         self.saves = saves
         self.deletes = deletes
@@ -62,5 +65,6 @@ public struct ModifyOperation: Sendable, Hashable {
         self.requestID = requestID
         self.itemLimit = itemLimit
         self.cpuLimit = cpuLimit
+        self.recordQuota = recordQuota
     }
 }

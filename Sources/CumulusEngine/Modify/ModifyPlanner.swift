@@ -39,6 +39,8 @@ struct ModifyPlanner {
     /// record a cascade takes: the writer is everyone's, so no operation may hold it
     /// for long.
     var cpuLimit = Database.defaultRequestCPULimit
+    /// The bytes records may hold (``RecordQuota``); `nil`: unbounded.
+    var recordQuota: RecordQuota?
 
     private enum Item: Hashable {
         case save(Int)
@@ -269,6 +271,7 @@ struct ModifyPlanner {
         try RecordValidator.validateForStorage(&record, in: database.scope)
         if !isShare { try rules.schema.check(record) }
         try Self.checkAssets(record, existing: existing, proven: provenAssets)
+        try checkQuota(record, overlay.transaction)
 
         // A participant sees only what their shares open: a target outside them is
         // answered exactly as a missing one, so a reference cannot probe the owner's
@@ -318,6 +321,32 @@ struct ModifyPlanner {
             rules.schema = EffectiveSchema(grown, environment: rules.schema.environment)
         }
         return record
+    }
+
+    /// Throws `quotaExceeded` if whoever pays for `record` (``RecordUsage/payer(in:creator:)``),
+    /// or its container, holds the quota already. The views are current as of every
+    /// earlier commit (the planner runs in the writer's transaction), so a group of
+    /// operations cannot slip past together.
+    private func checkQuota(_ record: Record, _ txn: LMDBReadTransaction) throws {
+        guard let quota = recordQuota else { return }
+        let container = database.container
+        if let payer = RecordUsage.payer(in: database, creator: record.creatorUserRecordID?.recordName), !payer.isEmpty {
+            let held = try views.recordBytes(ofUser: payer, container: container, in: txn)
+            if held >= quota.bytesPerUser {
+                let whose = payer == actor ? "your records hold" : "the records of \(payer), who pays for this one, hold"
+                throw CumulusError(
+                    .quotaExceeded,
+                    "\(whose) \(held) bytes in \(container), the most allowed (\(quota.bytesPerUser)); delete records "
+                        + "to free space", recordID: record.recordID)
+            }
+        }
+        let total = try views.recordBytes(ofContainer: container, in: txn)
+        if total >= quota.bytesPerContainer {
+            throw CumulusError(
+                .quotaExceeded,
+                "the records of container \(container) hold \(total) bytes, the most allowed (\(quota.bytesPerContainer)); "
+                    + "nothing more can be saved until records are deleted", recordID: record.recordID)
+        }
     }
 
     /// `error` as the actor may see it: a conflict carries the server's copy only to

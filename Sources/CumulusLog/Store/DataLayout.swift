@@ -11,7 +11,8 @@ import CumulusStorage
 /// - **configuration** that is not a log event (``Table/auth``, ``Table/secrets``):
 ///   copied whole to followers, replays and checkpoints (``configurationTables``);
 /// - **views** (records, references, query indexes, zones, subscriptions,
-///   notifications, schemas, asset reference counts): derived from the log, dropped
+///   notifications, schemas, asset reference counts, bytes held per user): derived
+///   from the log, dropped
 ///   and rebuilt at will.
 ///
 /// Asset files are not in the environment: they sit beside it in `assets/`
@@ -55,6 +56,7 @@ public enum DataLayout {
         case sharedZones
         case assetRefs
         case assetsOut
+        case usage
 
         /// LMDB flags the table is created with.
         public var options: LMDBTable.Options {

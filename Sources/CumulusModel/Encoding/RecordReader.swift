@@ -26,6 +26,8 @@ public struct RecordReader {
     /// The system-field presence bits, and where they are.
     let mask: UInt8
     let maskOffset: Int
+    /// Where the creator's record ID starts, if the record has one.
+    let creatorOffset: Int?
 
     /// Parses the header of `buffer`, a record's stored bytes.
     public init(_ buffer: UnsafeRawBufferPointer) throws {
@@ -44,7 +46,12 @@ public struct RecordReader {
         guard mask & 0x80 == 0 else { throw reader.failure("unknown system-field bits \(mask)") }
         if mask & RecordCodec.hasCreationDate != 0 { _ = try reader.varint() }
         if mask & RecordCodec.hasModificationDate != 0 { _ = try reader.varint() }
-        if mask & RecordCodec.hasCreator != 0 { _ = try reader.recordID() }
+        if mask & RecordCodec.hasCreator != 0 {
+            creatorOffset = reader.offset
+            _ = try reader.recordID()
+        } else {
+            creatorOffset = nil
+        }
         if mask & RecordCodec.hasLastModifier != 0 { _ = try reader.recordID() }
         let tagStart = reader.offset
         if mask & RecordCodec.hasChangeTag != 0 { _ = try reader.rawSlice(reader.length()) }
@@ -52,6 +59,15 @@ public struct RecordReader {
         if mask & RecordCodec.hasParent != 0 { try Self.skipReference(&reader) }
         if mask & RecordCodec.hasShare != 0 { try Self.skipReference(&reader) }
         fieldsOffset = reader.offset
+    }
+
+    /// The record name of the user who created the record, or `nil` if it has no
+    /// creator: read only when asked, so the header parse stays allocation-free.
+    public func creatorName() throws -> String? {
+        guard let creatorOffset else { return nil }
+        var reader = BinaryReader(buffer, context: "record")
+        try reader.seek(to: creatorOffset)
+        return try reader.recordID().recordName
     }
 
     /// The record with its system fields and only the fields whose key `keep`

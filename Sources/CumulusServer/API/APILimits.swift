@@ -55,6 +55,9 @@ public struct APILimits: Sendable, Equatable {
     /// Bytes of uploads one user, and one container, may send within the grace an
     /// unreferenced upload is kept (``UploadQuota``); past either, `QUOTA_EXCEEDED`.
     public var uploadQuota = UploadQuota()
+    /// Bytes the records one user pays for, and all records of one container, may
+    /// hold (``RecordQuota``); a save past either is `QUOTA_EXCEEDED`.
+    public var recordQuota = RecordQuota()
 
     /// Requests one signed-in user may send, in one container (``RateLimiter``); past
     /// it, `THROTTLED` with `retryAfter`. A client syncing flat out sends a few a second.

@@ -76,7 +76,7 @@ extension CloudKitAPI {
         let result = try await context.database.modify(
             ModifyOperation(
                 saves: saves, deletes: deletes, atomic: atomic, requestID: context.requestID, itemLimit: limits.itemsPerRequest,
-                cpuLimit: limits.requestCPU),
+                cpuLimit: limits.requestCPU, recordQuota: limits.recordQuota),
             as: context.caller.user)
         var records: [JSONValue] = []
         for slot in slots {

@@ -17,36 +17,50 @@ import CumulusStorage
 /// (records saved before assets were stored) and are not counted.
 extension Views {
     /// Counts the assets of `record`, just saved by commit `sequence`, in place of what
-    /// its previous version held (`nil`: it was deleted).
+    /// its previous version held (`nil`: it was deleted). Returns how many bytes of
+    /// files the previous version and the new one hold (each file once), for
+    /// ``RecordUsage``.
+    @discardableResult
     func updateAssets(
         zoneKey: [UInt8], name: String, to record: Record?, sequence: UInt64, _ txn: LMDBWriteTransaction
-    ) throws {
+    ) throws -> (old: Int64, new: Int64) {
         let key = ViewKeys.record(zoneKey, name)
-        let old = try txn.withValue(tables.assetsOut, key: key) { Self.checksums(in: $0) } ?? []
-        var new = Set<AssetChecksum>()
+        let old = try txn.withValue(tables.assetsOut, key: key) { Self.heldAssets(in: $0) } ?? []
+        var new: [AssetChecksum: Int64] = [:]
         record?.forEachFieldAsset { asset in
-            if let checksum = AssetChecksum(hex: asset.fileChecksum) { new.insert(checksum) }
+            if let checksum = AssetChecksum(hex: asset.fileChecksum) { new[checksum] = max(0, asset.size) }
         }
-        guard !old.isEmpty || !new.isEmpty else { return }
-        let oldSet = Set(old)
-        for checksum in old where !new.contains(checksum) {
-            try adjust(checksum, by: -1, savedAt: nil, txn)
+        guard !old.isEmpty || !new.isEmpty else { return (0, 0) }
+        let oldSet = Set(old.map(\.checksum))
+        for held in old where new[held.checksum] == nil {
+            try adjust(held.checksum, by: -1, savedAt: nil, txn)
         }
-        for checksum in new {
+        for checksum in new.keys {
             try adjust(checksum, by: oldSet.contains(checksum) ? 0 : 1, savedAt: sequence, txn)
         }
         if new.isEmpty {
             _ = try txn.delete(tables.assetsOut, key: key)
         } else {
-            try txn.put(tables.assetsOut, key: key, value: new.sorted().flatMap(\.bytes))
+            var value: [UInt8] = []
+            value.reserveCapacity(new.count * Self.heldAssetLength)
+            for (checksum, size) in new.sorted(by: { $0.key < $1.key }) {
+                value += checksum.bytes
+                BigEndian.append(UInt64(size), to: &value)
+            }
+            try txn.put(tables.assetsOut, key: key, value: value)
         }
+        return (old.reduce(0) { $0 + $1.size }, new.values.reduce(0, +))
     }
 
-    /// Counts down every asset the records of a deleted zone held.
-    func dropAssets(ofZone zoneKey: [UInt8], _ txn: LMDBWriteTransaction) throws {
+    /// Counts down every asset the records of a deleted zone held, and tells `charge`
+    /// each record's name and the bytes of files it held.
+    func dropAssets(ofZone zoneKey: [UInt8], _ txn: LMDBWriteTransaction, charge: (String, Int64) -> Void) throws {
         var held: [AssetChecksum] = []
-        try txn.scan(tables.assetsOut, prefix: zoneKey) { _, value in
-            held += Self.checksums(in: value)
+        try txn.scan(tables.assetsOut, prefix: zoneKey) { key, value in
+            let assets = Self.heldAssets(in: value)
+            held += assets.map(\.checksum)
+            let name = String(decoding: UnsafeRawBufferPointer(rebasing: key[zoneKey.count...]), as: UTF8.self)
+            charge(name, assets.reduce(0) { $0 + $1.size })
             return true
         }
         for checksum in held { try adjust(checksum, by: -1, savedAt: nil, txn) }
@@ -62,11 +76,17 @@ extension Views {
         try txn.put(tables.assetRefs, key: checksum.bytes, value: value)
     }
 
-    /// The checksums of an `assetsOut` value (malformed tails are ignored: the value
-    /// is this module's own).
-    static func checksums(in value: UnsafeRawBufferPointer) -> [AssetChecksum] {
-        stride(from: 0, to: value.count - value.count % AssetChecksum.byteCount, by: AssetChecksum.byteCount).compactMap {
-            AssetChecksum(bytes: Array(value[$0..<($0 + AssetChecksum.byteCount)]))
+    /// One `assetsOut` entry's length: the checksum and the file's size.
+    static let heldAssetLength = AssetChecksum.byteCount + 8
+
+    /// The files of an `assetsOut` value with their sizes (a malformed tail is ignored:
+    /// the value is this module's own).
+    static func heldAssets(in value: UnsafeRawBufferPointer) -> [(checksum: AssetChecksum, size: Int64)] {
+        stride(from: 0, to: value.count - value.count % heldAssetLength, by: heldAssetLength).compactMap { start in
+            guard let checksum = AssetChecksum(bytes: Array(value[start..<(start + AssetChecksum.byteCount)])),
+                let size = BigEndian.decode(UInt64.self, from: value, at: start + AssetChecksum.byteCount)
+            else { return nil }
+            return (checksum, Int64(clamping: size))
         }
     }
 
@@ -114,7 +134,7 @@ extension Views {
     public func recordName(holding checksum: AssetChecksum, in txn: LMDBReadTransaction) throws -> String? {
         var found: String?
         try txn.scan(tables.assetsOut, prefix: []) { key, value in
-            guard Self.checksums(in: value).contains(checksum), key.count > FeedKeys.length else { return true }
+            guard Self.heldAssets(in: value).contains(where: { $0.checksum == checksum }), key.count > FeedKeys.length else { return true }
             found = String(decoding: UnsafeRawBufferPointer(rebasing: key[FeedKeys.length...]), as: UTF8.self)
             return false
         }

@@ -16,8 +16,9 @@ public enum ViewRebuilder {
     /// entries of small commits staged in `tokenPending` (``PendingTokens``), so a
     /// rebuild's `tokenIndex` is what the merges left, not every entry. 5: `tokenIndex`
     /// keeps each word's postings in blocks (``PostingBlock``). 6: asset reference
-    /// counts (`assetRefs`, `assetsOut`).
-    public static let format: UInt8 = 6
+    /// counts (`assetRefs`, `assetsOut`). 7: `assetsOut` holds each file's size, and
+    /// `usage` the bytes held per payer and per container (``RecordUsage``).
+    public static let format: UInt8 = 7
     static let formatKey: [UInt8] = Array("viewsFormat".utf8)
 
     /// The views' layout version stored in `environment` (`nil`: none recorded).

@@ -8,17 +8,19 @@ import CumulusStorage
 extension Views {
     /// Stores `record`, replacing its references, by-type entry and index entries;
     /// with `derived` (made under the schema in force), without deriving them again.
+    /// Returns the stored bytes of the version replaced (0: none) and of the new one.
+    @discardableResult
     func saveRecord(
         _ record: Record, in database: DatabaseID, tokens: TokenWrites, derived: RecordDerivation? = nil,
         _ txn: LMDBWriteTransaction
-    ) throws {
+    ) throws -> (old: Int, new: Int) {
         let stamped = try schemaCatalog.stampedSchema(SchemaID(database), table: tables.schemas, in: txn)
         let schema = stamped.schema
         let derived = derived?.schemaStamp == stamped.stamp ? derived : nil
         let zoneKey = zoneKeys.zone(database, record.recordID.zoneID)
         let name = record.recordID.recordName
         let key = ViewKeys.record(zoneKey, name)
-        let old = try indexedPart(at: key, schema, txn)
+        let (old, oldSize) = try indexedPartAndSize(at: key, schema, txn)
         let oldReferences = try outgoing(zoneKey, name, in: txn)
         let newReferences = derived?.references ?? OutgoingReference.of(record)
         try replaceReferences(zoneKey, source: name, old: oldReferences, new: newReferences, txn)
@@ -54,18 +56,27 @@ extension Views {
                 zoneKey: zoneKey, name: name, old: old,
                 current: derived?.tokenSide ?? PendingTokens.side(of: record, schema: schema), schema: schema, txn)
         }
-        try txn.put(tables.records, key: key, value: try derived?.stored ?? RecordDerivation.stored(record))
+        let stored = try derived?.stored ?? RecordDerivation.stored(record)
+        try txn.put(tables.records, key: key, value: stored)
+        return (oldSize, stored.count)
     }
 
     /// The record stored under `key` with only the fields `schema` indexes decoded:
     /// all its index entries need, at a fraction of a full decode when few fields
     /// are indexed (production).
     func indexedPart(at key: [UInt8], _ schema: EffectiveSchema, _ txn: LMDBReadTransaction) throws -> Record? {
+        try indexedPartAndSize(at: key, schema, txn).record
+    }
+
+    /// ``indexedPart(at:_:_:)`` and how many bytes the record takes as stored (0: none).
+    func indexedPartAndSize(at key: [UInt8], _ schema: EffectiveSchema, _ txn: LMDBReadTransaction) throws
+        -> (record: Record?, size: Int)
+    {
         try txn.withValue(tables.records, key: key) { buffer in
             let reader = try RecordReader(buffer)
             let rules = schema.typeIndexes(reader.recordType)
-            return try reader.record(keepingFields: { rules.hasIndexes(onField: $0) })
-        }
+            return (try reader.record(keepingFields: { rules.hasIndexes(onField: $0) }), buffer.count)
+        } ?? (nil, 0)
     }
 
     /// Moves the field and token entries of `old` (as `oldSchema` indexes it) to those of
@@ -139,14 +150,25 @@ extension Views {
         if let failure { throw failure }
     }
 
-    /// Removes the record and every entry derived from it.
+    /// Removes the record and every entry derived from it. Returns how many bytes it
+    /// took as stored (0: there was none) and, in the public database, who created it
+    /// (who paid for it, ``RecordUsage``).
+    @discardableResult
     func deleteRecord(
         _ id: RecordID, recordType: String, in database: DatabaseID, tokens: TokenWrites, _ txn: LMDBWriteTransaction
-    ) throws {
+    ) throws -> (size: Int, creator: String?) {
         let zoneKey = zoneKeys.zone(database, id.zoneID)
         let name = id.recordName
         let schema = try schema(SchemaID(database), in: txn)
-        if let old = try indexedPart(at: ViewKeys.record(zoneKey, name), schema, txn) {
+        let key = ViewKeys.record(zoneKey, name)
+        let found = try txn.withValue(tables.records, key: key) { buffer in
+            let reader = try RecordReader(buffer)
+            let rules = schema.typeIndexes(reader.recordType)
+            return (
+                record: try reader.record(keepingFields: { rules.hasIndexes(onField: $0) }), size: buffer.count,
+                creator: database.scope == .public ? try reader.creatorName() : nil)
+        }
+        if let old = found?.record {
             try writeEntries(of: old, zoneKey: zoneKey, schema: schema, tokens: tokens == .direct, adding: false, txn)
             if tokens == .pending {
                 try stageTokens(
@@ -156,17 +178,25 @@ extension Views {
         }
         try replaceReferences(zoneKey, source: name, old: try outgoing(zoneKey, name, in: txn), new: [], txn)
         try txn.deferDelete(tables.byType, key: ViewKeys.byType(zoneKey, recordType, name))
-        _ = try txn.delete(tables.records, key: ViewKeys.record(zoneKey, name))
+        _ = try txn.delete(tables.records, key: key)
+        return (found?.size ?? 0, found?.creator)
     }
 
     /// Stores `changeTag` in the record by patching its stored bytes: a target's tag
-    /// bump needs no decode and re-encode of the record.
-    func bumpChangeTag(_ id: RecordID, to changeTag: String, in database: DatabaseID, _ txn: LMDBWriteTransaction) throws {
+    /// bump needs no decode and re-encode of the record. A tag of another length
+    /// changes what the record holds, which `usage` is told.
+    func bumpChangeTag(
+        _ id: RecordID, to changeTag: String, in database: DatabaseID, usage: inout RecordUsage, _ txn: LMDBWriteTransaction
+    ) throws {
         let key = ViewKeys.record(zoneKeys.zone(database, id.zoneID), id.recordName)
-        guard let bumped = try txn.withValue(tables.records, key: key, {
-            try RecordReader($0).replacingChangeTag(with: changeTag)
+        guard let (bumped, oldSize, creator) = try txn.withValue(tables.records, key: key, { buffer in
+            let reader = try RecordReader(buffer)
+            let bumped = reader.replacingChangeTag(with: changeTag)
+            let creator = bumped.count != buffer.count && database.scope == .public ? try reader.creatorName() : nil
+            return (bumped, buffer.count, creator)
         }) else { return }
         try txn.put(tables.records, key: key, value: bumped)
+        usage.charge(Int64(bumped.count - oldSize), in: database, creator: creator)
     }
 
     /// The record with `id` in `database`, or `nil`.

@@ -19,10 +19,27 @@ extension Views {
         try txn.put(tables.zones, key: key, value: Self.encodeZone(StoredZone(zone: zone, incarnation: incarnation), database))
     }
 
-    /// Deletes the zone and every record, edge and index entry it held.
-    func deleteZone(_ zoneID: ZoneID, in database: DatabaseID, _ txn: LMDBWriteTransaction) throws {
+    /// Deletes the zone and every record, edge and index entry it held, and frees in
+    /// `usage` what its records held.
+    func deleteZone(
+        _ zoneID: ZoneID, in database: DatabaseID, usage: inout RecordUsage, _ txn: LMDBWriteTransaction
+    ) throws {
         let zoneKey = zoneKeys.zone(database, zoneID)
-        try dropAssets(ofZone: zoneKey, txn)
+        // Who paid for each record: the database's owner, unless public (creators).
+        var freed: [String?: Int64] = [:]
+        var creators: [String: String] = [:]
+        try txn.scan(tables.records, prefix: zoneKey) { key, value in
+            var creator: String?
+            if database.scope == .public {
+                creator = try RecordReader(value).creatorName()
+                let name = String(decoding: UnsafeRawBufferPointer(rebasing: key[zoneKey.count...]), as: UTF8.self)
+                creators[name] = creator
+            }
+            freed[creator, default: 0] += Int64(value.count)
+            return true
+        }
+        try dropAssets(ofZone: zoneKey, txn) { name, bytes in freed[creators[name], default: 0] += bytes }
+        for (creator, bytes) in freed { usage.charge(-bytes, in: database, creator: creator) }
         for table in [
             tables.records, tables.refsIn, tables.refsOut, tables.byType, tables.fieldIndex, tables.tokenIndex,
             tables.tokenPending, tables.clientTokens, tables.assetsOut,

@@ -62,6 +62,10 @@ struct ServerLimitOptions: ParsableArguments {
     var maxUploadBytesPerUser = apiDefaults.uploadQuota.bytesPerUser
     @Option(help: "Bytes all users of one container may upload within the asset grace; past it, QUOTA_EXCEEDED.")
     var maxUploadBytesPerContainer = apiDefaults.uploadQuota.bytesPerContainer
+    @Option(help: "Bytes the records one user pays for may hold in one container (assets included); past it, saves are QUOTA_EXCEEDED.")
+    var maxRecordBytesPerUser = apiDefaults.recordQuota.bytesPerUser
+    @Option(help: "Bytes all records of one container may hold (assets included); past it, saves are QUOTA_EXCEEDED.")
+    var maxRecordBytesPerContainer = apiDefaults.recordQuota.bytesPerContainer
     @Option(help: "Bytes one uploaded asset may hold (CloudKit: 50 MB per its limits page, 15 MB per its upload page); past it, LIMIT_EXCEEDED.")
     var maxAssetBytes = apiDefaults.assetBytes
 
@@ -114,6 +118,9 @@ struct ServerLimitOptions: ParsableArguments {
         guard maxUploadBytesPerUser >= 1, maxUploadBytesPerContainer >= maxUploadBytesPerUser else {
             throw ValidationError("--max-upload-bytes-per-user is at least 1, and --max-upload-bytes-per-container at least that")
         }
+        guard maxRecordBytesPerUser >= 1, maxRecordBytesPerContainer >= maxRecordBytesPerUser else {
+            throw ValidationError("--max-record-bytes-per-user is at least 1, and --max-record-bytes-per-container at least that")
+        }
         guard maxSubscriptionsPerUser >= 1 else { throw ValidationError("--max-subscriptions-per-user is at least 1") }
     }
 
@@ -151,6 +158,7 @@ struct ServerLimitOptions: ParsableArguments {
         limits.subscriptionsPerUser = maxSubscriptionsPerUser
         limits.uploadQuota.bytesPerUser = maxUploadBytesPerUser
         limits.uploadQuota.bytesPerContainer = maxUploadBytesPerContainer
+        limits.recordQuota = RecordQuota(bytesPerUser: maxRecordBytesPerUser, bytesPerContainer: maxRecordBytesPerContainer)
         return limits
     }
 }

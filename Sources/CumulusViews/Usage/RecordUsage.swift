@@ -1,0 +1,38 @@
+import CumulusModel
+
+/// The bytes current records hold, by who pays for them: the numbers the record
+/// quotas are checked against (issue 40, `Docs/SECURITY.md`).
+///
+/// A record costs its stored bytes (``ViewTables/records``) and the bytes of the asset
+/// files it holds, each file once per record. As in CloudKit, a private database's
+/// records, including what participants save into its shared zones, are its owner's;
+/// a public record is its creator's. Every record also counts toward its container,
+/// both environments together (they share the disk).
+///
+/// A value type gathering one commit's changes, written by ``Views`` at the commit's
+/// end: one read and one write per payer per commit, not per record (a cascade of
+/// 100,000 deletions charges one user).
+public struct RecordUsage: Sendable {
+    /// Byte changes by `usage` key (``ViewKeys/usage(container:user:)``).
+    private(set) var changes: [[UInt8]: Int64] = [:]
+
+    /// No changes yet.
+    public init() {}
+
+    /// Who pays for a record of `database` created by `creator`: the owner of a
+    /// private database, the creator of a public record (`nil`: nobody but the
+    /// container, for a public record without a creator).
+    public static func payer(in database: DatabaseID, creator: String?) -> String? {
+        database.scope == .public ? creator : database.owner
+    }
+
+    /// Adds `bytes` (negative: frees them) to the payer of a record of `database`
+    /// created by `creator`, and to the container.
+    mutating func charge(_ bytes: Int64, in database: DatabaseID, creator: String?) {
+        guard bytes != 0 else { return }
+        changes[ViewKeys.usage(container: database.container, user: nil), default: 0] += bytes
+        if let payer = Self.payer(in: database, creator: creator), !payer.isEmpty {
+            changes[ViewKeys.usage(container: database.container, user: payer), default: 0] += bytes
+        }
+    }
+}
