@@ -25,6 +25,8 @@ public final class Container: Sendable {
     public let assets: AssetStore
     /// Upload URLs used and bytes uploaded lately, for one use per URL and the upload quotas.
     public let uploads = UploadLedger()
+    /// How far each web client's push token has read its notifications, on this node.
+    let webCourier: WebCourierPositions
     /// 32 random bytes made when the directory was created: the key that
     /// authenticates query cursors and change tokens this server issues.
     let secret: [UInt8]
@@ -61,6 +63,7 @@ public final class Container: Sendable {
         let views = try Views(environment: environment, indexBuildObserver: indexBuildObserver)
         self.views = views
         assets = try AssetStore(dataDirectory: path)
+        webCourier = try WebCourierPositions(environment: environment)
         // Views made by an older layout are rebuilt from the log before anything reads them.
         try ViewRebuilder.upgradeIfNeeded(views, from: store)
         secret = try DataLayout.loadOrCreateServerSecret(in: environment)

@@ -33,6 +33,26 @@ final class APIWorld: @unchecked Sendable {
         bobToken = try auth.createWebAuthToken(for: bob, container: Self.containerName)
     }
 
+    /// What is on disk of `other`, opened as a node restarting would open it: the
+    /// same users and tokens. `other` is closed and its directory copied (one process
+    /// may not open one LMDB environment twice), so only what was durable survives.
+    private init(restarting other: APIWorld) throws {
+        other.container.close()
+        path = other.path + "-restarted"
+        try FileManager.default.copyItem(atPath: other.path, toPath: path)
+        container = try Container(path: path)
+        auth = try AuthStore(environment: container.store.environment)
+        api = CloudKitAPI(container: container, auth: auth)
+        (apiToken, productionAPIToken) = (other.apiToken, other.productionAPIToken)
+        (alice, aliceToken, bob, bobToken) = (other.alice, other.aliceToken, other.bob, other.bobToken)
+    }
+
+    /// This world's node restarted on what it had made durable (``init(restarting:)``);
+    /// this world is closed.
+    func restarted() throws -> APIWorld {
+        try APIWorld(restarting: self)
+    }
+
     deinit {
         container.close()
         try? FileManager.default.removeItem(atPath: path)

@@ -231,7 +231,7 @@ struct NotificationRoutesTests {
         _ = try await world.post("subscriptions/modify", #"{"operations":[{"operationType":"create","subscription":{"subscriptionID":"db","subscriptionType":"database"}}]}"#)
         let created = await world.api.handle(request(world, "tokens/create", body: #"{"apnsEnvironment":"development"}"#))
         let json = try JSONValue.parse(Data(created.bodyBytes()))
-        #expect(json["webcourierURL"]?.stringValue?.hasSuffix("/notifications/poll") == true)
+        #expect(json["webcourierURL"]?.stringValue?.contains("/device/1/\(APIWorld.containerName)/development/webcourier/") == true)
         let empty = await world.api.handle(request(world, "notifications/poll", query: ["timeout": "0"]))
         #expect(try JSONValue.parse(Data(empty.bodyBytes()))["notifications"] == [])
         let waiting = Task { await world.api.handle(request(world, "notifications/poll", query: ["timeout": "10"])) }

@@ -10,6 +10,9 @@ import CumulusStorage
 ///   transaction that appends each commit;
 /// - **configuration** that is not a log event (``Table/auth``, ``Table/secrets``):
 ///   copied whole to followers, replays and checkpoints (``configurationTables``);
+/// - **node state** (``Table/webCourier``): what this node remembers of its own
+///   clients, neither derived nor replicated — losing it costs a client repeats,
+///   never a loss;
 /// - **views** (records, references, query indexes, zones, subscriptions,
 ///   notifications, schemas, asset reference counts, bytes held per user): derived
 ///   from the log, dropped
@@ -32,6 +35,8 @@ public enum DataLayout {
         // Configuration.
         case auth
         case secrets
+        // Node state.
+        case webCourier
         // Views.
         case records
         case refsIn

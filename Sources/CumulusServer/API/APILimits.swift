@@ -55,6 +55,9 @@ public struct APILimits: Sendable, Equatable {
     /// Bytes of uploads one user, and one container, may send within the grace an
     /// unreferenced upload is kept (``UploadQuota``); past either, `QUOTA_EXCEEDED`.
     public var uploadQuota = UploadQuota()
+    /// How long a GET of a `webcourierURL` waits for a notification before it answers
+    /// JSON `null` (CloudKit JS asks again at once). Below the request timeout.
+    public var webCourierWait: Duration = .seconds(30)
     /// Bytes the records one user pays for, and all records of one container, may
     /// hold (``RecordQuota``); a save past either is `QUOTA_EXCEEDED`.
     public var recordQuota = RecordQuota()

@@ -4,13 +4,16 @@ import Foundation
 import Synchronization
 
 /// Live notifications over HTTP (SPEC §8): a Server-Sent Events stream per user,
-/// resumable with `Last-Event-ID`, and the `tokens/create` long-poll URL
-/// (`webcourierURL`) that answers with the same notifications.
+/// resumable with `Last-Event-ID`; a long poll by notification token; and CloudKit JS's
+/// push tokens with their `webcourierURL`, which answer the same notifications one at
+/// a time in CloudKit's push shape.
 ///
 /// Routes (no database segment, as `tokens/create` has none):
 /// `GET  /database/1/{container}/{environment}/notifications/stream`  (text/event-stream)
 /// `GET  /database/1/{container}/{environment}/notifications/poll?since=TOKEN&timeout=S`
-/// `POST /database/1/{container}/{environment}/tokens/create`
+/// `POST /database/1/{container}/{environment}/tokens/create` and `…/tokens/register`
+/// `POST /device/1/{container}/{environment}/tokens/create` and `…/tokens/register`
+/// `GET  /device/1/{container}/{environment}/webcourier/{ticket}`  (the `webcourierURL`)
 extension CloudKitAPI {
     /// Longest a long-poll waits for a notification.
     public static let maxPollSeconds = 60
@@ -53,16 +56,116 @@ extension CloudKitAPI {
         return token
     }
 
-    /// `tokens/create`: where to long-poll for this user's notifications.
-    func createTokens(_ request: APIRequest) throws -> APIResponse {
-        _ = try notificationUser(request)
-        let base = request.path.replacingOccurrences(of: "/tokens/create", with: "")
-        let body = (try? request.parsedBody()) ?? .object([:])
+    /// `tokens/create` and `tokens/register` (`register`: the client names its push
+    /// token), under `/database/1/…` or CloudKit JS's `/device/1/…`: a push token and
+    /// the `webcourierURL` that long-polls its notifications (CLOUDKIT.md §12). The URL
+    /// is absolute (``publicURL``) and is its own credential, valid while the web auth
+    /// token it was made with signs its user in.
+    func pushTokens(_ request: APIRequest, register: Bool) throws -> APIResponse {
+        let parts = request.path.split(separator: "/").map(String.init)
+        let user = try notificationUser(request)
+        let containerName = parts[2]
+        let environment = try Self.environment(named: parts[3])
+        // The URL must die with a sign-in: a server-to-server key has none to die with.
+        guard let webToken = request.query["ckWebAuthToken"], !webToken.isEmpty else {
+            throw CumulusError(.notAuthenticated, "push tokens are for signed-in users: send ckWebAuthToken")
+        }
+        let body = request.body.isEmpty ? JSONValue.object([:]) : try request.parsedBody()
+        let apnsEnvironment = body["apnsEnvironment"]?.stringValue ?? "development"
+        guard apnsEnvironment == "development" || apnsEnvironment == "production" else {
+            throw CumulusError(.invalidArguments, "apnsEnvironment must be 'development' or 'production'")
+        }
+        let apnsToken: String
+        if register {
+            guard let named = body["apnsToken"]?.stringValue else {
+                throw CumulusError(.invalidArguments, "tokens/register needs the apnsToken to register")
+            }
+            apnsToken = named
+        } else {
+            apnsToken = AuthStore.randomHex(32)
+        }
+        let ticket = try container.webCourierTicket(
+            user: user, container: containerName, environment: environment, apnsToken: apnsToken,
+            session: AuthStore.digest(of: webToken))
+        let base = publicURL ?? request.headers["host"].map { "http://\($0)" } ?? ""
+        let url = "\(base)/device/1/\(containerName)/\(environment.name)/webcourier/\(try container.seal(ticket))"
         return APIResponse(json: [
-            "apnsEnvironment": .string(body["apnsEnvironment"]?.stringValue ?? "development"),
-            "apnsToken": .string(AuthStore.randomHex(16)),
-            "webcourierURL": .string("\(base)/notifications/poll"),
+            "apnsEnvironment": .string(apnsEnvironment), "apnsToken": .string(apnsToken), "webcourierURL": .string(url),
         ])
+    }
+
+    /// A GET of a `webcourierURL` (`/device/1/{container}/{environment}/webcourier/{ticket}`):
+    /// one notification of the ticket's user in CloudKit's push shape
+    /// (``pushPayload(_:)``), or JSON `null` after ``APILimits/webCourierWait`` with
+    /// none. Asking again acknowledges the last answer (``Container/nextWebNotification(_:until:)``).
+    ///
+    /// The URL is the credential: a damaged or forged one, or one whose sign-in ended,
+    /// is `AUTHENTICATION_FAILED`, charged to the address's rate as failed credentials
+    /// are. A valid one is charged to its user, and waits in one of the user's
+    /// ``APILimits/longPollsPerUser`` places.
+    func webCourier(_ request: APIRequest, ticket text: String) async throws -> APIResponse {
+        let parts = request.path.split(separator: "/").map(String.init)
+        let environment = try Self.environment(named: parts[3])
+        let ticket: WebCourierTicket
+        do {
+            ticket = try container.openWebCourierTicket(text)
+            guard ticket.container == parts[2], ticket.environment == environment,
+                try auth.webAuthTokenIsLive(digest: ticket.session, user: ticket.user, container: ticket.container)
+            else { throw AuthenticationFailure.badWebAuthToken }
+        } catch {
+            try chargeAddress(of: request)
+            throw AuthenticationFailure.badWebCourierURL
+        }
+        if let wait = rateLimiter.takeUser(ticket.user, in: ticket.container) {
+            metrics?.recordLimitHit(.userRequests)
+            throw Throttled("this user sent more than \(limits.requestsPerUser) in this container", retryAfter: wait)
+        }
+        guard let slot = longPolls.open(for: ticket.user, perUser: limits.longPollsPerUser, inAll: .max, metrics: nil) else {
+            metrics?.recordLimitHit(.longPolls)
+            throw Throttled(
+                "\(limits.longPollsPerUser) long polls are already waiting for this user", retryAfter: .seconds(1))
+        }
+        defer { withExtendedLifetime(slot) {} }
+        let next = try await container.nextWebNotification(ticket, until: ContinuousClock.now + limits.webCourierWait)
+        return APIResponse(json: next.map(pushPayload) ?? .null)
+    }
+
+    /// A notification as CloudKit pushes it, which CloudKit JS parses
+    /// (`CloudKit.parseRawNotification`; CLOUDKIT.md §12): `ck.fet` for a zone
+    /// notification; `ck.qry` for a query one (`fo`: 1 created, 2 updated, 3 deleted);
+    /// `ck.met` (`dbs`, `sid`) for a database one, the shape CloudKit's own pushes use,
+    /// which CloudKit JS hands to listeners raw. `dbs` is the database scope (1 public,
+    /// 2 private, 3 shared). A pruned notification (matching was cut short: fetch
+    /// changes) is a `qry` without `rid` or `fo`, with `ck.isPruned`. `nid` is the
+    /// notification's place in its user's stream. No `aps`: subscriptions here carry no
+    /// notification info.
+    func pushPayload(_ notification: SubscriptionNotification) -> JSONValue {
+        var ck: [String: JSONValue] = [
+            "nid": .string(String(notification.sequence)), "cid": .string(notification.database.container),
+        ]
+        var part: [String: JSONValue] = ["sid": .string(notification.subscriptionID)]
+        if let zone = notification.zoneID {
+            part["zid"] = .string(zone.zoneName)
+            part["zoid"] = .string(zone.ownerName)
+        }
+        let scope = JSONValue.int(Int64(notification.database.scope.rawValue))
+        switch notification.reason {
+        case .recordZone:
+            ck["fet"] = .object(part)
+        case .database:
+            part["dbs"] = scope
+            ck["met"] = .object(part)
+        case .recordCreated, .recordUpdated, .recordDeleted:
+            part["dbs"] = scope
+            part["fo"] = .int(Int64(notification.reason.rawValue))
+            if let record = notification.recordID { part["rid"] = .string(record.recordName) }
+            ck["qry"] = .object(part)
+        case .pruned:
+            part["dbs"] = scope
+            ck["qry"] = .object(part)
+            ck["isPruned"] = .bool(true)
+        }
+        return .object(["ck": .object(ck)])
     }
 
     /// The long-poll: notifications after `since`, waiting up to `timeout` seconds for one.

@@ -46,6 +46,11 @@ public struct CloudKitAPI: Sendable {
     let longPolls = UserSlots()
     /// How long an SSE stream stays silent before it writes a keep-alive comment.
     public var notificationHeartbeat: Duration = .seconds(15)
+    /// The base URL clients reach this server at (`serve --public-url`, such as
+    /// `https://cloud.example.com`), for the absolute URLs it hands out: a
+    /// `webcourierURL`. Never taken from a request's `Host`, which its sender chooses,
+    /// unless none is configured (an API made in process).
+    public var publicURL: String?
     /// Server-to-server signatures already received, within their window.
     let signatureReplays = SignatureReplayCache()
     /// SHA-256 of the token that opens `/metrics` and `/healthz`'s detail, if one is set.
@@ -210,7 +215,13 @@ public struct CloudKitAPI: Sendable {
     ]
     /// The operations served per container environment, named by the path after the
     /// environment (`tokens/create`).
-    public static let environmentOperations: Set<String> = ["tokens/create", "notifications/poll", "notifications/stream"]
+    public static let environmentOperations: Set<String> = [
+        "tokens/create", "tokens/register", "notifications/poll", "notifications/stream",
+    ]
+    /// The operations of CloudKit JS's `device` module, named by the path after the
+    /// environment (`/device/1/{container}/{environment}/tokens/create`); the
+    /// `webcourierURL` is labelled `webcourier`.
+    public static let deviceOperations: Set<String> = ["tokens/create", "tokens/register"]
     /// The label of every request whose path names no route.
     public static let unmatchedRoute = "unmatched"
 
@@ -221,6 +232,11 @@ public struct CloudKitAPI: Sendable {
     public static func routeLabel(_ path: String) -> String {
         let parts = path.split(separator: "/").map(String.init)
         if parts == ["healthz"] || parts == ["metrics"] { return parts[0] }
+        if parts.count >= 6, parts[0] == "device" {
+            if parts.count == 6, parts[4] == "webcourier" { return "webcourier" }
+            let operation = parts.dropFirst(4).joined(separator: "/")
+            return deviceOperations.contains(operation) ? operation : unmatchedRoute
+        }
         guard parts.count >= 5, parts[0] == "database" else { return unmatchedRoute }
         let afterDatabase = parts.dropFirst(5).joined(separator: "/")
         if databaseOperations.contains(afterDatabase) { return afterDatabase }
@@ -263,6 +279,10 @@ public struct CloudKitAPI: Sendable {
                 return .error(.authenticationFailed, "the ckWebAuthToken is not valid; sign in again")
             case .badSignature(let why):
                 return .error(.authenticationFailed, "the request signature is not valid: \(why)")
+            case .badWebCourierURL:
+                return .error(
+                    .authenticationFailed,
+                    "this webcourier URL does not open: its sign-in ended, or it is damaged; sign in and ask tokens/create again")
             }
         } catch {
             return .error(.internalError, "internal error: \(error)")
@@ -294,6 +314,17 @@ public struct CloudKitAPI: Sendable {
             response.text = (metrics?.render(container) ?? "") + (replication?.status().prometheusText() ?? "")
             return response
         }
+        // CloudKit JS's device module: push tokens and the webcourierURL.
+        if parts.count >= 6, parts[0] == "device", parts[1] == "1" {
+            switch (request.method, parts.dropFirst(4).joined(separator: "/")) {
+            case ("POST", "tokens/create"): return try pushTokens(request, register: false)
+            case ("POST", "tokens/register"): return try pushTokens(request, register: true)
+            case ("GET", _) where parts.count == 6 && parts[4] == "webcourier":
+                return try await webCourier(request, ticket: parts[5])
+            default:
+                return .error(.notFound, "no such endpoint: \(request.path)")
+            }
+        }
         // /database/1/{container}/{environment}/{database}/{op…}; tokens/* has no database segment.
         guard parts.count >= 5, parts[0] == "database", parts[1] == "1" else {
             return .error(.notFound, "no such endpoint: \(request.path); paths look like /database/1/{container}/{environment}/{database}/records/modify")
@@ -301,7 +332,8 @@ public struct CloudKitAPI: Sendable {
         let containerName = parts[2]
         let environment = try Self.environment(named: parts[3])
         switch (request.method, parts.dropFirst(4).joined(separator: "/")) {
-        case ("POST", "tokens/create"): return try createTokens(request)
+        case ("POST", "tokens/create"): return try pushTokens(request, register: false)
+        case ("POST", "tokens/register"): return try pushTokens(request, register: true)
         case ("GET", "notifications/poll"), ("POST", "notifications/poll"): return try await poll(request)
         default: break
         }
@@ -392,7 +424,7 @@ public struct CloudKitAPI: Sendable {
     }
 
     /// Charges `request` to its address's rate limit (nothing, called in process).
-    private func chargeAddress(of request: APIRequest) throws {
+    func chargeAddress(of request: APIRequest) throws {
         guard let address = request.clientAddress, let wait = rateLimiter.takeAddress(address) else { return }
         metrics?.recordLimitHit(.addressRequests)
         throw Throttled(
@@ -430,5 +462,7 @@ public struct CloudKitAPI: Sendable {
     /// nothing about what exists.
     enum AuthenticationFailure: Error {
         case badAPIToken, badWebAuthToken, badSignature(String)
+        /// A `webcourierURL` that is damaged, forged, or whose sign-in ended.
+        case badWebCourierURL
     }
 }

@@ -200,6 +200,19 @@ public final class AuthStore: Sendable {
         return String(decoding: stored[stored.index(after: separator)...], as: UTF8.self)
     }
 
+    /// Whether the web auth token whose SHA-256 is `digest` still signs `user` in to
+    /// `container`: what keeps a URL made with it (a `webcourierURL`) working, so
+    /// the URL dies with the sign-in.
+    public func webAuthTokenIsLive(digest: [UInt8], user: String, container: String) throws -> Bool {
+        let stored = try environment.read { txn in try txn.get(table, key: [TokenKind.web.rawValue] + digest) }
+        guard let stored, let separator = stored.firstIndex(of: 0) else { return false }
+        return stored[..<separator].elementsEqual(container.utf8)
+            && stored[stored.index(after: separator)...].elementsEqual(user.utf8)
+    }
+
+    /// The SHA-256 of `token`, as the table keys it.
+    public static func digest(of token: String) -> [UInt8] { hash(token) }
+
     /// How many web auth tokens were minted before tokens were bound to a container
     /// (they open nothing now; `serve` says so while any remain).
     public func unboundWebAuthTokenCount() throws -> Int {

@@ -110,7 +110,10 @@ public enum CumulusHTTPServer {
             // Only a long poll ends when its client goes: it only waits, and it holds
             // one of its user's few places (other work runs to its end regardless).
             var hangUp: HangUpHandler.Signal?
-            if let channel, request.uri.path.hasSuffix("/notifications/poll") { hangUp = await HangUpHandler.signal(of: channel) }
+            let path = request.uri.path
+            if let channel, path.hasSuffix("/notifications/poll") || path.hasPrefix("/device/1/") && path.contains("/webcourier/") {
+                hangUp = await HangUpHandler.signal(of: channel)
+            }
             answer = await RequestDeadline.answer(within: timeout, metrics: api.metrics, hangUp: hangUp) {
                 await api.handle(apiRequest)
             }

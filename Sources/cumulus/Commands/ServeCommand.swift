@@ -32,6 +32,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The data directory (created if missing).") var data = "./cumulus-data"
     @Option(help: "The address to listen on.") var host = "127.0.0.1"
     @Option(help: "The port to listen on.") var port = 8765
+    @Option(
+        help: """
+            The base URL clients reach this server at (e.g. https://cloud.example.com), for the absolute URLs it hands \
+            out (a webcourierURL). Default: http://HOST:PORT as listened on. Never taken from a request's Host header.
+            """)
+    var publicURL: String?
     /// The container `--dev` mints credentials for unless told otherwise.
     static let developmentContainer = "iCloud.com.example.cumulus"
 
@@ -66,6 +72,7 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Assets") var assetCollection: AssetCollectionOptions
 
     func validate() throws {
+        _ = try resolvedPublicURL()
         let replicationSecret = try secret.resolve(warn: false)
         _ = try metricsToken(warn: false)
         if follow != nil && replicationSecret == nil {
@@ -277,6 +284,7 @@ struct ServeCommand: AsyncParsableCommand {
         var api = CloudKitAPI(
             container: store, auth: auth, metrics: metrics, logger: logger, replication: endpoints, metricsToken: metricsToken)
         api.limits = limits.apiLimits
+        api.publicURL = try resolvedPublicURL()
         // Uploads are counted over the grace an unreferenced one is kept: what they can hold of the disk.
         api.limits.uploadQuota.window = assetCollection.grace
         let app = CumulusHTTPServer.application(api: api, host: host, port: port, limits: limits.limits, logger: logger)
@@ -468,5 +476,24 @@ struct KeysCommand: ParsableCommand {
             print("X-Apple-CloudKit-Request-KeyID: \(keyID)")
             print("acts as user:                   \(user)")
         }
+    }
+}
+
+extension ServeCommand {
+    /// `--public-url` without a trailing slash, or the address listened on: an
+    /// `http` or `https` URL naming a host and nothing after its path.
+    func resolvedPublicURL() throws -> String {
+        guard let given = publicURL else {
+            let reachable = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
+            return "http://\(reachable.contains(":") ? "[\(reachable)]" : reachable):\(port)"
+        }
+        let trimmed = given.hasSuffix("/") ? String(given.dropLast()) : given
+        guard let url = URL(string: trimmed), let scheme = url.scheme, scheme == "http" || scheme == "https",
+            url.host?.isEmpty == false, url.query == nil, url.fragment == nil
+        else {
+            throw ValidationError(
+                "--public-url must be an http or https URL with a host and no query, such as https://cloud.example.com")
+        }
+        return trimmed
     }
 }
