@@ -9,6 +9,10 @@ public struct APIRequest: Sendable {
     public var path: String
     /// Query parameters, percent-decoded.
     public var query: [String: String]
+    /// The query string exactly as received, undecoded and without its `?`; `nil` when
+    /// the target has none. Server-to-server signatures may cover it byte for byte
+    /// (``ServerSignature``), which the decoded ``query`` cannot reproduce.
+    public var rawQuery: String?
     /// Header fields, names lower-cased.
     public var headers: [String: String]
     /// The body bytes.
@@ -19,10 +23,11 @@ public struct APIRequest: Sendable {
 
     /// A request.
     public init(
-        method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: [UInt8] = [],
-        clientAddress: String? = nil
+        method: String, path: String, query: [String: String] = [:], rawQuery: String? = nil,
+        headers: [String: String] = [:], body: [UInt8] = [], clientAddress: String? = nil
     ) {
         self.clientAddress = clientAddress
+        self.rawQuery = rawQuery
         self.method = method
         self.path = path
         self.query = query

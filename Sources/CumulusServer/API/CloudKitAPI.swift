@@ -404,7 +404,7 @@ public struct CloudKitAPI: Sendable {
     /// present; otherwise the API token (required, and minted for this container and
     /// `environment`) and web auth token (optional) from the query string.
     private func identify(_ request: APIRequest, container: String, environment: DatabaseID.Environment) throws -> Caller {
-        if let keyID = request.headers["x-apple-cloudkit-request-keyid"] {
+        if let keyID = request.headers[ServerSignature.keyIDHeader.lowercased()] {
             do {
                 return try ServerSignature.verify(
                     request, keyID: keyID, container: container, auth: auth, replays: signatureReplays)

@@ -87,7 +87,8 @@ public enum CumulusHTTPServer {
             // HTTP/1's Host travels as the authority, not among the fields.
             if headers["host"] == nil, let authority = request.head.authority { headers["host"] = authority }
             let apiRequest = APIRequest(
-                method: request.method.rawValue, path: request.uri.path, query: query, headers: headers,
+                method: request.method.rawValue, path: request.uri.path, query: query, rawQuery: request.uri.query,
+                headers: headers,
                 body: Array(body.readableBytesView), clientAddress: channel?.remoteAddress?.ipAddress)
             if request.uri.path.hasPrefix("/replication/") {
                 return await replication(apiRequest, api: api)
