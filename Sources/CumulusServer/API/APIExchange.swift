@@ -75,8 +75,12 @@ public struct APIResponse: Sendable {
         return APIResponse(status: code.status, json: .object(body))
     }
 
-    /// The body: the text if there is one, else UTF-8 JSON.
+    /// Whether the answer has a body: all but `204 No Content` (an allowed CORS preflight).
+    public var hasBody: Bool { status != 204 }
+
+    /// The body: none for a `204`, the text if there is one, else UTF-8 JSON.
     public func bodyBytes() -> [UInt8] {
+        guard hasBody else { return [] }
         if let text { return Array(text.utf8) }
         return (try? Array(json.serialized())) ?? Array(#"{"serverErrorCode":"INTERNAL_ERROR","reason":"unencodable"}"#.utf8)
     }

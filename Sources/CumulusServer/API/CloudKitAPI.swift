@@ -108,7 +108,7 @@ public struct CloudKitAPI: Sendable {
         let started = ContinuousClock.now
         var response: APIResponse
         do {
-            response = try await route(request, requestID: requestID)
+            response = request.method == "OPTIONS" ? try preflight(request) : try await route(request, requestID: requestID)
         } catch {
             response = Self.errorResponse(error)
         }
@@ -119,6 +119,8 @@ public struct CloudKitAPI: Sendable {
         // superseded leader can name a commit that was never replicated.
         response.headers["x-cumulus-sequence"] = String(container.store.head.sequence)
         response.headers["x-cumulus-epoch"] = String(container.store.epoch)
+        // Errors too: a page must be able to read a 421 to sign its user in.
+        response.headers.merge(crossOriginHeaders(for: request)) { _, crossOrigin in crossOrigin }
         if case .object(var body) = response.json, body["uuid"] != nil {
             body["uuid"] = .string(requestID)
             response.json = .object(body)
@@ -392,7 +394,7 @@ public struct CloudKitAPI: Sendable {
     }
 
     /// Charges `request` to its address's rate limit (nothing, called in process).
-    private func chargeAddress(of request: APIRequest) throws {
+    func chargeAddress(of request: APIRequest) throws {
         guard let address = request.clientAddress, let wait = rateLimiter.takeAddress(address) else { return }
         metrics?.recordLimitHit(.addressRequests)
         throw Throttled(

@@ -63,9 +63,9 @@ public enum CumulusHTTPServer {
             api.metrics?.recordLimitHit(.bodyBytes)
             return json(.error(.limitExceeded, "a request body of \(declared) bytes; the limit is \(CloudKitAPI.maxBodyBytes)"))
         }
-        // A GET or HEAD without a length takes nothing (and may send at most 1 KiB); any
+        // A GET, HEAD or OPTIONS without a length takes nothing (and may send at most 1 KiB); any
         // other request without one (chunked) may grow to the limit, so reserves it.
-        let bodiless = request.method == .get || request.method == .head
+        let bodiless = request.method == .get || request.method == .head || request.method == .options
         let needed = declared ?? (bodiless ? 0 : CloudKitAPI.maxBodyBytes)
         guard let reservation = budget.reserve(needed) else { return budgetRefusal("reading", api) }
         defer { withExtendedLifetime(reservation) {} }
@@ -167,6 +167,7 @@ public enum CumulusHTTPServer {
         for (name, value) in answer.headers {
             if let field = fieldName(name) { headers[field] = value }
         }
+        guard answer.hasBody else { return Response(status: HTTPResponse.Status(code: answer.status), headers: headers) }
         headers[.contentType] = answer.text == nil ? "application/json; charset=utf-8" : "text/plain; version=0.0.4"
         let bytes = answer.bodyBytes()
         if let responses, bytes.count > unbudgetedResponseBytes, !responses.admits(bytes.count) {

@@ -411,11 +411,18 @@ struct TokensCommand: ParsableCommand {
         @Option(help: "The environment the API token opens: development or production (a token opens one).")
         var environment = "development"
         @Option(help: "Mint a web auth token for this user.") var user: String?
+        @Option(
+            name: .customLong("origin"),
+            help: "A web origin (https://app.example.com) whose pages may use the API token from a browser (CORS); repeat for more. None: no page of another origin may.")
+        var origins: [String] = []
 
         func run() throws {
             let auth = try openAuth(options.data)
             guard let environment = DatabaseID.Environment(name: environment) else {
                 throw ValidationError("--environment is development or production")
+            }
+            if user != nil && !origins.isEmpty {
+                throw ValidationError("--origin belongs to an API token (--container without --user)")
             }
             if let user {
                 // A web auth token belongs to one container: --user alone mints one for the
@@ -423,7 +430,7 @@ struct TokensCommand: ParsableCommand {
                 let container = container ?? ServeCommand.developmentContainer
                 print("ckWebAuthToken: \(try auth.createWebAuthToken(for: user, container: container))")
             } else if let container {
-                print("ckAPIToken: \(try auth.createAPIToken(container: container, environment: environment))")
+                print("ckAPIToken: \(try auth.createAPIToken(container: container, environment: environment, origins: origins))")
             } else {
                 throw ValidationError("give --container (an API token) or --user [--container] (a web auth token)")
             }
