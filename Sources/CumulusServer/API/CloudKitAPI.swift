@@ -208,7 +208,8 @@ public struct CloudKitAPI: Sendable {
     public static let databaseOperations: Set<String> = [
         "records/modify", "records/lookup", "records/query", "records/changes", "records/resolve", "records/accept", "zones/list", "zones/lookup",
         "zones/modify", "zones/changes", "changes/database", "changes/zone", "subscriptions/list",
-        "subscriptions/lookup", "subscriptions/modify", "users/current", "users/caller", "assets/upload",
+        "subscriptions/lookup", "subscriptions/modify", "users/current", "users/caller", "users/discover",
+        "users/lookup/email", "users/lookup/id", "assets/upload",
     ]
     /// The operations served per container environment, named by the path after the
     /// environment (`tokens/create`).
@@ -363,6 +364,16 @@ public struct CloudKitAPI: Sendable {
                 return .error(.authenticationRequired, "sign in to learn who you are", redirectURL: "/signin")
             }
             return APIResponse(json: ["userRecordName": .string(user)])
+        case ("GET", "users/discover"), ("POST", "users/discover"), ("POST", "users/lookup/email"), ("POST", "users/lookup/id"):
+            // As CloudKit: finding other users is for a signed-in user.
+            guard caller.user != nil else {
+                return .error(.authenticationRequired, "sign in to look up other users", redirectURL: "/signin")
+            }
+            switch operation {
+            case "users/lookup/email": return try lookUpUsers(context, by: "emailAddress")
+            case "users/lookup/id": return try lookUpUsers(context, by: "userRecordName")
+            default: return try discoverUsers(request, context)
+            }
         default:
             return .error(.notFound, "no endpoint \(request.method) \(operation) in the \(scope) database")
         }
