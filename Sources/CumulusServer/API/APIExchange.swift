@@ -20,6 +20,9 @@ public struct APIRequest: Sendable {
     /// The client's IP address, as the server's socket sees it (behind a proxy, the
     /// proxy's); `nil` when called in process. What the per-address rate limit counts.
     public var clientAddress: String?
+    /// Whether it came over this server's own TLS (`serve --tls-cert`): the URLs handed
+    /// back are then https, as they are behind a proxy that says `X-Forwarded-Proto: https`.
+    public var overTLS = false
 
     /// A request.
     public init(

@@ -64,8 +64,15 @@ struct ServeCommand: AsyncParsableCommand {
         help: "With --retain-commits: seconds a follower that stopped reporting still holds back the commits it needs.")
     var retainFollowerGrace = 600
     @OptionGroup(title: "Assets") var assetCollection: AssetCollectionOptions
+    @Option(help: "Serve the API over TLS with this PEM certificate chain (the server's certificate first); needs --tls-key.")
+    var tlsCert: String?
+    @Option(help: "The PEM private key of --tls-cert, unencrypted (keep it mode 0600).") var tlsKey: String?
+
+    /// `https` with --tls-cert, else `http`: what the banner's URLs say.
+    var scheme: String { tlsCert == nil ? "http" : "https" }
 
     func validate() throws {
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         let replicationSecret = try secret.resolve(warn: false)
         _ = try metricsToken(warn: false)
         if follow != nil && replicationSecret == nil {
@@ -111,6 +118,12 @@ struct ServeCommand: AsyncParsableCommand {
         let metricsToken = try metricsToken(warn: true)
         let etcdAccess = cluster.isSet ? try cluster.access(warn: true) : .plain
         for finding in FilePermissions.looserThanPrivate(dataDirectory: data) { logger.warning("\(finding)") }
+        // Read and checked once, before anything listens: a bad file stops the start.
+        var tls: ServerTLS?
+        if let tlsCert, let tlsKey {
+            tls = try ServerTLS(certificateFile: tlsCert, keyFile: tlsKey)
+            for finding in FilePermissions.looserThanPrivate(file: tlsKey) { logger.warning("\(finding)") }
+        }
         var client: LeaderClient?
         if let follow, let secret = replicationSecret {
             client = LeaderClient(leaderURL: follow, secret: secret, maxAssetBytes: limits.maxAssetBytes)
@@ -133,7 +146,7 @@ struct ServeCommand: AsyncParsableCommand {
             do {
                 try await serve(
                     client: client, member: member, replicationSecret: replicationSecret, metricsToken: metricsToken,
-                    logger: logger)
+                    tls: tls, logger: logger)
             } catch let rejoin as MustRejoin {
                 await etcd?.shutdown()
                 let aside = try FollowerSeeder.moveAside(data, suffix: rejoin.cause.rawValue)
@@ -171,7 +184,8 @@ struct ServeCommand: AsyncParsableCommand {
     /// Seeds a follower if needed, opens the data directory and serves it until
     /// SIGINT/SIGTERM, or until replication must stop (thrown).
     private func serve(
-        client: LeaderClient?, member: ClusterMember?, replicationSecret: String?, metricsToken: String?, logger: Logger
+        client: LeaderClient?, member: ClusterMember?, replicationSecret: String?, metricsToken: String?, tls: ServerTLS?,
+        logger: Logger
     ) async throws {
         let metrics = ServerMetrics()
         var writerOptions = LogWriter.Options()
@@ -229,10 +243,10 @@ struct ServeCommand: AsyncParsableCommand {
             let apiToken = try auth.createAPIToken(container: container, environment: .development)
             let productionToken = try auth.createAPIToken(container: container, environment: .production)
             let webToken = try auth.createWebAuthToken(for: user, container: container)
-            let base = "http://\(host):\(port)/database/1/\(container)/development"
+            let base = "\(scheme)://\(host):\(port)/database/1/\(container)/development"
             // Written unbuffered so the banner shows even when stdout is a pipe or a file.
             FileHandle.standardOutput.write(Data("""
-                Cumulus is serving \(data) on http://\(host):\(port)
+                Cumulus is serving \(data) on \(scheme)://\(host):\(port)
                   container:      \(container)
                   user:           \(user)
                   ckAPIToken:     \(apiToken)
@@ -245,7 +259,7 @@ struct ServeCommand: AsyncParsableCommand {
         } else {
             let what = member.map { "as node \($0.election.configuration.node) of cluster \($0.election.keys.cluster)" } ?? "as \(role)"
             FileHandle.standardOutput.write(Data(
-                "Cumulus is serving \(data) on http://\(host):\(port) \(what), epoch \(store.store.epoch), head \(store.store.head.sequence)\n".utf8))
+                "Cumulus is serving \(data) on \(scheme)://\(host):\(port) \(what), epoch \(store.store.epoch), head \(store.store.head.sequence)\n".utf8))
         }
         var follower: ReplicaFollower?
         var endpoints: ReplicationEndpoints?
@@ -279,7 +293,7 @@ struct ServeCommand: AsyncParsableCommand {
         api.limits = limits.apiLimits
         // Uploads are counted over the grace an unreferenced one is kept: what they can hold of the disk.
         api.limits.uploadQuota.window = assetCollection.grace
-        let app = CumulusHTTPServer.application(api: api, host: host, port: port, limits: limits.limits, logger: logger)
+        let app = CumulusHTTPServer.application(api: api, host: host, port: port, limits: limits.limits, tls: tls, logger: logger)
         defer {
             // The HTTP server has drained; finish queued commits, then close.
             store.close()
