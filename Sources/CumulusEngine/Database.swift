@@ -23,6 +23,13 @@ public struct Database: Sendable {
 
     private var normalizer: Normalizer { Normalizer(database: id) }
 
+    /// `zoneID` as this database stores and answers it: in a private or shared
+    /// database the `__defaultOwner__` placeholder becomes the database's owner, so a
+    /// client that named the zone either way is told its real owner (CLOUDKIT.md §12).
+    public func storedZoneID(_ zoneID: ZoneID) -> ZoneID {
+        normalizer.zone(zoneID)
+    }
+
     // MARK: - Records
 
     /// Saves and deletes records as one operation with a native save policy.

@@ -9,6 +9,10 @@ public struct APIRequest: Sendable {
     public var path: String
     /// Query parameters, percent-decoded.
     public var query: [String: String]
+    /// The query string exactly as received, undecoded and without its `?`; `nil` when
+    /// the target has none. Server-to-server signatures may cover it byte for byte
+    /// (``ServerSignature``), which the decoded ``query`` cannot reproduce.
+    public var rawQuery: String?
     /// Header fields, names lower-cased.
     public var headers: [String: String]
     /// The body bytes.
@@ -16,13 +20,17 @@ public struct APIRequest: Sendable {
     /// The client's IP address, as the server's socket sees it (behind a proxy, the
     /// proxy's); `nil` when called in process. What the per-address rate limit counts.
     public var clientAddress: String?
+    /// Whether it came over this server's own TLS (`serve --tls-cert`): the URLs handed
+    /// back are then https, as they are behind a proxy that says `X-Forwarded-Proto: https`.
+    public var overTLS = false
 
     /// A request.
     public init(
-        method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: [UInt8] = [],
-        clientAddress: String? = nil
+        method: String, path: String, query: [String: String] = [:], rawQuery: String? = nil,
+        headers: [String: String] = [:], body: [UInt8] = [], clientAddress: String? = nil
     ) {
         self.clientAddress = clientAddress
+        self.rawQuery = rawQuery
         self.method = method
         self.path = path
         self.query = query
@@ -70,8 +78,12 @@ public struct APIResponse: Sendable {
         return APIResponse(status: code.status, json: .object(body))
     }
 
-    /// The body: the text if there is one, else UTF-8 JSON.
+    /// Whether the answer has a body: all but `204 No Content` (an allowed CORS preflight).
+    public var hasBody: Bool { status != 204 }
+
+    /// The body: none for a `204`, the text if there is one, else UTF-8 JSON.
     public func bodyBytes() -> [UInt8] {
+        guard hasBody else { return [] }
         if let text { return Array(text.utf8) }
         return (try? Array(json.serialized())) ?? Array(#"{"serverErrorCode":"INTERNAL_ERROR","reason":"unencodable"}"#.utf8)
     }

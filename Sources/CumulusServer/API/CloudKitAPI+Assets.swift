@@ -105,11 +105,11 @@ extension CloudKitAPI {
     }
 
     /// `scheme://host[:port]` of the URLs this server hands out: the request's
-    /// `Host` (and `X-Forwarded-Proto` behind a proxy), so clients reach the node
-    /// they asked.
+    /// `Host`, and https when it came over TLS, this server's or (`X-Forwarded-Proto`)
+    /// a proxy's, so clients reach the node they asked the way they asked it.
     static func origin(of request: APIRequest) -> String {
         let host = request.headers["host"].flatMap { $0.isEmpty || $0.contains("/") || $0.contains(" ") ? nil : $0 }
-        let scheme = request.headers["x-forwarded-proto"] == "https" ? "https" : "http"
+        let scheme = request.overTLS || request.headers["x-forwarded-proto"] == "https" ? "https" : "http"
         return "\(scheme)://\(host ?? "localhost")"
     }
 }

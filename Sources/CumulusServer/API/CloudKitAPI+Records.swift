@@ -225,7 +225,7 @@ extension CloudKitAPI {
         let records = try changes.changed.map { try recordJSON($0, context) }
             + changes.deleted.map(RecordJSON.deletion)
         var page: [String: JSONValue] = [
-            "zoneID": (changes.changed.first?.recordID.zoneID ?? changes.deleted.first?.recordID.zoneID ?? zone).wireJSON,
+            "zoneID": context.database.storedZoneID(zone).wireJSON,
             "records": .array(records),
             "syncToken": .string(changes.token.base64),
             "moreComing": .bool(changes.moreComing),

@@ -106,7 +106,8 @@ extension CloudKitAPI {
         var budgetSpent = false  // counted once per response
         for (index, entry) in requested.enumerated() {
             guard let zoneJSON = entry["zoneID"] else { throw CumulusError(.invalidArguments, "zones[\(index)] needs a 'zoneID'") }
-            let zoneID = try ZoneID(wire: zoneJSON, field: "zones[\(index)].zoneID")
+            // Answered as stored, errors included: never the owner placeholder.
+            let zoneID = context.database.storedZoneID(try ZoneID(wire: zoneJSON, field: "zones[\(index)].zoneID"))
             guard budget > 0, bytes > 0 else {
                 if !budgetSpent { metrics?.recordLimitHit(.recordsPerResponse) }
                 budgetSpent = true

@@ -113,7 +113,7 @@ public struct CloudKitAPI: Sendable {
         let started = ContinuousClock.now
         var response: APIResponse
         do {
-            response = try await route(request, requestID: requestID)
+            response = request.method == "OPTIONS" ? try preflight(request) : try await route(request, requestID: requestID)
         } catch {
             response = Self.errorResponse(error)
         }
@@ -124,6 +124,8 @@ public struct CloudKitAPI: Sendable {
         // superseded leader can name a commit that was never replicated.
         response.headers["x-cumulus-sequence"] = String(container.store.head.sequence)
         response.headers["x-cumulus-epoch"] = String(container.store.epoch)
+        // Errors too: a page must be able to read a 421 to sign its user in.
+        response.headers.merge(crossOriginHeaders(for: request)) { _, crossOrigin in crossOrigin }
         if case .object(var body) = response.json, body["uuid"] != nil {
             body["uuid"] = .string(requestID)
             response.json = .object(body)
@@ -211,7 +213,8 @@ public struct CloudKitAPI: Sendable {
     public static let databaseOperations: Set<String> = [
         "records/modify", "records/lookup", "records/query", "records/changes", "records/resolve", "records/accept", "zones/list", "zones/lookup",
         "zones/modify", "zones/changes", "changes/database", "changes/zone", "subscriptions/list",
-        "subscriptions/lookup", "subscriptions/modify", "users/current", "users/caller", "assets/upload",
+        "subscriptions/lookup", "subscriptions/modify", "users/current", "users/caller", "users/discover",
+        "users/lookup/email", "users/lookup/id", "assets/upload",
     ]
     /// The operations served per container environment, named by the path after the
     /// environment (`tokens/create`).
@@ -393,6 +396,16 @@ public struct CloudKitAPI: Sendable {
                 return .error(.authenticationRequired, "sign in to learn who you are", redirectURL: "/signin")
             }
             return APIResponse(json: ["userRecordName": .string(user)])
+        case ("GET", "users/discover"), ("POST", "users/discover"), ("POST", "users/lookup/email"), ("POST", "users/lookup/id"):
+            // As CloudKit: finding other users is for a signed-in user.
+            guard caller.user != nil else {
+                return .error(.authenticationRequired, "sign in to look up other users", redirectURL: "/signin")
+            }
+            switch operation {
+            case "users/lookup/email": return try lookUpUsers(context, by: "emailAddress")
+            case "users/lookup/id": return try lookUpUsers(context, by: "userRecordName")
+            default: return try discoverUsers(request, context)
+            }
         default:
             return .error(.notFound, "no endpoint \(request.method) \(operation) in the \(scope) database")
         }
@@ -436,7 +449,7 @@ public struct CloudKitAPI: Sendable {
     /// present; otherwise the API token (required, and minted for this container and
     /// `environment`) and web auth token (optional) from the query string.
     private func identify(_ request: APIRequest, container: String, environment: DatabaseID.Environment) throws -> Caller {
-        if let keyID = request.headers["x-apple-cloudkit-request-keyid"] {
+        if let keyID = request.headers[ServerSignature.keyIDHeader.lowercased()] {
             do {
                 return try ServerSignature.verify(
                     request, keyID: keyID, container: container, auth: auth, replays: signatureReplays)

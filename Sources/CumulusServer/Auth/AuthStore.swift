@@ -31,15 +31,32 @@ public final class AuthStore: Sendable {
     /// Mints an API token for `container` in `environment`: 64 hexadecimal
     /// characters, as Apple's are (some clients refuse any other shape). It opens
     /// that environment only, so a token shipped in a development build cannot read
-    /// or write production data.
-    public func createAPIToken(container: String, environment: DatabaseID.Environment) throws -> String {
-        try mint(.api, bytes: 32, value: Array(container.utf8) + [0] + Array(environment.name.utf8))
+    /// or write production data. `origins` are the web origins whose pages may call
+    /// with it from a browser (CORS, ``CrossOrigin``), checked and normalized
+    /// (``CrossOrigin/normalizedOrigin(_:)``); none means no page of any origin may.
+    public func createAPIToken(
+        container: String, environment: DatabaseID.Environment, origins: [String] = []
+    ) throws -> String {
+        let origins = try origins.map(CrossOrigin.normalizedOrigin)
+        let token = Self.randomHex(32)
+        let digest = Self.hash(token)
+        try self.environment.write { txn in
+            try txn.put(table, key: [TokenKind.api.rawValue] + digest, value: Array(container.utf8) + [0] + Array(environment.name.utf8))
+            if !origins.isEmpty {
+                try txn.put(table, key: [TokenKind.apiOrigins.rawValue] + digest, value: Self.encode(origins: origins))
+            }
+        }
+        return token
     }
 
-    /// Revokes an API token; returns whether it existed.
+    /// Revokes an API token, with the origins it allowed; returns whether it existed.
     @discardableResult
     public func revokeAPIToken(_ token: String) throws -> Bool {
-        try revoke(.api, token)
+        let digest = Self.hash(token)
+        return try environment.write { txn in
+            _ = try txn.delete(table, key: [TokenKind.apiOrigins.rawValue] + digest)
+            return try txn.delete(table, key: [TokenKind.api.rawValue] + digest)
+        }
     }
 
     /// What an API token opens.
@@ -49,6 +66,10 @@ public final class AuthStore: Sendable {
         /// The environment; `nil` for a token minted before tokens were bound to one
         /// (stored as the container alone), which still opens both until revoked.
         public var environment: DatabaseID.Environment?
+        /// The web origins whose pages may use the token from a browser, normalized;
+        /// empty for a token minted without any, and for every token minted before
+        /// tokens carried origins: those allow no cross-origin page (Docs/SECURITY.md).
+        public var origins: [String] = []
 
         /// Whether the token opens `container` in `environment`.
         public func opens(_ container: String, in environment: DatabaseID.Environment) -> Bool {
@@ -58,9 +79,23 @@ public final class AuthStore: Sendable {
 
     /// What an API token opens, or `nil` if it is not one.
     public func scope(forAPIToken token: String) throws -> APITokenScope? {
-        try environment.read { txn in
-            try txn.get(table, key: [TokenKind.api.rawValue] + Self.hash(token)).map(Self.scope(stored:))
+        let digest = Self.hash(token)
+        return try environment.read { txn in
+            guard var scope = try txn.get(table, key: [TokenKind.api.rawValue] + digest).map(Self.scope(stored:)) else {
+                return nil
+            }
+            scope.origins = try txn.get(table, key: [TokenKind.apiOrigins.rawValue] + digest).map(Self.origins(stored:)) ?? []
+            return scope
         }
+    }
+
+    /// Origins stored one after another, each ended by a newline (an origin holds none).
+    private static func encode(origins: [String]) -> [UInt8] {
+        origins.flatMap { Array($0.utf8) + [0x0A] }
+    }
+
+    private static func origins(stored: [UInt8]) -> [String] {
+        stored.split(separator: 0x0A).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// API tokens that open both environments (minted before tokens were bound to
@@ -87,6 +122,10 @@ public final class AuthStore: Sendable {
     /// The two kinds of bearer token, by their key prefix in the `auth` table.
     enum TokenKind: UInt8 {
         case api = 0x61  // "a": token → container ‖ 0 ‖ environment (or the container alone)
+        // "o": API token → the origins it allows, each ended by a newline. Beside the
+        // token's own entry rather than in it: a server from before origins would read a
+        // longer value as an unbound token opening both environments.
+        case apiOrigins = 0x6F
         case web = 0x77  // "w": token → container ‖ 0 ‖ user (or the user alone: minted before binding, opens nothing)
     }
 

@@ -3,9 +3,9 @@ import Synchronization
 
 /// The server-to-server signatures used within their validity window, so a captured
 /// signed request cannot be sent again while its date is still accepted
-/// (``ServerSignature/maxSkew``). CloudKit's signed string leaves the query string and
-/// the headers out, so the date check alone let anyone who saw a request repeat it
-/// for up to ten minutes.
+/// (``ServerSignature/maxSkew``). A signature covers no header and, from clients that
+/// sign the path alone, no query, so the date check alone let anyone who saw a request
+/// repeat it for up to ten minutes.
 ///
 /// Keyed by the signature's `r` and `s` with `s` in its low form: an ECDSA signature
 /// stays valid with `s` replaced by `n − s`, and a replay in that form must be caught

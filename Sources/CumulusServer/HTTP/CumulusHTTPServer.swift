@@ -2,6 +2,7 @@ import CumulusModel
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -9,18 +10,18 @@ import ServiceLifecycle
 /// Carries HTTP to and from ``CloudKitAPI`` with Hummingbird 2: the server knows
 /// nothing of CloudKit, and the API nothing of HTTP.
 public enum CumulusHTTPServer {
-    /// The HTTP application serving `api` on `host:port` within `limits`; `onListening`
-    /// hears the port once it listens.
+    /// The HTTP application serving `api` on `host:port` within `limits`, over TLS
+    /// when `tls` is given; `onListening` hears the port once it listens.
     public static func application(
-        api: CloudKitAPI, host: String = "127.0.0.1", port: Int = 8765, limits: ServerLimits = .init(), logger: Logger,
-        onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
+        api: CloudKitAPI, host: String = "127.0.0.1", port: Int = 8765, limits: ServerLimits = .init(), tls: ServerTLS? = nil,
+        logger: Logger, onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         let budget = BodyBudget(bytes: limits.maxBodyBufferBytes)
         let responses = ResponseBytes(limit: limits.maxResponseBufferBytes)
         let responder = CallbackResponder<CumulusRequestContext> { request, context in
             await respond(
                 to: request, api: api, budget: budget, responses: responses, timeout: limits.requestTimeout,
-                channel: context.channel)
+                channel: context.channel, overTLS: tls != nil)
         }
         let metrics = api.metrics
         let onHit: @Sendable (ServerLimits.Hit) -> Void = { hit in metrics?.recordLimitHit(hit) }
@@ -32,9 +33,16 @@ public enum CumulusHTTPServer {
             idleTimeout: TimeAmount(limits.idleTimeout),
             httpDecoderConfiguration: .init(
                 maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes, maxHeaderFieldCount: 200))
+        // TLS wraps each connection below HTTP; the context is made when the server
+        // starts (ServerTLS already made one, so a bad key was refused before).
+        let server = tls.map { tls in
+            HTTPServerBuilder { responder in
+                try TLSChannel(HTTP1Channel(responder: responder, configuration: http), tlsConfiguration: tls.configuration)
+            }
+        } ?? .http1(configuration: http)
         return Application(
             responder: responder,
-            server: .http1(configuration: http),
+            server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port), serverName: "Cumulus",
                 availableConnectionsDelegate: ConnectionLimit(maxConnections: limits.maxConnections, onHit: onHit)),
@@ -49,10 +57,11 @@ public enum CumulusHTTPServer {
     /// the answer is made; the API has `timeout` to make it (``RequestDeadline``). A
     /// large answer is sent only if `responses` admits it. `channel`, the request's
     /// connection, gives its client's address (the per-address rate limit) and, for a
-    /// long poll, notice of the client hanging up.
+    /// long poll, notice of the client hanging up. `overTLS`: the connection is TLS, so
+    /// the URLs handed out are https.
     static func respond(
         to request: Request, api: CloudKitAPI, budget: BodyBudget, responses: ResponseBytes? = nil,
-        timeout: Duration = ServerLimits().requestTimeout, channel: (any Channel)? = nil
+        timeout: Duration = ServerLimits().requestTimeout, channel: (any Channel)? = nil, overTLS: Bool = false
     ) async -> Response {
         var request = request
         let answer: APIResponse
@@ -63,9 +72,9 @@ public enum CumulusHTTPServer {
             api.metrics?.recordLimitHit(.bodyBytes)
             return json(.error(.limitExceeded, "a request body of \(declared) bytes; the limit is \(CloudKitAPI.maxBodyBytes)"))
         }
-        // A GET or HEAD without a length takes nothing (and may send at most 1 KiB); any
+        // A GET, HEAD or OPTIONS without a length takes nothing (and may send at most 1 KiB); any
         // other request without one (chunked) may grow to the limit, so reserves it.
-        let bodiless = request.method == .get || request.method == .head
+        let bodiless = request.method == .get || request.method == .head || request.method == .options
         let needed = declared ?? (bodiless ? 0 : CloudKitAPI.maxBodyBytes)
         guard let reservation = budget.reserve(needed) else { return budgetRefusal("reading", api) }
         defer { withExtendedLifetime(reservation) {} }
@@ -86,9 +95,12 @@ public enum CumulusHTTPServer {
             for field in request.headers { headers[field.name.canonicalName] = field.value }
             // HTTP/1's Host travels as the authority, not among the fields.
             if headers["host"] == nil, let authority = request.head.authority { headers["host"] = authority }
-            let apiRequest = APIRequest(
-                method: request.method.rawValue, path: request.uri.path, query: query, headers: headers,
+            var received = APIRequest(
+                method: request.method.rawValue, path: request.uri.path, query: query, rawQuery: request.uri.query,
+                headers: headers,
                 body: Array(body.readableBytesView), clientAddress: channel?.remoteAddress?.ipAddress)
+            received.overTLS = overTLS
+            let apiRequest = received
             if request.uri.path.hasPrefix("/replication/") {
                 return await replication(apiRequest, api: api)
             }
@@ -169,6 +181,7 @@ public enum CumulusHTTPServer {
         for (name, value) in answer.headers {
             if let field = fieldName(name) { headers[field] = value }
         }
+        guard answer.hasBody else { return Response(status: HTTPResponse.Status(code: answer.status), headers: headers) }
         headers[.contentType] = answer.text == nil ? "application/json; charset=utf-8" : "text/plain; version=0.0.4"
         let bytes = answer.bodyBytes()
         if let responses, bytes.count > unbudgetedResponseBytes, !responses.admits(bytes.count) {

@@ -35,7 +35,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(
         help: """
             The base URL clients reach this server at (e.g. https://cloud.example.com), for the absolute URLs it hands \
-            out (a webcourierURL). Default: http://HOST:PORT as listened on. Never taken from a request's Host header.
+            out (a webcourierURL, the sign-in page). Default: http(s)://HOST:PORT as listened on. Never taken from a request's Host header.
             """)
     var publicURL: String?
     /// The container `--dev` mints credentials for unless told otherwise.
@@ -70,8 +70,15 @@ struct ServeCommand: AsyncParsableCommand {
         help: "With --retain-commits: seconds a follower that stopped reporting still holds back the commits it needs.")
     var retainFollowerGrace = 600
     @OptionGroup(title: "Assets") var assetCollection: AssetCollectionOptions
+    @Option(help: "Serve the API over TLS with this PEM certificate chain (the server's certificate first); needs --tls-key.")
+    var tlsCert: String?
+    @Option(help: "The PEM private key of --tls-cert, unencrypted (keep it mode 0600).") var tlsKey: String?
+
+    /// `https` with --tls-cert, else `http`: what the banner's URLs say.
+    var scheme: String { tlsCert == nil ? "http" : "https" }
 
     func validate() throws {
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         _ = try resolvedPublicURL()
         let replicationSecret = try secret.resolve(warn: false)
         _ = try metricsToken(warn: false)
@@ -118,6 +125,12 @@ struct ServeCommand: AsyncParsableCommand {
         let metricsToken = try metricsToken(warn: true)
         let etcdAccess = cluster.isSet ? try cluster.access(warn: true) : .plain
         for finding in FilePermissions.looserThanPrivate(dataDirectory: data) { logger.warning("\(finding)") }
+        // Read and checked once, before anything listens: a bad file stops the start.
+        var tls: ServerTLS?
+        if let tlsCert, let tlsKey {
+            tls = try ServerTLS(certificateFile: tlsCert, keyFile: tlsKey)
+            for finding in FilePermissions.looserThanPrivate(file: tlsKey) { logger.warning("\(finding)") }
+        }
         var client: LeaderClient?
         if let follow, let secret = replicationSecret {
             client = LeaderClient(leaderURL: follow, secret: secret, maxAssetBytes: limits.maxAssetBytes)
@@ -140,7 +153,7 @@ struct ServeCommand: AsyncParsableCommand {
             do {
                 try await serve(
                     client: client, member: member, replicationSecret: replicationSecret, metricsToken: metricsToken,
-                    logger: logger)
+                    tls: tls, logger: logger)
             } catch let rejoin as MustRejoin {
                 await etcd?.shutdown()
                 let aside = try FollowerSeeder.moveAside(data, suffix: rejoin.cause.rawValue)
@@ -178,7 +191,8 @@ struct ServeCommand: AsyncParsableCommand {
     /// Seeds a follower if needed, opens the data directory and serves it until
     /// SIGINT/SIGTERM, or until replication must stop (thrown).
     private func serve(
-        client: LeaderClient?, member: ClusterMember?, replicationSecret: String?, metricsToken: String?, logger: Logger
+        client: LeaderClient?, member: ClusterMember?, replicationSecret: String?, metricsToken: String?, tls: ServerTLS?,
+        logger: Logger
     ) async throws {
         let metrics = ServerMetrics()
         var writerOptions = LogWriter.Options()
@@ -236,10 +250,10 @@ struct ServeCommand: AsyncParsableCommand {
             let apiToken = try auth.createAPIToken(container: container, environment: .development)
             let productionToken = try auth.createAPIToken(container: container, environment: .production)
             let webToken = try auth.createWebAuthToken(for: user, container: container)
-            let base = "http://\(host):\(port)/database/1/\(container)/development"
+            let base = "\(scheme)://\(host):\(port)/database/1/\(container)/development"
             // Written unbuffered so the banner shows even when stdout is a pipe or a file.
             FileHandle.standardOutput.write(Data("""
-                Cumulus is serving \(data) on http://\(host):\(port)
+                Cumulus is serving \(data) on \(scheme)://\(host):\(port)
                   container:      \(container)
                   user:           \(user)
                   ckAPIToken:     \(apiToken)
@@ -252,7 +266,7 @@ struct ServeCommand: AsyncParsableCommand {
         } else {
             let what = member.map { "as node \($0.election.configuration.node) of cluster \($0.election.keys.cluster)" } ?? "as \(role)"
             FileHandle.standardOutput.write(Data(
-                "Cumulus is serving \(data) on http://\(host):\(port) \(what), epoch \(store.store.epoch), head \(store.store.head.sequence)\n".utf8))
+                "Cumulus is serving \(data) on \(scheme)://\(host):\(port) \(what), epoch \(store.store.epoch), head \(store.store.head.sequence)\n".utf8))
         }
         var follower: ReplicaFollower?
         var endpoints: ReplicationEndpoints?
@@ -287,7 +301,7 @@ struct ServeCommand: AsyncParsableCommand {
         api.publicURL = try resolvedPublicURL()
         // Uploads are counted over the grace an unreferenced one is kept: what they can hold of the disk.
         api.limits.uploadQuota.window = assetCollection.grace
-        let app = CumulusHTTPServer.application(api: api, host: host, port: port, limits: limits.limits, logger: logger)
+        let app = CumulusHTTPServer.application(api: api, host: host, port: port, limits: limits.limits, tls: tls, logger: logger)
         defer {
             // The HTTP server has drained; finish queued commits, then close.
             store.close()
@@ -419,11 +433,18 @@ struct TokensCommand: ParsableCommand {
         @Option(help: "The environment the API token opens: development or production (a token opens one).")
         var environment = "development"
         @Option(help: "Mint a web auth token for this user.") var user: String?
+        @Option(
+            name: .customLong("origin"),
+            help: "A web origin (https://app.example.com) whose pages may use the API token from a browser (CORS); repeat for more. None: no page of another origin may.")
+        var origins: [String] = []
 
         func run() throws {
             let auth = try openAuth(options.data)
             guard let environment = DatabaseID.Environment(name: environment) else {
                 throw ValidationError("--environment is development or production")
+            }
+            if user != nil && !origins.isEmpty {
+                throw ValidationError("--origin belongs to an API token (--container without --user)")
             }
             if let user {
                 // A web auth token belongs to one container: --user alone mints one for the
@@ -431,7 +452,7 @@ struct TokensCommand: ParsableCommand {
                 let container = container ?? ServeCommand.developmentContainer
                 print("ckWebAuthToken: \(try auth.createWebAuthToken(for: user, container: container))")
             } else if let container {
-                print("ckAPIToken: \(try auth.createAPIToken(container: container, environment: environment))")
+                print("ckAPIToken: \(try auth.createAPIToken(container: container, environment: environment, origins: origins))")
             } else {
                 throw ValidationError("give --container (an API token) or --user [--container] (a web auth token)")
             }
@@ -485,7 +506,7 @@ extension ServeCommand {
     func resolvedPublicURL() throws -> String {
         guard let given = publicURL else {
             let reachable = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
-            return "http://\(reachable.contains(":") ? "[\(reachable)]" : reachable):\(port)"
+            return "\(scheme)://\(reachable.contains(":") ? "[\(reachable)]" : reachable):\(port)"
         }
         let trimmed = given.hasSuffix("/") ? String(given.dropLast()) : given
         guard let url = URL(string: trimmed), let scheme = url.scheme, scheme == "http" || scheme == "https",
