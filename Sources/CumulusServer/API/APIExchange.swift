@@ -53,8 +53,10 @@ public struct APIResponse: Sendable {
     public var status: Int
     /// The JSON body.
     public var json: JSONValue
-    /// A plain-text body instead of JSON (`/metrics`).
+    /// A plain-text body instead of JSON (`/metrics`, the sign-in page).
     public var text: String?
+    /// The body's media type when it is `text` (default: Prometheus's text format).
+    public var contentType: String?
     /// Extra header fields (`X-Cumulus-Sequence`).
     public var headers: [String: String] = [:]
 

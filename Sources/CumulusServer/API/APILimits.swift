@@ -55,6 +55,16 @@ public struct APILimits: Sendable, Equatable {
     /// Bytes of uploads one user, and one container, may send within the grace an
     /// unreferenced upload is kept (``UploadQuota``); past either, `QUOTA_EXCEEDED`.
     public var uploadQuota = UploadQuota()
+    /// Sign-in attempts (password or one-time code) one user may have made against
+    /// them, and one address may make, on the sign-in page (``SignInGuard``); past
+    /// either, `THROTTLED`. A person mistyping gets several tries a minute; a guesser
+    /// gets a few thousand a day per user, against scrypt-hashed passwords.
+    public var signInAttemptsPerUser = RequestRate(perSecond: 5.0 / 60, burst: 5)
+    public var signInAttemptsPerAddress = RequestRate(perSecond: 20.0 / 60, burst: 20)
+    /// Addresses of reverse proxies whose `X-Forwarded-For` names the client, for the
+    /// sign-in page's per-address limit (`serve --trusted-proxy`). Anyone else's header
+    /// is ignored.
+    public var trustedProxies: [String] = []
     /// How long a GET of a `webcourierURL` waits for a notification before it answers
     /// JSON `null` (CloudKit JS asks again at once). Below the request timeout.
     public var webCourierWait: Duration = .seconds(30)

@@ -21,10 +21,15 @@ public struct CloudKitAPI: Sendable {
     /// What one request may ask for (`serve`'s options). Setting them starts the rate
     /// limits afresh at their new rates.
     public var limits = APILimits() {
-        didSet { rateLimiter = RateLimiter(limits) }
+        didSet {
+            rateLimiter = RateLimiter(limits)
+            signInGuard = SignInGuard(limits)
+        }
     }
     /// The request rate limits' buckets, at ``limits``' rates.
     var rateLimiter = RateLimiter(APILimits())
+    /// The sign-in page's attempt limits, at ``limits``' rates.
+    var signInGuard = SignInGuard(APILimits())
     /// Refuses a list of more than ``APILimits/itemsPerRequest`` items (every route
     /// that takes one) before any is read.
     func checkItemCount(_ count: Int, of what: String) throws {
@@ -234,7 +239,7 @@ public struct CloudKitAPI: Sendable {
     /// by asking for random paths.
     public static func routeLabel(_ path: String) -> String {
         let parts = path.split(separator: "/").map(String.init)
-        if parts == ["healthz"] || parts == ["metrics"] { return parts[0] }
+        if parts == ["healthz"] || parts == ["metrics"] || parts == ["signin"] || parts == ["signout"] { return parts[0] }
         if parts.count >= 6, parts[0] == "device" {
             if parts.count == 6, parts[4] == "webcourier" { return "webcourier" }
             let operation = parts.dropFirst(4).joined(separator: "/")
@@ -317,6 +322,13 @@ public struct CloudKitAPI: Sendable {
             response.text = (metrics?.render(container) ?? "") + (replication?.status().prometheusText() ?? "")
             return response
         }
+        // Browser sign-in: the page a 421's redirectURL opens, and sign-out.
+        switch (request.method, parts) {
+        case ("GET", ["signin"]): return signInForm(request)
+        case ("POST", ["signin"]): return await signIn(request)
+        case ("POST", ["signout"]): return try signOut(request)
+        default: break
+        }
         // CloudKit JS's device module: push tokens and the webcourierURL.
         if parts.count >= 6, parts[0] == "device", parts[1] == "1" {
             switch (request.method, parts.dropFirst(4).joined(separator: "/")) {
@@ -363,7 +375,7 @@ public struct CloudKitAPI: Sendable {
             guard let user = caller.user else {
                 return .error(
                     .authenticationRequired, "sign in (ckWebAuthToken) to use the \(scope) database",
-                    redirectURL: "/signin")
+                    redirectURL: signInURL(request, container: containerName, environment: environment))
             }
             owner = user
         }
@@ -373,7 +385,7 @@ public struct CloudKitAPI: Sendable {
             ?? (request.query["numbersAsStrings"] == "true")
         let context = Context(
             caller: caller, database: database, body: body, numbersAsStrings: numbersAsStrings, requestID: requestID,
-            catchUpWait: try Self.catchUpWait(request), origin: Self.origin(of: request))
+            catchUpWait: try Self.catchUpWait(request), origin: publicURL ?? Self.origin(of: request))
         switch (request.method, operation) {
         case ("POST", "records/modify"): return try await modifyRecords(context)
         case ("POST", "records/lookup"): return try lookupRecords(context)
@@ -393,7 +405,9 @@ public struct CloudKitAPI: Sendable {
         case ("POST", "subscriptions/modify"): return try await modifySubscriptions(context)
         case ("GET", "users/current"), ("POST", "users/current"), ("GET", "users/caller"), ("POST", "users/caller"):
             guard let user = caller.user else {
-                return .error(.authenticationRequired, "sign in to learn who you are", redirectURL: "/signin")
+                return .error(
+                    .authenticationRequired, "sign in to learn who you are",
+                    redirectURL: signInURL(request, container: containerName, environment: environment))
             }
             return APIResponse(json: ["userRecordName": .string(user)])
         case ("GET", "users/discover"), ("POST", "users/discover"), ("POST", "users/lookup/email"), ("POST", "users/lookup/id"):
@@ -467,7 +481,12 @@ public struct CloudKitAPI: Sendable {
         guard let webToken = request.query["ckWebAuthToken"], !webToken.isEmpty else {
             return Caller(container: container, user: nil)
         }
-        guard let user = try auth.user(forWebAuthToken: webToken, container: container) else { throw AuthenticationFailure.badWebAuthToken }
+        // A follower's auth table is its leader's copy: only the leader moves an idle
+        // session's expiry on.
+        let leads = if case .leader = self.container.role { true } else { false }
+        guard let user = try auth.user(forWebAuthToken: webToken, container: container, extend: leads) else {
+            throw AuthenticationFailure.badWebAuthToken
+        }
         return Caller(container: container, user: user)
     }
 

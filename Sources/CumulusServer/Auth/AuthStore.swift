@@ -126,7 +126,8 @@ public final class AuthStore: Sendable {
         // token's own entry rather than in it: a server from before origins would read a
         // longer value as an unbound token opening both environments.
         case apiOrigins = 0x6F
-        case web = 0x77  // "w": token → container ‖ 0 ‖ user (or the user alone: minted before binding, opens nothing)
+        case web = 0x77  // "w": token → ``WebTokenRow`` (or the user alone: minted before binding, opens nothing)
+        case signInLink = 0x6C  // "l": token → container ‖ 0 ‖ user ‖ 0 ‖ u64 expiry ms, used once
     }
 
     private func mint(_ kind: TokenKind, bytes: Int, value: [UInt8]) throws -> String {
@@ -215,13 +216,17 @@ public final class AuthStore: Sendable {
 
     /// Mints a web auth token for `user` in `container` (URL-safe: hex). As in
     /// CloudKit, a web auth token belongs to one container: it signs the user in
-    /// there and nowhere else (issue 40).
-    public func createWebAuthToken(for user: String, container: String) throws -> String {
+    /// there and nowhere else (issue 40). `session` says how long it lasts: an
+    /// operator's last until revoked, a browser sign-in's as CloudKit's do.
+    public func createWebAuthToken(
+        for user: String, container: String, session: WebSession = .unlimited, now: Timestamp = .now()
+    ) throws -> String {
         guard try userExists(user) else { throw CumulusError(.invalidArguments, "no user \(user); add it first") }
         guard !container.isEmpty, !container.utf8.contains(0) else {
             throw CumulusError(.invalidArguments, "a web auth token needs the container it signs in to")
         }
-        return try mint(.web, bytes: 24, value: Array(container.utf8) + [0] + Array(user.utf8))
+        let row = WebTokenRow(container: container, user: user, session: session, expires: session.expiry(from: now))
+        return try mint(.web, bytes: 24, value: row.encoded)
     }
 
     /// Revokes a web auth token; returns whether it existed.
@@ -231,22 +236,42 @@ public final class AuthStore: Sendable {
     }
 
     /// The user a web auth token signs in to `container`, or `nil`: a token of
-    /// another container, or one minted before tokens were bound to a container
-    /// (stored as the user alone), signs in no one.
-    public func user(forWebAuthToken token: String, container: String) throws -> String? {
-        guard let stored = try lookUp(.web, token), let separator = stored.firstIndex(of: 0) else { return nil }
-        guard stored[..<separator].elementsEqual(container.utf8) else { return nil }
-        return String(decoding: stored[stored.index(after: separator)...], as: UTF8.self)
+    /// another container, one minted before tokens were bound to a container (stored
+    /// as the user alone), or one whose session has expired signs in no one.
+    ///
+    /// An idle session's use moves its expiry on, written at most every
+    /// ``WebSession/refreshAfter`` and only where `extend` (the leader: a follower's
+    /// `auth` table is its leader's copy).
+    public func user(forWebAuthToken token: String, container: String, now: Timestamp = .now(), extend: Bool = true)
+        throws -> String?
+    {
+        let key = [TokenKind.web.rawValue] + Self.hash(token)
+        guard let stored = try environment.read({ try $0.get(table, key: key) }), let row = WebTokenRow(stored),
+            row.container == container, row.isLive(at: now)
+        else { return nil }
+        if extend, row.session == .idle, let expires = row.expires,
+            WebSession.later(now, by: WebSession.idleLifetime).millisecondsSince1970 - expires.millisecondsSince1970
+                >= WebSession.refreshAfter.components.seconds * 1_000
+        {
+            var moved = row
+            moved.expires = WebSession.idle.expiry(from: now)
+            try environment.write { txn in
+                // Only if still there: a sign-out in between must win.
+                if try txn.get(table, key: key) != nil { try txn.put(table, key: key, value: moved.encoded) }
+            }
+        }
+        return row.user
     }
 
     /// Whether the web auth token whose SHA-256 is `digest` still signs `user` in to
     /// `container`: what keeps a URL made with it (a `webcourierURL`) working, so
     /// the URL dies with the sign-in.
-    public func webAuthTokenIsLive(digest: [UInt8], user: String, container: String) throws -> Bool {
+    public func webAuthTokenIsLive(digest: [UInt8], user: String, container: String, now: Timestamp = .now()) throws
+        -> Bool
+    {
         let stored = try environment.read { txn in try txn.get(table, key: [TokenKind.web.rawValue] + digest) }
-        guard let stored, let separator = stored.firstIndex(of: 0) else { return false }
-        return stored[..<separator].elementsEqual(container.utf8)
-            && stored[stored.index(after: separator)...].elementsEqual(user.utf8)
+        guard let stored, let row = WebTokenRow(stored) else { return false }
+        return row.container == container && row.user == user && row.isLive(at: now)
     }
 
     /// The SHA-256 of `token`, as the table keys it.
@@ -258,7 +283,7 @@ public final class AuthStore: Sendable {
         var count = 0
         try environment.read { txn in
             try txn.scan(table, prefix: [TokenKind.web.rawValue]) { _, value in
-                if !value.contains(0) { count += 1 }
+                if !value.contains(0) { count += 1 }  // no container: the user alone
                 return true
             }
         }

@@ -182,7 +182,8 @@ public enum CumulusHTTPServer {
             if let field = fieldName(name) { headers[field] = value }
         }
         guard answer.hasBody else { return Response(status: HTTPResponse.Status(code: answer.status), headers: headers) }
-        headers[.contentType] = answer.text == nil ? "application/json; charset=utf-8" : "text/plain; version=0.0.4"
+        headers[.contentType] =
+            answer.text == nil ? "application/json; charset=utf-8" : answer.contentType ?? "text/plain; version=0.0.4"
         let bytes = answer.bodyBytes()
         if let responses, bytes.count > unbudgetedResponseBytes, !responses.admits(bytes.count) {
             api?.metrics?.recordLimitHit(.responseBuffer)

@@ -67,10 +67,14 @@ struct LeaderClientTests {
         let container = try Container(path: ReplicationWorld.temporaryPath())
         defer { container.close() }
         let leader = ReplicationLeader(container: container, logger: Logger(label: "test"))
-        let sessions = try await Self.serving(leader) { client, endpoints in
+        // Counted from after the client's first answer: waiting for the server to
+        // listen may take more than one handshake on a loaded machine (an answer that
+        // arrived after the client gave up leaves its session behind).
+        let (before, after) = try await Self.serving(leader) { client, endpoints in
+            let before = endpoints.sessions.count
             for _ in 0..<5 { _ = try await client.status() }
-            return endpoints.sessions.count
+            return (before, endpoints.sessions.count)
         }
-        #expect(sessions == 1)
+        #expect(before >= 1 && after == before, "sessions: \(before) after the first answer, \(after) after five more requests")
     }
 }
