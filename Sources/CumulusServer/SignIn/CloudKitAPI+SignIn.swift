@@ -41,13 +41,10 @@ extension CloudKitAPI {
         return (publicURL ?? "") + "/signin?" + query
     }
 
-    /// Whether `text` is an origin: `http` or `https`, a host, an optional port, nothing else.
+    /// Whether `text` is an origin in the normal form a browser sends
+    /// (``CrossOrigin/normalizedOrigin(_:)``).
     static func isOrigin(_ text: String) -> Bool {
-        guard text.utf8.count <= 256, let url = URL(string: text), let scheme = url.scheme,
-            scheme == "http" || scheme == "https", url.host?.isEmpty == false, url.path.isEmpty, url.query == nil,
-            url.fragment == nil, url.user == nil
-        else { return false }
-        return true
+        text.utf8.count <= 256 && (try? CrossOrigin.normalizedOrigin(text)) == text
     }
 
     /// The sign-in request `fields` describe, checked: the API token opens the
@@ -76,10 +73,13 @@ extension CloudKitAPI {
         return SignInPage.Request(container: container, environment: environmentName, apiToken: apiToken, origin: origin)
     }
 
-    /// Whether the page may `postMessage` a session to `origin`: this server's own
-    /// origin (an app served beside it).
+    /// Whether the page may `postMessage` a session to `origin`: one the app's API
+    /// token allows (`cumulus tokens create --origin`, as CORS does), or this server's
+    /// own (an app served beside it). Anyone may open the sign-in URL with any origin
+    /// in it; only these ever receive a session.
     func originMayReceiveSessions(_ origin: String, apiToken: String) throws -> Bool {
-        origin == publicOrigin
+        if origin == publicOrigin { return true }
+        return try auth.scope(forAPIToken: apiToken)?.origins.contains(origin) ?? false
     }
 
     /// An HTML answer with the sign-in headers; `cookie` sets the anti-forgery value.
