@@ -2,7 +2,8 @@
 # Every user-facing target depends on `deps`, which installs what is missing.
 
 SWIFT      ?= swift
-DEB_DEPS   := liblmdb-dev libzstd-dev pkg-config libsqlite3-dev zstd etcd-server etcd-client openssl
+DEB_DEPS   := liblmdb-dev libzstd-dev pkg-config libsqlite3-dev zstd etcd-server etcd-client openssl \
+              chromium chromium-driver python3-selenium
 SUDO       := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 DATA       ?= ./cumulus-data
 CRASH_KILLS ?= 20
@@ -42,6 +43,7 @@ TIMED_SUITES := SlowClientTests|ClusterElectionTests
 test: build
 	$(SWIFT) test --skip-build --disable-xctest --skip '$(TIMED_SUITES)'
 	$(SWIFT) test --skip-build --disable-xctest --filter '$(TIMED_SUITES)'
+	/usr/bin/python3 Tests/Browser/signin_test.py --cumulus .build/debug/cumulus --screenshots .build/browser
 	$(SWIFT) run --skip-build cumulus-crash --kills $(CRASH_KILLS) --dir .build/crash-test
 
 ## run: start Cumulus on the embedded default data directory

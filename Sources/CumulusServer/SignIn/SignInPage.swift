@@ -22,7 +22,8 @@ enum SignInPage {
             "content-security-policy":
                 "default-src 'none'; script-src \(script); style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
             "x-frame-options": "DENY",
-            "referrer-policy": "no-referrer",
+            // Not no-referrer: under it a browser sends `Origin: null` with the form's own POST.
+            "referrer-policy": "same-origin",
             "cache-control": "no-store",
             "x-content-type-options": "nosniff",
         ]

@@ -62,6 +62,10 @@ struct ServerLimitOptions: ParsableArguments {
     var maxUploadBytesPerUser = apiDefaults.uploadQuota.bytesPerUser
     @Option(help: "Bytes all users of one container may upload within the asset grace; past it, QUOTA_EXCEEDED.")
     var maxUploadBytesPerContainer = apiDefaults.uploadQuota.bytesPerContainer
+    @Option(
+        name: .customLong("trusted-proxy"),
+        help: "The address of a reverse proxy whose X-Forwarded-For names the client, for the sign-in page's per-address limit; repeat for more. Anyone else's header is ignored.")
+    var trustedProxies: [String] = []
     @Option(help: "Bytes the records one user pays for may hold in one container (assets included); past it, saves are QUOTA_EXCEEDED.")
     var maxRecordBytesPerUser = apiDefaults.recordQuota.bytesPerUser
     @Option(help: "Bytes all records of one container may hold (assets included); past it, saves are QUOTA_EXCEEDED.")
@@ -158,6 +162,7 @@ struct ServerLimitOptions: ParsableArguments {
         limits.subscriptionsPerUser = maxSubscriptionsPerUser
         limits.uploadQuota.bytesPerUser = maxUploadBytesPerUser
         limits.uploadQuota.bytesPerContainer = maxUploadBytesPerContainer
+        limits.trustedProxies = trustedProxies
         limits.recordQuota = RecordQuota(bytesPerUser: maxRecordBytesPerUser, bytesPerContainer: maxRecordBytesPerContainer)
         return limits
     }
