@@ -109,8 +109,10 @@ extension CloudKitAPI {
         let ticket: WebCourierTicket
         do {
             ticket = try container.openWebCourierTicket(text)
+            let leads = if case .leader = container.role { true } else { false }
             guard ticket.container == parts[2], ticket.environment == environment,
-                try auth.webAuthTokenIsLive(digest: ticket.session, user: ticket.user, container: ticket.container)
+                try auth.webAuthTokenIsLive(
+                    digest: ticket.session, user: ticket.user, container: ticket.container, extend: leads)
             else { throw AuthenticationFailure.badWebAuthToken }
         } catch {
             try chargeAddress(of: request)

@@ -245,7 +245,12 @@ public final class AuthStore: Sendable {
     public func user(forWebAuthToken token: String, container: String, now: Timestamp = .now(), extend: Bool = true)
         throws -> String?
     {
-        let key = [TokenKind.web.rawValue] + Self.hash(token)
+        try user(forWebAuthTokenDigest: Self.hash(token), container: container, now: now, extend: extend)
+    }
+
+    /// ``user(forWebAuthToken:container:now:extend:)`` for the token whose SHA-256 is `digest`.
+    func user(forWebAuthTokenDigest digest: [UInt8], container: String, now: Timestamp, extend: Bool) throws -> String? {
+        let key = [TokenKind.web.rawValue] + digest
         guard let stored = try environment.read({ try $0.get(table, key: key) }), let row = WebTokenRow(stored),
             row.container == container, row.isLive(at: now)
         else { return nil }
@@ -265,13 +270,12 @@ public final class AuthStore: Sendable {
 
     /// Whether the web auth token whose SHA-256 is `digest` still signs `user` in to
     /// `container`: what keeps a URL made with it (a `webcourierURL`) working, so
-    /// the URL dies with the sign-in.
-    public func webAuthTokenIsLive(digest: [UInt8], user: String, container: String, now: Timestamp = .now()) throws
-        -> Bool
-    {
-        let stored = try environment.read { txn in try txn.get(table, key: [TokenKind.web.rawValue] + digest) }
-        guard let stored, let row = WebTokenRow(stored) else { return false }
-        return row.container == container && row.user == user && row.isLive(at: now)
+    /// the URL dies with the sign-in. A use of such a URL is a use of the session:
+    /// with `extend` (the leader) it moves an idle session's expiry on, as a request does.
+    public func webAuthTokenIsLive(
+        digest: [UInt8], user: String, container: String, now: Timestamp = .now(), extend: Bool = false
+    ) throws -> Bool {
+        try self.user(forWebAuthTokenDigest: digest, container: container, now: now, extend: extend) == user
     }
 
     /// The SHA-256 of `token`, as the table keys it.
