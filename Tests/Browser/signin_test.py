@@ -5,8 +5,9 @@ with the session, and signs out.
 
 The app page (app.html) plays CloudKit JS's part: users/caller answers 421, its
 redirectURL opens in a popup, the user types a user name and password there, the page
-posts {ckSession} to the app's window, the app saves a record in the private database
-and then signs out. Selenium drives Debian's chromium through chromium-driver; a real
+posts {ckSession} to the app's window; the app subscribes, takes a push token and its
+webcourierURL from the device module, saves a record in the private database, reads the
+save's notification from the webcourierURL, and then signs out. Selenium drives Debian's chromium through chromium-driver; a real
 `cumulus serve` process answers on a loopback port. Screenshots of each step go to
 .build/browser/. Exits non-zero, with the reason, if any step fails.
 """
@@ -133,6 +134,8 @@ def main():
         driver.switch_to.window(app_window)
         wait.until(EC.text_to_be_present_in_element((By.ID, "status"), f"signed in as {USER}"))
         wait.until(EC.text_to_be_present_in_element((By.ID, "saved"), "from-browser"))
+        # The save's notification, read by the app from its webcourierURL across origins.
+        wait.until(EC.text_to_be_present_in_element((By.ID, "notified"), "db"))
         driver.save_screenshot(os.path.join(args.screenshots, "3-app-saved.png"))
 
         session = driver.execute_script("return window.appSession")

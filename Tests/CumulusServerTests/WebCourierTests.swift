@@ -127,6 +127,31 @@ struct WebCourierTests {
         }
     }
 
+    @Test("a browser app may read its webcourierURL's answers (CORS) when its API token allowed its origin at tokens/create; another origin may not")
+    func webcourierAnswersItsAppAcrossOrigins() async throws {
+        let world = try APIWorld()
+        let app = "https://app.example.com"
+        let token = try world.auth.createAPIToken(container: Self.container, environment: .development, origins: [app])
+        try await Self.serving(world) { client in
+            let query = "ckAPIToken=\(token)&ckWebAuthToken=\(world.aliceToken)"
+            let created = try await LiveExchange.send(
+                client.client, .post, "/device/1/\(Self.container)/development/tokens/create?\(query)",
+                headers: ["Origin": app, "Content-Type": "text/plain"], body: "{}")
+            #expect(created.header("Access-Control-Allow-Origin") == app, "tokens/create is the API token's to allow")
+            let url = try #require(created.json?["webcourierURL"]?.stringValue)
+            let path = String(url.dropFirst(Self.publicURL.count))
+            let fromApp = try await LiveExchange.send(client.client, .get, path, headers: ["Origin": app])
+            #expect(fromApp.status == .ok && fromApp.header("Access-Control-Allow-Origin") == app)
+            let fromElsewhere = try await LiveExchange.send(client.client, .get, path, headers: ["Origin": "https://evil.example.net"])
+            #expect(fromElsewhere.status == .ok && !fromElsewhere.hasCrossOriginHeaders)
+            // A URL asked for by a page whose origin the token did not allow opens to no page.
+            let plain = try await client.webcourierURL(token: world.aliceToken)
+            let unlisted = try await LiveExchange.send(
+                client.client, .get, String(plain.dropFirst(Self.publicURL.count)), headers: ["Origin": app])
+            #expect(!unlisted.hasCrossOriginHeaders)
+        }
+    }
+
     @Test("a webcourierURL stops working when the sign-in it was made with is revoked")
     func webcourierDiesWithTheSignIn() async throws {
         let world = try APIWorld()

@@ -13,8 +13,10 @@ extension Container {
     /// position on this node if it has one (a token registered again goes on where
     /// it was), else from the user's newest notification: a new token sees what
     /// happens from now on, as a device that just registered for pushes does.
+    /// `origin` is the app's web origin that may read the URL's answers (empty: none).
     public func webCourierTicket(
-        user: String, container: String, environment: DatabaseID.Environment, apnsToken: String, session: [UInt8]
+        user: String, container: String, environment: DatabaseID.Environment, apnsToken: String, session: [UInt8],
+        origin: String = ""
     ) throws -> WebCourierTicket {
         guard !apnsToken.isEmpty, apnsToken.utf8.count <= WebCourierTicket.maxTokenLength,
             apnsToken.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
@@ -24,7 +26,8 @@ extension Container {
                 "apnsToken must be 1 to \(WebCourierTicket.maxTokenLength) printable ASCII characters without spaces")
         }
         var ticket = WebCourierTicket(
-            user: user, container: container, environment: environment, apnsToken: apnsToken, session: session, start: 0)
+            user: user, container: container, environment: environment, apnsToken: apnsToken, session: session, start: 0,
+            origin: origin)
         let views = self.views
         let head = try store.environment.read { try views.notificationHead(for: user, $0) }
         ticket.start = try webCourier.stored(ticket.positionKey) ?? head

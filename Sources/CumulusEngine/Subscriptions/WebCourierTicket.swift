@@ -10,14 +10,17 @@ import Foundation
 ///
 /// ```
 /// u8 format (1) ‖ string user ‖ string container ‖ u8 environment ‖ string token
-///   ‖ [32] session ‖ u64 start
+///   ‖ [32] session ‖ u64 start ‖ string origin
 /// ```
 /// sealed by ``TokenCipher`` (a token is the user's to read, not the network's) as
 /// unpadded base64url. `session` is the SHA-256 of the web auth token it was made
 /// with: the server answers only while that sign-in lasts, so the URL dies with the
 /// user's sign-out or the token's revocation. `start` is the user's last notification
 /// when the URL was made: a node that never served this token starts there, so a
-/// failover can repeat notifications but never skip one.
+/// failover can repeat notifications but never skip one. `origin` is the web origin
+/// of the app that asked for it, when its API token allowed that origin (empty:
+/// none): the one page that may read the URL's answers from a browser (CORS), since
+/// the URL itself carries no API token to decide by.
 public struct WebCourierTicket: Sendable, Hashable {
     /// The user whose notifications it reads.
     public var user: String
@@ -31,6 +34,8 @@ public struct WebCourierTicket: Sendable, Hashable {
     public var session: [UInt8]
     /// The user's notification sequence when it was made.
     public var start: UInt64
+    /// The app's web origin that may read the answers (empty: none).
+    public var origin: String
 
     static let format: UInt8 = 1
     static let purpose = "cumulus webcourier v1"
@@ -40,7 +45,7 @@ public struct WebCourierTicket: Sendable, Hashable {
     /// A ticket.
     public init(
         user: String, container: String, environment: DatabaseID.Environment, apnsToken: String, session: [UInt8],
-        start: UInt64
+        start: UInt64, origin: String = ""
     ) {
         self.user = user
         self.container = container
@@ -48,6 +53,7 @@ public struct WebCourierTicket: Sendable, Hashable {
         self.apnsToken = apnsToken
         self.session = session
         self.start = start
+        self.origin = origin
     }
 
     /// The ticket as the sealed text of a URL path segment.
@@ -60,6 +66,7 @@ public struct WebCourierTicket: Sendable, Hashable {
         writer.string(apnsToken)
         writer.raw(session)
         writer.u64(start)
+        writer.string(origin)
         let key = TokenCipher.key(secret: secret, purpose: Self.purpose)
         return AssetToken.base64url(try TokenCipher.seal(writer.bytes, key: key, binding: []))
     }
@@ -81,10 +88,11 @@ public struct WebCourierTicket: Sendable, Hashable {
                 let token = try reader.string()
                 let session = Array(try reader.rawSlice(32))
                 let start = try reader.u64()
+                let origin = try reader.string()
                 try reader.expectEnd()
                 return WebCourierTicket(
                     user: user, container: container, environment: environment, apnsToken: token, session: session,
-                    start: start)
+                    start: start, origin: origin)
             }
         } catch {
             throw refused

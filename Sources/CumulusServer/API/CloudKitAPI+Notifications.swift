@@ -84,9 +84,11 @@ extension CloudKitAPI {
         } else {
             apnsToken = AuthStore.randomHex(32)
         }
+        // The page asking may read the URL's answers later only if its API token
+        // allows its origin now: the URL carries no API token of its own.
         let ticket = try container.webCourierTicket(
             user: user, container: containerName, environment: environment, apnsToken: apnsToken,
-            session: AuthStore.digest(of: webToken))
+            session: AuthStore.digest(of: webToken), origin: allowedOrigin(of: request) ?? "")
         let base = publicURL ?? request.headers["host"].map { "http://\($0)" } ?? ""
         let url = "\(base)/device/1/\(containerName)/\(environment.name)/webcourier/\(try container.seal(ticket))"
         return APIResponse(json: [
@@ -98,6 +100,9 @@ extension CloudKitAPI {
     /// one notification of the ticket's user in CloudKit's push shape
     /// (``pushPayload(_:)``), or JSON `null` after ``APILimits/webCourierWait`` with
     /// none. Asking again acknowledges the last answer (``Container/nextWebNotification(_:until:)``).
+    ///
+    /// A browser page may read the answers if it is the app the URL was made for (its
+    /// origin, allowed by the API token then, is in the ticket: CORS).
     ///
     /// The URL is the credential: a damaged or forged one, or one whose sign-in ended,
     /// is `AUTHENTICATION_FAILED`, charged to the address's rate as failed credentials
@@ -129,7 +134,11 @@ extension CloudKitAPI {
         }
         defer { withExtendedLifetime(slot) {} }
         let next = try await container.nextWebNotification(ticket, until: ContinuousClock.now + limits.webCourierWait)
-        return APIResponse(json: next.map(pushPayload) ?? .null)
+        var response = APIResponse(json: next.map(pushPayload) ?? .null)
+        if !ticket.origin.isEmpty, request.headers[CrossOrigin.originHeader] == ticket.origin {
+            response.headers = CrossOrigin.allowing(ticket.origin)
+        }
+        return response
     }
 
     /// A notification as CloudKit pushes it, which CloudKit JS parses
