@@ -81,6 +81,8 @@ public struct ServerLimits: Sendable, Equatable {
         case userRequests = "user_requests"
         /// A request refused by ``APILimits/requestsPerAddress``.
         case addressRequests = "address_requests"
+        /// A sign-in attempt past its user's or its address's limit (``SignInGuard``).
+        case signInAttempts = "sign_in_attempts"
         /// A signed request refused because the replay cache is full.
         case signatureReplayCache = "signature_replay_cache"
         /// A request answered `TRY_AGAIN_LATER` by ``ServerLimits/requestTimeout``.

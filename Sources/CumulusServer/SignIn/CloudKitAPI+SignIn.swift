@@ -132,7 +132,7 @@ extension CloudKitAPI {
         }
         guard !user.isEmpty, user.utf8.count <= 255 else { return retry("Enter your user name.", 400) }
         if let wait = signInGuard.admit(user: user, address: signInGuard.clientAddress(of: request)) {
-            metrics?.recordLimitHit(.userRequests)
+            metrics?.recordLimitHit(.signInAttempts)
             return retry("Too many attempts. Try again in \(max(1, wait.components.seconds)) s.", 429)
         }
         guard case .leader = container.role else {

@@ -95,7 +95,7 @@ struct SignInTests {
         let world = try APIWorld()
         let token = try world.auth.createAPIToken(container: APIWorld.containerName, environment: .development, origins: [app])
         try world.auth.setPassword(password, for: world.alice, cost: .minimum)
-        var api = world.api
+        var api = world.operatorAPI(metrics: ServerMetrics())
         api.publicURL = publicURL
         configure(&api)
         let server = CumulusHTTPServer.application(api: api, port: 0, logger: Logger(label: "test"))
@@ -207,6 +207,7 @@ struct SignInTests {
             let third = try await browser.submit(form, ["user": world.alice, "password": Self.password])
             #expect(third.status == 429 && third.session == nil, "even the right password waits: \(third.status)")
             #expect(third.text.contains("Too many attempts"))
+            #expect(try await SlowClientTests.hits(.signInAttempts, port: try #require(browser.client.port)) == 1)
             // The address: every attempt spent one of its 4 (the refused one too), and a
             // header naming other clients changes nothing from an untrusted peer.
             #expect(try await browser.submit(form, ["user": world.bob, "password": "guess"], forwardedFor: "198.51.100.1").status == 401)
