@@ -103,8 +103,20 @@ extension CloudKitAPI {
             let csrf = AuthStore.randomHex(16)
             return html(SignInPage.form(signIn, csrf: csrf), cookie: csrf)
         } catch {
-            return html(SignInPage.failure(Self.reason(error)), status: 400)
+            return refusal(error, of: request)
         }
+    }
+
+    /// The page for a sign-in request that does not check out, charged to its
+    /// address as failed credentials are: the page must not be a faster way to try
+    /// API tokens than the API.
+    private func refusal(_ error: any Error, of request: APIRequest) -> APIResponse {
+        do {
+            try chargeAddress(of: request)
+        } catch {
+            return html(SignInPage.failure("Too many requests from this address; try again shortly."), status: 429)
+        }
+        return html(SignInPage.failure(Self.reason(error)), status: 400)
     }
 
     /// `POST /signin`: checks the form, then the credential; on success the page that
@@ -115,7 +127,7 @@ extension CloudKitAPI {
         do {
             signIn = try signInRequest(fields)
         } catch {
-            return html(SignInPage.failure(Self.reason(error)), status: 400)
+            return refusal(error, of: request)
         }
         // Cross-site: a POST this server's own form did not make is refused outright.
         let cookie = Self.cookie(Self.signInCookie, in: request.headers["cookie"])

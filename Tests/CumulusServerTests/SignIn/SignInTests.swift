@@ -138,6 +138,19 @@ struct SignInTests {
         }
     }
 
+    @Test("a sign-in URL with a wrong API token is charged to its address: the page is no faster a way to try tokens than the API")
+    func badTokensAreCharged() async throws {
+        try await Self.live(configure: { $0.limits.requestsPerAddress = RequestRate(perSecond: 1.0 / 3_600, burst: 2) }) { _, browser in
+            let guess = "/signin?container=\(APIWorld.containerName)&environment=development&ckAPIToken="
+            #expect(try await browser.send(.get, guess + "aa").status == 400)
+            #expect(try await browser.send(.get, guess + "bb").status == 400)
+            let third = try await browser.send(.get, guess + "cc")
+            #expect(third.status == 429 && third.text.contains("Too many requests"), "\(third.status)")
+            // A right token is not charged.
+            #expect(try await browser.form().status == 200)
+        }
+    }
+
     @Test("the right password hands a session bound to the container to the app's origin only; a wrong one, or an unknown user, is told the same")
     func aPasswordSignsIn() async throws {
         try await Self.live { world, browser in
