@@ -89,7 +89,7 @@ extension CloudKitAPI {
         let ticket = try container.webCourierTicket(
             user: user, container: containerName, environment: environment, apnsToken: apnsToken,
             session: AuthStore.digest(of: webToken), origin: allowedOrigin(of: request) ?? "")
-        let base = publicURL ?? request.headers["host"].map { "http://\($0)" } ?? ""
+        let base = publicURL ?? Self.origin(of: request)
         let url = "\(base)/device/1/\(containerName)/\(environment.name)/webcourier/\(try container.seal(ticket))"
         return APIResponse(json: [
             "apnsEnvironment": .string(apnsEnvironment), "apnsToken": .string(apnsToken), "webcourierURL": .string(url),

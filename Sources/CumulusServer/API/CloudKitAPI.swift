@@ -52,9 +52,10 @@ public struct CloudKitAPI: Sendable {
     /// How long an SSE stream stays silent before it writes a keep-alive comment.
     public var notificationHeartbeat: Duration = .seconds(15)
     /// The base URL clients reach this server at (`serve --public-url`, such as
-    /// `https://cloud.example.com`), for the absolute URLs it hands out: a
-    /// `webcourierURL`. Never taken from a request's `Host`, which its sender chooses,
-    /// unless none is configured (an API made in process).
+    /// `https://cloud.example.com`), for the absolute URLs it hands out: asset URLs, a
+    /// `webcourierURL`, the sign-in page. Only without one (an API made in process, a
+    /// node on every address with no `--public-url`, which `serve` warns of) are they
+    /// built from a request's `Host`, which its sender chooses.
     public var publicURL: String?
     /// Server-to-server signatures already received, within their window.
     let signatureReplays = SignatureReplayCache()

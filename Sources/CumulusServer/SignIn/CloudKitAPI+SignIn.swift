@@ -27,7 +27,9 @@ extension CloudKitAPI {
     }
 
     /// The absolute URL of the sign-in page for `request`, which needs a signed-in
-    /// user: what a `421`'s `redirectURL` says. It carries the container, the
+    /// user: what a `421`'s `redirectURL` says. Its base is ``publicURL``; only a node
+    /// given none (listening on every address, warned at start) falls back on the
+    /// request's `Host`. It carries the container, the
     /// environment, the app's API token and the app's origin (its `Origin` header),
     /// which the page checks before it hands anyone a session.
     func signInURL(_ request: APIRequest, container: String, environment: DatabaseID.Environment) -> String {
@@ -38,7 +40,7 @@ extension CloudKitAPI {
         components.queryItems = items
         // `+` means a space in a form-encoded query: encode it.
         let query = (components.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B")
-        return (publicURL ?? "") + "/signin?" + query
+        return (publicURL ?? Self.origin(of: request)) + "/signin?" + query
     }
 
     /// Whether `text` is an origin in the normal form a browser sends

@@ -35,7 +35,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(
         help: """
             The base URL clients reach this server at (e.g. https://cloud.example.com), for the absolute URLs it hands \
-            out (a webcourierURL, the sign-in page). Default: http(s)://HOST:PORT as listened on. Never taken from a request's Host header.
+            out (asset URLs, a webcourierURL, the sign-in page). Default: http(s)://HOST:PORT as listened on; on every \
+            address (0.0.0.0), each request's Host header, with a warning.
             """)
     var publicURL: String?
     /// The container `--dev` mints credentials for unless told otherwise.
@@ -299,6 +300,10 @@ struct ServeCommand: AsyncParsableCommand {
             container: store, auth: auth, metrics: metrics, logger: logger, replication: endpoints, metricsToken: metricsToken)
         api.limits = limits.apiLimits
         api.publicURL = try resolvedPublicURL()
+        if api.publicURL == nil {
+            logger.warning(
+                "no --public-url while listening on every address: the URLs this node hands out (assets, webcourier, sign-in) are built from each request's Host header; set --public-url to the URL clients use")
+        }
         // Uploads are counted over the grace an unreferenced one is kept: what they can hold of the disk.
         api.limits.uploadQuota.window = assetCollection.grace
         let app = CumulusHTTPServer.application(api: api, host: host, port: port, limits: limits.limits, tls: tls, logger: logger)
@@ -543,12 +548,13 @@ struct KeysCommand: ParsableCommand {
 }
 
 extension ServeCommand {
-    /// `--public-url` without a trailing slash, or the address listened on: an
-    /// `http` or `https` URL naming a host and nothing after its path.
-    func resolvedPublicURL() throws -> String {
+    /// `--public-url` without a trailing slash, or the address listened on when that is
+    /// one address (`nil` on every address: no URL reaches this node for every client).
+    /// An `http` or `https` URL naming a host and nothing after its path.
+    func resolvedPublicURL() throws -> String? {
         guard let given = publicURL else {
-            let reachable = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
-            return "\(scheme)://\(reachable.contains(":") ? "[\(reachable)]" : reachable):\(port)"
+            guard host != "0.0.0.0", host != "::" else { return nil }
+            return "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
         }
         let trimmed = given.hasSuffix("/") ? String(given.dropLast()) : given
         guard let url = URL(string: trimmed), let scheme = url.scheme, scheme == "http" || scheme == "https",
