@@ -40,7 +40,7 @@ struct AccessLeakTests {
     /// One live server; calls as alice or bob.
     struct Session {
         let world: APIWorld
-        let client: any TestClientProtocol
+        let client: LiveClient
 
         /// The answer's status, JSON body and headers.
         struct Answer {
@@ -81,7 +81,7 @@ struct AccessLeakTests {
         try await world.container.importSchema(
             schema, into: SchemaID(container: APIWorld.containerName, environment: .development))
         let app = CumulusHTTPServer.application(api: world.api, logger: Logger(label: "test"))
-        try await app.test(.live) { client in try await body(Session(world: world, client: client)) }
+        try await app.testLive { client in try await body(Session(world: world, client: client)) }
     }
 
     static func save(_ items: [(name: String, type: String, title: String)], zone: String? = nil) -> String {

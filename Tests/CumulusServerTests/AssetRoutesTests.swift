@@ -55,7 +55,7 @@ struct AssetRoutesTests {
         let app = CumulusHTTPServer.application(api: world.api, logger: Logger(label: "test"))
         let credentials = "ckAPIToken=\(world.apiToken)&ckWebAuthToken=\(world.aliceToken)"
         let base = "/database/1/\(APIWorld.containerName)/development/private"
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             var uploadPath = ""
             try await client.execute(
                 uri: "\(base)/assets/upload?\(credentials)", method: .post,
@@ -286,7 +286,7 @@ struct AssetRoutesTests {
             for: Asset(fileChecksum: String(repeating: "cd", count: 32), size: 1),
             in: DatabaseID(container: APIWorld.containerName, scope: .private, owner: world.alice)))
         let app = CumulusHTTPServer.application(api: world.api, logger: Logger(label: "test"))
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             try await client.execute(uri: CloudKitAPI.assetDownloadPath + missing, method: .get) { response in
                 #expect(response.status == .notFound)
                 let json = try JSONValue.parse(Data(response.body.readableBytesView))

@@ -43,7 +43,7 @@ struct DamagedRecordRoutesTests {
         let query = "ckAPIToken=\(world.apiToken)&ckWebAuthToken=\(world.aliceToken)"
         let base = "/database/1/\(APIWorld.containerName)/development/private/records/"
         let (lookupURI, queryURI, changesURI) = (base + "lookup?" + query, base + "query?" + query, base + "changes?" + query)
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             let lookup = #"{"zoneID":{"zoneName":"Lists"},"records":[{"recordName":"good"},{"recordName":"bad"}]}"#
             try await client.execute(uri: lookupURI, method: .post, body: ByteBuffer(string: lookup)) { response in
                 #expect(response.status == .ok)

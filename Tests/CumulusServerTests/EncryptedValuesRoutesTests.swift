@@ -76,7 +76,7 @@ struct EncryptedValuesRoutesTests {
         let app = CumulusHTTPServer.application(api: world.api, logger: Logger(label: "test"))
         let query = "ckAPIToken=\(world.apiToken)&ckWebAuthToken=\(world.aliceToken)"
         let base = "/database/1/\(APIWorld.containerName)/development/private/"
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             try await client.execute(
                 uri: base + "records/modify?\(query)", method: .post,
                 body: .init(string: Self.save(#"{"entry":{"value":"\#(Self.base64)","type":"ENCRYPTED_BYTES"}}"#))

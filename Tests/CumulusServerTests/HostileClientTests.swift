@@ -40,7 +40,7 @@ struct HostileClientTests {
             ("changes/zone", { #"{"zones":\#(zones($0))}"# }),
         ]
         let requests = cases.map { (operation, body) in (Self.uri(world, operation), body(201), body(200)) }
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             for (uri, over, within) in requests {
                 try await client.execute(uri: uri, method: .post, body: ByteBuffer(string: over)) { response in
                     let json = try JSONValue.parse(Data(response.body.readableBytesView))
@@ -77,7 +77,7 @@ struct HostileClientTests {
             ("development", unbound, .ok),
             ("production", unbound, .ok),
         ]
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             for (environment, token, status) in cases {
                 try await client.execute(uri: uri(environment, token), method: .get) { response in
                     #expect(response.status == status, "\(environment) with the \(token == unbound ? "unbound" : "bound") token")
@@ -113,7 +113,7 @@ struct HostileClientTests {
             return fields
         }
         let app = CumulusHTTPServer.application(api: world.api, port: 0, logger: Logger(label: "test"))
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             try await client.execute(uri: path, method: .post, headers: headers(signature), body: ByteBuffer(string: body)) {
                 #expect($0.status == .ok)
             }
@@ -172,7 +172,7 @@ struct HostileClientTests {
         api.notificationHeartbeat = .milliseconds(200)
         let app = CumulusHTTPServer.application(api: api, port: 0, logger: Logger(label: "test"))
         let path = "/database/1/\(APIWorld.containerName)/development/notifications/stream?ckAPIToken=\(world.apiToken)&ckWebAuthToken=\(world.aliceToken)"
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             let port = try #require(client.port)
             var open: [RawConnection] = []
             for _ in 0..<4 {
@@ -222,7 +222,7 @@ struct HostileClientTests {
         let app = CumulusHTTPServer.application(api: world.api, port: 0, logger: Logger(label: "test"))
         let uri = Self.uri(world, "changes/zone")
         let zones = zoneNames.map { #"{"zoneID":{"zoneName":"\#($0)"}}"# }.joined(separator: ",")
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             let body = #"{"resultsLimit":1000,"zones":[\#(zones)]}"#
             try await client.execute(uri: uri, method: .post, body: ByteBuffer(string: body)) { response in
                 #expect(response.status == .ok)
@@ -252,7 +252,7 @@ struct HostileClientTests {
                 + #""inReplyTo":{"value":{"recordName":"alices","action":"\#(action)"},"type":"REFERENCE"}}}}]}"#
         }
         let lookup = #"{"records":[{"recordName":"alices"}]}"#
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             let create = #"{"operations":[{"operationType":"create","record":{"recordName":"alices","recordType":"Post","fields":{"text":{"value":"hi"}}}}]}"#
             var tag: JSONValue?
             try await client.execute(uri: uri("records/modify", world.aliceToken), method: .post, body: ByteBuffer(string: create)) {
@@ -293,7 +293,7 @@ struct HostileClientTests {
         api.limits.responseBytes = 512 << 10
         let app = CumulusHTTPServer.application(api: api, port: 0, logger: Logger(label: "test"))
         let zone = #""zoneID":{"zoneName":"big"}"#
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             func post(_ operation: String, _ body: String) async throws -> JSONValue {
                 try await client.execute(uri: Self.uri(world, operation), method: .post, body: ByteBuffer(string: body)) {
                     try JSONValue.parse(Data($0.body.readableBytesView))

@@ -29,7 +29,7 @@ struct RateLimitTests {
     ) async throws {
         let api = Self.api(world, configure)
         let app = CumulusHTTPServer.application(api: api, port: 0, logger: Logger(label: "test"))
-        try await app.test(.live) { client in try await body(api, try #require(client.port)) }
+        try await app.testLive { client in try await body(api, try #require(client.port)) }
     }
 
     /// `operation` in `database` with the API token and, if given, a user's web token.

@@ -20,7 +20,7 @@ struct RequestBoundsTests {
         var api = world.api
         configure(&api)
         let app = CumulusHTTPServer.application(api: api, logger: Logger(label: "test"))
-        try await app.test(.live) { client in try await body(AccessLeakTests.Session(world: world, client: client)) }
+        try await app.testLive { client in try await body(AccessLeakTests.Session(world: world, client: client)) }
     }
 
     /// `count` public `Item` records `i0`, `i1`, … with `n` their number.

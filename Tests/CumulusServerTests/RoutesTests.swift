@@ -335,7 +335,7 @@ struct MetricsLabelTests {
             default: "/database/1/\(word())/\(word())/\(word())/\(word())/\(word())/\(word())"
             }
         }
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             for path in paths {
                 try await client.execute(uri: path, method: .post) { response in
                     #expect(response.status.code >= 400, "\(path)")

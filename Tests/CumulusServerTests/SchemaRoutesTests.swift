@@ -60,7 +60,7 @@ struct SchemaRoutesTests {
         let app = CumulusHTTPServer.application(api: world.api, logger: Logger(label: "test"))
         let query = "ckAPIToken=\(world.productionAPIToken)&ckWebAuthToken=\(world.aliceToken)"
         let uri = "/database/1/\(APIWorld.containerName)/production/private/records/query?\(query)"
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             let refused = #"{"query":{"recordType":"Note","filterBy":[{"comparator":"EQUALS","fieldName":"body","fieldValue":{"value":"x"}}]}}"#
             try await client.execute(uri: uri, method: .post, body: ByteBuffer(string: refused)) { response in
                 #expect(response.status == .badRequest)

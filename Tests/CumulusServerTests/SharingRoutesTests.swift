@@ -14,7 +14,7 @@ struct SharingRoutesTests {
     /// One live server and the two users' calls to it.
     struct Session {
         let world: APIWorld
-        let client: any TestClientProtocol
+        let client: LiveClient
 
         /// POSTs (or GETs, for `…/list`) `body` to `operation` in `database` as `token`'s user.
         func call(_ operation: String, _ body: String = "{}", database: String, token: String) async throws -> JSONValue {
@@ -39,7 +39,7 @@ struct SharingRoutesTests {
     static func live(_ body: @escaping @Sendable (Session) async throws -> Void) async throws {
         let world = try APIWorld()
         let app = CumulusHTTPServer.application(api: world.api, logger: Logger(label: "test"))
-        try await app.test(.live) { client in try await body(Session(world: world, client: client)) }
+        try await app.testLive { client in try await body(Session(world: world, client: client)) }
     }
 
     static func names(_ records: JSONValue?) -> Set<String> {

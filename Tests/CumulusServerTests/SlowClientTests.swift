@@ -74,7 +74,7 @@ struct SlowClientTests {
         // hang, however loaded the machine (under `make test` one request has taken
         // more than 15 s); the heads would need 80 s to arrive.
         let app = Self.app(world, Self.limits(head: 60))
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             let port = try #require(client.port)
             let slow = try (0..<8).map { _ in try RawConnection(port: port) }
             let head = "GET /healthz HTTP/1.1\r\nHost: cumulus\r\nX-Slow: " + String(repeating: "a", count: 800) + "\r\n\r\n"
@@ -97,7 +97,7 @@ struct SlowClientTests {
     func trickledBodyIsCut() async throws {
         let world = try APIWorld()
         let app = Self.app(world, Self.limits(body: 1))
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             let port = try #require(client.port)
             let connection = try RawConnection(port: port)
             connection.send(
@@ -119,7 +119,7 @@ struct SlowClientTests {
         let app = CumulusHTTPServer.application(api: api, port: 0, limits: Self.limits(head: 1), logger: Logger(label: "test"))
         let path = "/database/1/\(APIWorld.containerName)/development/notifications/stream"
             + "?ckAPIToken=\(world.apiToken)&ckWebAuthToken=\(world.aliceToken)"
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             let port = try #require(client.port)
             // All four of the user's places, held by streams that never read. Each
             // sends its request as it connects: the head timeout is 1 s here.
@@ -146,7 +146,7 @@ struct SlowClientTests {
         var limits = Self.limits(body: 30)
         limits.maxBodyBufferBytes = CloudKitAPI.maxBodyBytes
         let app = Self.app(world, limits)
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             let port = try #require(client.port)
             let uri = HostileClientTests.uri(world, "zones/lookup")
             // No length: it may grow to 4 MiB, which is the whole budget here.
@@ -172,7 +172,7 @@ struct SlowClientTests {
         var limits = Self.limits(head: 30, body: 30)
         limits.requestTimeout = .seconds(1)
         let app = Self.app(world, limits)
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             let port = try #require(client.port)
             // A long poll allowed 20 s, for notifications that never come: the deadline answers first.
             let poll = "/database/1/\(APIWorld.containerName)/development/notifications/poll"
@@ -198,7 +198,7 @@ struct SlowClientTests {
         var limits = Self.limits(head: 30, body: 30)
         limits.responseWriteTimeout = .seconds(1)
         let app = Self.app(world, limits)
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             let port = try #require(client.port)
             let stalled = try Self.bigQuery(world, port: port)
             defer { stalled.close() }
@@ -245,7 +245,7 @@ struct SlowClientTests {
         limits.maxResponseBufferBytes = 1 << 20
         limits.responseWriteTimeout = .seconds(3)
         let app = Self.app(world, limits)
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             let port = try #require(client.port)
             let stalled = try Self.bigQuery(world, port: port)
             defer { stalled.close() }

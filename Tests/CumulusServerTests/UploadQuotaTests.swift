@@ -13,7 +13,7 @@ import Testing
 @Suite("Upload quotas over HTTP")
 struct UploadQuotaTests {
     /// An upload URL's path for record `name`, as `token`'s user.
-    static func uploadPath(_ client: some TestClientProtocol, _ world: APIWorld, token: String, name: String) async throws
+    static func uploadPath(_ client: LiveClient, _ world: APIWorld, token: String, name: String) async throws
         -> String
     {
         let credentials = "ckAPIToken=\(world.apiToken)&ckWebAuthToken=\(token)"
@@ -28,7 +28,7 @@ struct UploadQuotaTests {
     }
 
     /// POSTs `bytes` to an upload path: the status and the error code, if any.
-    static func post(_ client: some TestClientProtocol, _ path: String, _ bytes: [UInt8]) async throws -> (Int, String?) {
+    static func post(_ client: LiveClient, _ path: String, _ bytes: [UInt8]) async throws -> (Int, String?) {
         try await client.execute(uri: path, method: .post, body: ByteBuffer(bytes: bytes)) { response in
             let json = try JSONValue.parse(Data(response.body.readableBytesView))
             return (Int(response.status.code), json["serverErrorCode"]?.stringValue)
@@ -41,7 +41,7 @@ struct UploadQuotaTests {
     func uploadURLsTakeOneFile() async throws {
         let world = try APIWorld()
         let app = CumulusHTTPServer.application(api: world.api, logger: Logger(label: "test"))
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             let path = try await Self.uploadPath(client, world, token: world.aliceToken, name: "p")
             let first = try await Self.post(client, path, Self.file(1))
             #expect(first.0 == 200)
@@ -58,7 +58,7 @@ struct UploadQuotaTests {
         api.limits.uploadQuota.bytesPerUser = 15_000
         api.limits.uploadQuota.bytesPerContainer = 20_000
         let app = CumulusHTTPServer.application(api: api, logger: Logger(label: "test"))
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             // Alice: 10 KB, then 10 KB more (under 15 KB when it began), then refused.
             for (index, expected) in [(1, 200), (2, 200), (3, 413)] {
                 let path = try await Self.uploadPath(client, world, token: world.aliceToken, name: "a\(index)")

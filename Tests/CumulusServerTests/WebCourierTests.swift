@@ -21,7 +21,7 @@ struct WebCourierTests {
 
     /// A client's view of one live server: its calls as CloudKit JS makes them.
     struct Client {
-        let client: any TestClientProtocol
+        let client: LiveClient
         let apiToken: String
 
         /// POSTs `body` as `text/plain` (what CloudKit JS sends) with CloudKit JS's
@@ -64,7 +64,7 @@ struct WebCourierTests {
         api.limits.webCourierWait = wait
         configure(&api)
         let app = CumulusHTTPServer.application(api: api, logger: Logger(label: "test"))
-        try await app.test(.live) { client in try await body(Client(client: client, apiToken: world.apiToken)) }
+        try await app.testLive { client in try await body(Client(client: client, apiToken: world.apiToken)) }
     }
 
     static func subscribe(_ world: APIWorld) async throws {

@@ -18,7 +18,7 @@ struct CrossOriginTests {
     /// A world whose extra token allows ``app`` (minted as an operator might type it)
     /// and ``local``; `body` gets that token and a live server.
     static func live(
-        _ body: @escaping @Sendable (_ world: APIWorld, _ token: String, _ client: any TestClientProtocol) async throws -> Void
+        _ body: @escaping @Sendable (_ world: APIWorld, _ token: String, _ client: LiveClient) async throws -> Void
     ) async throws {
         let world = try APIWorld()
         let token = try world.auth.createAPIToken(

@@ -12,7 +12,7 @@ import Testing
 @Suite("Zone IDs answered as stored")
 struct ZoneIDsAsStoredTests {
     /// POSTs `body` to `operation` in alice's private database: the JSON answer.
-    static func alice(_ client: any TestClientProtocol, _ world: APIWorld, _ operation: String, _ body: String) async throws
+    static func alice(_ client: LiveClient, _ world: APIWorld, _ operation: String, _ body: String) async throws
         -> JSONValue
     {
         let uri = LiveExchange.path(operation) + "?ckAPIToken=\(world.apiToken)&ckWebAuthToken=\(world.aliceToken)"

@@ -21,14 +21,14 @@ struct SignedTargetTests {
 
     /// A world with a registered key; `body` runs against its live server.
     static func live(
-        _ body: @escaping @Sendable (_ client: any TestClientProtocol, _ sign: Signer) async throws -> Void
+        _ body: @escaping @Sendable (_ client: LiveClient, _ sign: Signer) async throws -> Void
     ) async throws {
         let world = try APIWorld()
         let key = P256.Signing.PrivateKey()
         let (keyID, _) = try world.auth.addServerKey(
             container: APIWorld.containerName, publicKeyPEM: key.publicKey.pemRepresentation)
         let app = CumulusHTTPServer.application(api: world.api, port: 0, logger: Logger(label: "test"))
-        try await app.test(.live) { client in try await body(client, Signer(key: key, keyID: keyID)) }
+        try await app.testLive { client in try await body(client, Signer(key: key, keyID: keyID)) }
     }
 
     /// Signs requests as a client holding the key would.
@@ -58,7 +58,7 @@ struct SignedTargetTests {
 
     /// Sends `body` to `uri` with `headers`: the status and the JSON answer.
     static func send(
-        _ client: any TestClientProtocol, uri: String, headers: HTTPFields, body: String
+        _ client: LiveClient, uri: String, headers: HTTPFields, body: String
     ) async throws -> (status: HTTPResponse.Status, json: JSONValue) {
         try await client.execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: body)) { response in
             (response.status, try JSONValue.parse(Data(response.body.readableBytesView)))

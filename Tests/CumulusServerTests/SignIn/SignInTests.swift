@@ -41,7 +41,7 @@ struct SignInTests {
     }
 
     struct Browser {
-        let client: any TestClientProtocol
+        let client: LiveClient
         let apiToken: String
 
         func send(_ method: HTTPRequest.Method, _ uri: String, headers: [String: String] = [:], body: String? = nil)
@@ -99,7 +99,7 @@ struct SignInTests {
         api.publicURL = publicURL
         configure(&api)
         let server = CumulusHTTPServer.application(api: api, port: 0, logger: Logger(label: "test"))
-        try await server.test(.live) { client in try await body(world, Browser(client: client, apiToken: token)) }
+        try await server.testLive { client in try await body(world, Browser(client: client, apiToken: token)) }
     }
 
     @Test("a 421 names the absolute sign-in page, with the container, environment, API token and the app's origin")

@@ -28,7 +28,7 @@ struct LiveExchange {
 
     /// Sends `method` `uri` with `headers` (name → value) and `body`.
     static func send(
-        _ client: any TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String, headers: [String: String] = [:],
+        _ client: LiveClient, _ method: HTTPRequest.Method, _ uri: String, headers: [String: String] = [:],
         body: String? = nil
     ) async throws -> LiveExchange {
         var fields = HTTPFields()
@@ -45,10 +45,10 @@ struct LiveExchange {
 
     /// A live server over `world`'s API; `body` talks to it.
     static func live(
-        _ world: APIWorld, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
+        _ world: APIWorld, _ body: @escaping @Sendable (LiveClient) async throws -> Void
     ) async throws {
         let app = CumulusHTTPServer.application(api: world.api, port: 0, logger: Logger(label: "test"))
-        try await app.test(.live) { client in try await body(client) }
+        try await app.testLive { client in try await body(client) }
     }
 
     /// The path of `operation` in `database` of the world's container, in development.
