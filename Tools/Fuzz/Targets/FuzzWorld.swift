@@ -47,6 +47,8 @@ final class FuzzWorld: Sendable {
         await api.handle(APIRequest(
             method: route.hasSuffix("/list") ? "GET" : "POST",
             path: "/database/1/\(Self.containerName)/development/\(route)",
-            query: ["ckAPIToken": apiToken, "ckWebAuthToken": userToken], body: body))
+            // timeout=0: a notifications/poll answers at once with what it has. A long
+            // poll waits its 30 s by design, which libFuzzer would take for a hang.
+            query: ["ckAPIToken": apiToken, "ckWebAuthToken": userToken, "timeout": "0"], body: body))
     }
 }
