@@ -73,8 +73,8 @@ enum SignInPage {
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>\(escape(title))</title>
         <style>
-        body{font:16px/1.4 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d1f23}
-        main{max-width:22rem;margin:3rem auto;padding:1.5rem;background:#fff;border-radius:8px;box-shadow:0 1px 4px #0002}
+        body{font:16px/1.4 system-ui,sans-serif;margin:0;padding:0 1rem;background:#f4f5f7;color:#1d1f23}
+        main{box-sizing:border-box;max-width:25rem;margin:3rem auto;padding:1.5rem;background:#fff;border-radius:8px;box-shadow:0 1px 4px #0002}
         h1{font-size:1.25rem;margin:0 0 .25rem}p.app{margin:0 0 1rem;color:#555;font-size:.9rem;word-break:break-all}
         label{display:block;margin:.75rem 0 .25rem;font-weight:600}
         input[type=text],input[type=password]{width:100%;box-sizing:border-box;padding:.5rem;border:1px solid #bbb;border-radius:4px;font:inherit}
