@@ -20,7 +20,7 @@ extension Views {
         let zoneKey = zoneKeys.zone(database, record.recordID.zoneID)
         let name = record.recordID.recordName
         let key = ViewKeys.record(zoneKey, name)
-        let (old, oldSize) = try indexedPartAndSize(at: key, schema, txn)
+        let (old, oldSize, _) = try indexedPartAndSize(at: key, schema, txn)
         let oldReferences = try outgoing(zoneKey, name, in: txn)
         let newReferences = derived?.references ?? OutgoingReference.of(record)
         try replaceReferences(zoneKey, source: name, old: oldReferences, new: newReferences, txn)
@@ -68,15 +68,18 @@ extension Views {
         try indexedPartAndSize(at: key, schema, txn).record
     }
 
-    /// ``indexedPart(at:_:_:)`` and how many bytes the record takes as stored (0: none).
-    func indexedPartAndSize(at key: [UInt8], _ schema: EffectiveSchema, _ txn: LMDBReadTransaction) throws
-        -> (record: Record?, size: Int)
+    /// ``indexedPart(at:_:_:)``, how many bytes the record takes as stored (0: none),
+    /// and with `creator` who created it (read from the header only when asked).
+    func indexedPartAndSize(at key: [UInt8], _ schema: EffectiveSchema, creator: Bool = false, _ txn: LMDBReadTransaction)
+        throws -> (record: Record?, size: Int, creator: String?)
     {
         try txn.withValue(tables.records, key: key) { buffer in
             let reader = try RecordReader(buffer)
             let rules = schema.typeIndexes(reader.recordType)
-            return (try reader.record(keepingFields: { rules.hasIndexes(onField: $0) }), buffer.count)
-        } ?? (nil, 0)
+            return (
+                try reader.record(keepingFields: { rules.hasIndexes(onField: $0) }), buffer.count,
+                creator ? try reader.creatorName() : nil)
+        } ?? (nil, 0, nil)
     }
 
     /// Moves the field and token entries of `old` (as `oldSchema` indexes it) to those of
@@ -161,14 +164,8 @@ extension Views {
         let name = id.recordName
         let schema = try schema(SchemaID(database), in: txn)
         let key = ViewKeys.record(zoneKey, name)
-        let found = try txn.withValue(tables.records, key: key) { buffer in
-            let reader = try RecordReader(buffer)
-            let rules = schema.typeIndexes(reader.recordType)
-            return (
-                record: try reader.record(keepingFields: { rules.hasIndexes(onField: $0) }), size: buffer.count,
-                creator: database.scope == .public ? try reader.creatorName() : nil)
-        }
-        if let old = found?.record {
+        let found = try indexedPartAndSize(at: key, schema, creator: database.scope == .public, txn)
+        if let old = found.record {
             try writeEntries(of: old, zoneKey: zoneKey, schema: schema, tokens: tokens == .direct, adding: false, txn)
             if tokens == .pending {
                 try stageTokens(
@@ -179,7 +176,7 @@ extension Views {
         try replaceReferences(zoneKey, source: name, old: try outgoing(zoneKey, name, in: txn), new: [], txn)
         try txn.deferDelete(tables.byType, key: ViewKeys.byType(zoneKey, recordType, name))
         _ = try txn.delete(tables.records, key: key)
-        return (found?.size ?? 0, found?.creator)
+        return (found.size, found.creator)
     }
 
     /// Stores `changeTag` in the record by patching its stored bytes: a target's tag
