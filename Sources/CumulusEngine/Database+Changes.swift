@@ -24,6 +24,23 @@ extension Database {
         _ zoneID: ZoneID, since token: ChangeToken? = nil, resultsLimit: Int? = nil, desiredKeys: [String]? = nil,
         catchUpTimeout: Duration = .zero, byteLimit: Int = .max, as actor: String?
     ) async throws -> ZoneChanges {
+        var changed: [Record] = []
+        var changes = try await fetchZoneChanges(
+            zoneID, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys, catchUpTimeout: catchUpTimeout,
+            byteLimit: byteLimit, as: actor
+        ) { page in changed = try page.decodedRecords() }
+        changes.changed = changed
+        return changes
+    }
+
+    /// The same page, its changed records handed to `body` as they are stored
+    /// (``StoredRecordPage``, valid only while `body` runs, inside the page's read);
+    /// the result's ``ZoneChanges/changed`` is empty.
+    public func fetchZoneChanges(
+        _ zoneID: ZoneID, since token: ChangeToken? = nil, resultsLimit: Int? = nil, desiredKeys: [String]? = nil,
+        catchUpTimeout: Duration = .zero, byteLimit: Int = .max, as actor: String?,
+        _ body: (StoredRecordPage) throws -> Void
+    ) async throws -> ZoneChanges {
         try AccessPolicy.checkRead(id, actor: actor)
         let limit = try changesLimit(resultsLimit)
         let zone = Normalizer(database: id).zone(zoneID)
@@ -91,8 +108,7 @@ extension Database {
         }
 
         // Build the answer in one snapshot: current records, and tombstones from the log.
-        let desired = DesiredKeys(desiredKeys)
-        var changed: [Record] = []
+        let desired = desiredKeys.map(Set.init)
         var deleted: [RecordDeletion] = []
         var commits: [UInt64: Commit] = [:]
         let clientToken = try store.environment.read { txn -> [UInt8]? in
@@ -104,6 +120,7 @@ extension Database {
             // Through the shared database: only what the shares open, as this snapshot has them.
             let shared = try participant.map { try openSharedZone(zone, actor: $0, txn) }
             var hints = RecordDecodeHints()
+            var changed: [UnsafeRawBufferPointer] = []
             for name in page.order {
                 guard let state = page.changes[name] else { continue }
                 let recordID = RecordID(recordName: name, zoneID: zone)
@@ -112,11 +129,17 @@ extension Database {
                     // A record changed again after this page (or deleted) is reported by
                     // the page that holds its last change, so a client paging through the
                     // history sees each record once, at its latest version.
-                    hints.recordID = recordID
-                    guard let record = try desired.record(zoneKey: zoneKey, name: name, views: views, hints: &hints, txn),
-                        !Self.changedAfter(record, page.lastSequence), access.allows(record)
+                    guard let stored = try views.storedRecord(zoneKey: zoneKey, name: name, txn),
+                        try !Self.changedAfter(stored: stored, page.lastSequence), try access.denial(stored) == nil
                     else { continue }
-                    if let shared, try !isVisible(record, in: shared, txn) {
+                    // Share visibility is decided on the record (its parent chain).
+                    if let shared {
+                        hints.recordID = recordID
+                        let record = try RecordCodec.decodeForReading(stored, hints: &hints)
+                        if try isVisible(record, in: shared, txn) {
+                            changed.append(stored)
+                            continue
+                        }
                         // Moved out of a shared hierarchy (its parent changed): for the
                         // participant it is gone, if the version before was theirs to see.
                         if let tag = record.recordChangeTag, let written = UInt64(tag, radix: 36),
@@ -126,7 +149,7 @@ extension Database {
                         }
                         continue
                     }
-                    changed.append(record)
+                    changed.append(stored)
                 case .deleted(let sequence):
                     // Re-created after this page: a later page reports it as changed.
                     if page.more, try views.recordExists(recordID, in: database, txn) { continue }
@@ -154,6 +177,7 @@ extension Database {
                     deleted.append(RecordDeletion(recordID: recordID, recordType: type, cause: cause))
                 }
             }
+            try body(StoredRecordPage(records: changed, desiredKeys: desired))
             return try actor.flatMap { try views.clientChangeToken(zoneKey, actor: $0, in: txn) }
         }
         let next = ChangeToken.make(
@@ -162,7 +186,7 @@ extension Database {
                 incarnation: page.incarnation, position: page.next.0, offset: page.next.1),
             secret: secret)
         return ZoneChanges(
-            changed: changed, deleted: deleted, token: next, moreComing: page.more, clientChangeTokenData: clientToken,
+            changed: [], deleted: deleted, token: next, moreComing: page.more, clientChangeTokenData: clientToken,
             storedBytes: page.bytes)
     }
 
@@ -344,6 +368,14 @@ extension Database {
     /// `sequence` (change tags are the base-36 sequence of the commit that wrote them).
     static func changedAfter(_ record: Record, _ sequence: UInt64) -> Bool {
         guard let tag = record.recordChangeTag, let written = UInt64(tag, radix: 36) else { return false }
+        return written > sequence
+    }
+
+    /// ``changedAfter(_:_:)`` for a record as stored, read from its header.
+    static func changedAfter(stored: UnsafeRawBufferPointer, _ sequence: UInt64) throws -> Bool {
+        guard let tag = try RecordReader.changeTag(in: stored),
+            let written = UInt64(String(decoding: tag, as: UTF8.self), radix: 36)
+        else { return false }
         return written > sequence
     }
 

@@ -36,6 +36,24 @@ extension Database {
         hiddenLimit: Int = Database.defaultHiddenScanLimit, cpuLimit: Duration = Database.defaultRequestCPULimit,
         as actor: String?
     ) throws -> QueryResult {
+        var records: [Record] = []
+        let cursor = try self.query(
+            query, in: zoneID, resultsLimit: resultsLimit, desiredKeys: desiredKeys, scanLimit: scanLimit,
+            byteLimit: byteLimit, hiddenLimit: hiddenLimit, cpuLimit: cpuLimit, as: actor
+        ) { page in records = try page.decodedRecords() }
+        return QueryResult(records: records, cursor: cursor)
+    }
+
+    /// The first page of `query`, handed to `body` as stored records borrowed from
+    /// the read (``StoredRecordPage``, valid only while `body` runs); returns the
+    /// cursor of the next page, if there is one. The same page as
+    /// ``query(_:in:resultsLimit:desiredKeys:scanLimit:byteLimit:hiddenLimit:cpuLimit:as:)``.
+    public func query(
+        _ query: Query, in zoneID: ZoneID? = nil, resultsLimit: Int? = nil, desiredKeys: [String]? = nil,
+        scanLimit: Int = Database.defaultQueryScanLimit, byteLimit: Int = .max,
+        hiddenLimit: Int = Database.defaultHiddenScanLimit, cpuLimit: Duration = Database.defaultRequestCPULimit,
+        as actor: String?, _ body: (StoredRecordPage) throws -> Void
+    ) throws -> QueryCursor? {
         try AccessPolicy.checkRead(id, actor: actor)
         try NameRules.checkRecordType(query.recordType)
         var normalized = query
@@ -52,7 +70,7 @@ extension Database {
         let zone = zoneID.map { Normalizer(database: id).zone($0) }
         return try page(QueryCursor.Contents(database: id, zoneID: zone, query: normalized, position: []),
                         actor: actor, resultsLimit: resultsLimit, desiredKeys: desiredKeys, scanLimit: scanLimit,
-                        byteLimit: byteLimit, hiddenLimit: hiddenLimit, cpuLimit: cpuLimit)
+                        byteLimit: byteLimit, hiddenLimit: hiddenLimit, cpuLimit: cpuLimit, body)
     }
 
     /// The next page of the query a cursor came from.
@@ -62,24 +80,44 @@ extension Database {
         hiddenLimit: Int = Database.defaultHiddenScanLimit, cpuLimit: Duration = Database.defaultRequestCPULimit,
         as actor: String?
     ) throws -> QueryResult {
+        var records: [Record] = []
+        let next = try query(
+            continuing: cursor, resultsLimit: resultsLimit, desiredKeys: desiredKeys, scanLimit: scanLimit,
+            byteLimit: byteLimit, hiddenLimit: hiddenLimit, cpuLimit: cpuLimit, as: actor
+        ) { page in records = try page.decodedRecords() }
+        return QueryResult(records: records, cursor: next)
+    }
+
+    /// The next page of the query a cursor came from, handed to `body` as stored
+    /// records (``StoredRecordPage``, valid only while `body` runs); returns the
+    /// cursor of the page after it, if there is one.
+    public func query(
+        continuing cursor: QueryCursor, resultsLimit: Int? = nil, desiredKeys: [String]? = nil,
+        scanLimit: Int = Database.defaultQueryScanLimit, byteLimit: Int = .max,
+        hiddenLimit: Int = Database.defaultHiddenScanLimit, cpuLimit: Duration = Database.defaultRequestCPULimit,
+        as actor: String?, _ body: (StoredRecordPage) throws -> Void
+    ) throws -> QueryCursor? {
         try AccessPolicy.checkRead(id, actor: actor)
         let contents = try cursor.open(secret: container.secret, database: id, actor: actor)
         return try page(
             contents, actor: actor, resultsLimit: resultsLimit, desiredKeys: desiredKeys, scanLimit: scanLimit,
-            byteLimit: byteLimit, hiddenLimit: hiddenLimit, cpuLimit: cpuLimit)
+            byteLimit: byteLimit, hiddenLimit: hiddenLimit, cpuLimit: cpuLimit, body)
     }
 
+    /// Runs one page inside one read transaction and hands it to `body` there, before
+    /// the transaction ends: the page's records are its bytes in the map.
     private func page(
         _ contents: QueryCursor.Contents, actor: String?, resultsLimit: Int?, desiredKeys: [String]?, scanLimit: Int,
-        byteLimit: Int, hiddenLimit: Int, cpuLimit: Duration
-    ) throws -> QueryResult {
+        byteLimit: Int, hiddenLimit: Int, cpuLimit: Duration, _ body: (StoredRecordPage) throws -> Void
+    ) throws -> QueryCursor? {
         let limit = resultsLimit ?? Self.defaultResultsLimit
         guard limit > 0, limit <= Self.maxResultsLimit else {
             throw CumulusError(.invalidArguments, "resultsLimit must be between 1 and \(Self.maxResultsLimit)")
         }
         let views = container.views
         let requested = id
-        let (page, lastPosition) = try container.store.environment.read { txn -> (QueryExecutor.Page, [UInt8]?) in
+        let desired = desiredKeys.map(Set.init)
+        let (more, lastPosition) = try container.store.environment.read { txn -> (Bool, [UInt8]?) in
             // The shared database queries one shared zone, in its owner's database.
             var database = requested
             var shared: SharedZoneRead?
@@ -125,17 +163,13 @@ extension Database {
             }
             let page = try executor.run(
                 contents.query, zones: zones, after: contents.position.isEmpty ? nil : contents.position, limit: limit)
-            return (page, page.lastPosition)
+            try body(StoredRecordPage(records: page.stored, desiredKeys: desired))
+            return (page.more, page.lastPosition)
         }
-        let desired = DesiredKeys(desiredKeys)
-        let records = page.records.map { desired.applied(to: $0) }
-        var cursor: QueryCursor?
-        if page.more, let lastPosition {
-            var next = contents
-            next.position = lastPosition
-            cursor = try QueryCursor.make(next, secret: container.secret, actor: actor)
-        }
-        return QueryResult(records: records, cursor: cursor)
+        guard more, let lastPosition else { return nil }
+        var next = contents
+        next.position = lastPosition
+        return try QueryCursor.make(next, secret: container.secret, actor: actor)
     }
 
     func normalizeReferences(_ value: FieldValue) -> FieldValue {

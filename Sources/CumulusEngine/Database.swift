@@ -130,21 +130,60 @@ public struct Database: Sendable {
     public func fetch(_ ids: [RecordID], desiredKeys: [String]? = nil, as actor: String?) throws
         -> [(recordID: RecordID, result: Result<Record, CumulusError>)]
     {
+        if id.scope == .shared, let actor {
+            try AccessPolicy.checkRead(id, actor: actor)
+            return try fetchShared(ids, desiredKeys: desiredKeys, actor: actor)
+        }
+        let desired = DesiredKeys(desiredKeys)
+        var results: [(recordID: RecordID, result: Result<Record, CumulusError>)] = []
+        results.reserveCapacity(ids.count)
+        var hints = RecordDecodeHints()
+        try fetch(ids, as: actor) { index, stored in
+            switch stored {
+            case .success(let buffer):
+                let record = try RecordCodec.decodeForReading(buffer, hints: &hints)
+                results.append((ids[index], .success(desired.applied(to: record))))
+            case .failure(let error):
+                results.append((ids[index], .failure(error)))
+            }
+        }
+        return results
+    }
+
+    /// Fetches records by ID, handing `body` each one's index in `ids` and its stored
+    /// bytes (or `unknownItem`, `permissionFailure`), in the order given, from inside
+    /// one read transaction: each buffer is valid only during that call of `body`
+    /// (``StoredRecordPage``'s rule). What the server writes a lookup's answer from.
+    /// In the shared database the records a share shows are encoded for the call.
+    public func fetch(
+        _ ids: [RecordID], as actor: String?, _ body: (Int, Result<UnsafeRawBufferPointer, CumulusError>) throws -> Void
+    ) throws {
         try AccessPolicy.checkRead(id, actor: actor)
-        if id.scope == .shared, let actor { return try fetchShared(ids, desiredKeys: desiredKeys, actor: actor) }
+        if id.scope == .shared, let actor {
+            // Share visibility is decided on records; what it lets through is handed
+            // on as bytes like any other read's.
+            for (index, item) in try fetchShared(ids, desiredKeys: nil, actor: actor).enumerated() {
+                switch item.result {
+                case .success(let record):
+                    let bytes = try RecordCodec.encode(record)
+                    try bytes.withUnsafeBytes { try body(index, .success($0)) }
+                case .failure(let error):
+                    try body(index, .failure(error))
+                }
+            }
+            return
+        }
         let normalizer = self.normalizer
         let views = container.views
         let database = id
-        let desired = DesiredKeys(desiredKeys)
         let store = container.store
-        return try store.environment.read { txn in
+        try store.environment.read { txn in
             let access = try ReadAccess(
                 views: views, database: database, schema: views.schema(SchemaID(database), in: txn), actor: actor, txn: txn)
-            var hints = RecordDecodeHints()
             // A fetch's IDs are nearly always in one zone: its key is looked up once,
             // not once per ID (the shared cache's lookup was 8 % of a fetch's profile).
             var lastZone: (id: ZoneID, key: [UInt8])?
-            return try ids.map { requested in
+            for (index, requested) in ids.enumerated() {
                 let recordID = normalizer.recordID(requested)
                 let zoneKey: [UInt8]
                 if let lastZone, lastZone.id.hasSameBytes(as: recordID.zoneID) {
@@ -153,19 +192,17 @@ public struct Database: Sendable {
                     zoneKey = store.zoneKey(database, recordID.zoneID)
                     lastZone = (recordID.zoneID, zoneKey)
                 }
-                hints.recordID = recordID
-                guard let record = try desired.record(
-                    zoneKey: zoneKey, name: recordID.recordName, views: views, hints: &hints, txn)
-                else {
-                    return (requested, .failure(CumulusError(
+                guard let stored = try views.storedRecord(zoneKey: zoneKey, name: recordID.recordName, txn) else {
+                    try body(index, .failure(CumulusError(
                         .unknownItem, "record \(recordID.recordName) does not exist", recordID: recordID)))
+                    continue
                 }
-                guard access.allows(record) else {
-                    return (requested, .failure(CumulusError(
-                        .permissionFailure, "you may not read records of type \(record.recordType) (no READ grant)",
-                        recordID: recordID)))
+                if let denied = try access.denial(stored) {
+                    try body(index, .failure(CumulusError(
+                        .permissionFailure, "you may not read records of type \(denied) (no READ grant)", recordID: recordID)))
+                    continue
                 }
-                return (requested, .success(record))
+                try body(index, .success(stored))
             }
         }
     }

@@ -206,7 +206,9 @@ struct BenchServer {
 
     /// Starts the server over `store` with its default limits, the request rate limits
     /// aside, and waits until it listens.
-    static func start(_ store: HTTPBenchStore) async throws -> BenchServer {
+    static func start(_ store: HTTPBenchStore, configure: (inout CloudKitAPI) -> Void = { _ in }) async throws
+        -> BenchServer
+    {
         let port = try HTTPSuite.freeLoopbackPort()
         var logger = Logger(label: "cumulus-bench-http")
         logger.logLevel = .error
@@ -215,6 +217,7 @@ struct BenchServer {
         // which the rate limits exist to stop.
         api.limits.requestsPerUser = .unlimited
         api.limits.requestsPerAddress = .unlimited
+        configure(&api)
         let app = CumulusHTTPServer.application(api: api, host: "127.0.0.1", port: port, logger: logger)
         let services = ServiceGroup(services: [app], logger: logger)
         let task = Task { try await services.run() }

@@ -68,7 +68,26 @@ struct Wrk {
     /// Runs wrk for `seconds` and parses its report. Runs on a thread of its own so
     /// the cooperative pool (which serves the server) is not blocked while it waits.
     func run(url: String, tag: String, connections: Int, threads: Int, seconds: Int) async throws -> Result {
-        let script = try writeScript(tag: tag)
+        try await run(url: url, script: try writeScript(tag: tag), connections: connections, threads: threads, seconds: seconds)
+    }
+
+    /// Runs wrk sending the same POST `body` with every request, as a client that
+    /// reads the same page over and over does.
+    func run(url: String, body: String, connections: Int, threads: Int, seconds: Int) async throws -> Result {
+        let script = """
+            -- cumulus-bench: the same POST body with every request.
+            wrk.method = "POST"
+            wrk.headers["Content-Type"] = "application/json"
+            wrk.body = [==[\(body)]==]
+
+            """
+        let path = NSTemporaryDirectory() + "cumulus-bench-wrk-\(UUID().uuidString).lua"
+        try script.write(toFile: path, atomically: true, encoding: .utf8)
+        return try await run(url: url, script: path, connections: connections, threads: threads, seconds: seconds)
+    }
+
+    /// Runs wrk with the Lua script at `script` (removed afterwards).
+    private func run(url: String, script: String, connections: Int, threads: Int, seconds: Int) async throws -> Result {
         defer { try? FileManager.default.removeItem(atPath: script) }
         let arguments = [
             "-t", "\(threads)", "-c", "\(connections)", "-d", "\(seconds)s", "--timeout", "10s", "--latency",

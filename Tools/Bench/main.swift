@@ -15,7 +15,7 @@ struct BenchOptions {
         [
             Suite(ToolsSuite.self),
             Suite(LogSuite.self), Suite(EngineSuite.self), Suite(QuerySuite.self), Suite(ChangesSuite.self),
-            Suite(HTTPSuite.self), Suite(ReplicationSuite.self),
+            Suite(HTTPSuite.self), Suite(HTTPReadSuite.self), Suite(ReplicationSuite.self),
         ]
     }
 

@@ -27,6 +27,17 @@ struct ReadAccess {
                 .read, on: record.recordType, roles: roles, actor: actor, creator: record.creatorUserRecordID?.recordName)
     }
 
+    /// Whether the record stored as `stored` may be read: `nil` when it may, its type
+    /// when it may not. Read from the header alone, and only in the public database
+    /// (private and shared ones need no grant).
+    func denial(_ stored: UnsafeRawBufferPointer) throws -> String? {
+        guard database.scope == .public else { return nil }
+        let reader = try RecordReader(stored)
+        let allowed = schema.allows(
+            .read, on: reader.recordType, roles: roles, actor: actor, creator: try reader.creatorName())
+        return allowed ? nil : reader.recordType
+    }
+
     /// For a query on `type`: `nil` when every record may be read; the actor's name
     /// when only their own may (READ granted to `_creator` alone). Throws
     /// `permissionFailure` when none may.

@@ -50,6 +50,21 @@ struct NameSet: Sendable {
         return false
     }
 
+    /// Whether the name whose UTF-8 bytes are `name` is one of the names: for a walk
+    /// over index keys, which checks each key's name without building a string of it.
+    func contains(utf8 name: UnsafeRawBufferPointer) -> Bool {
+        var low = 0
+        var high = names.count
+        while low < high {
+            let middle = (low + high) / 2
+            var stored = names[middle]
+            let order = stored.withUTF8 { UTF8Order.compare(UnsafeRawBufferPointer($0), name) }
+            if order == 0 { return true }
+            if order < 0 { low = middle + 1 } else { high = middle }
+        }
+        return false
+    }
+
     /// The names in both, by one merge walk.
     func intersection(_ other: NameSet) -> NameSet {
         NameSet(ordered: SortedMerge.intersection(names, other.names, by: UTF8Order.compare))

@@ -53,10 +53,22 @@ struct QueryExecutor {
     /// The CPU time one page may spend, counted per record read.
     var budget = WorkBudget(Database.defaultRequestCPULimit, for: "this query page")
 
+    /// A record the walk read: its stored bytes, borrowed from ``txn`` (valid until it
+    /// ends), and the record decoded from them when something had to look at its
+    /// values (a filter, the caller's access, a sort position). A page of plain index
+    /// or name order with nothing left to check decodes none of its records.
+    struct Found {
+        let stored: UnsafeRawBufferPointer
+        var decoded: Record?
+    }
+
     /// One page of results.
     struct Page {
-        /// The page's records, in the query's order.
-        var records: [Record] = []
+        /// The page's records as stored, in the query's order: borrowed from the
+        /// executor's transaction, valid until it ends.
+        var stored: [UnsafeRawBufferPointer] = []
+        /// The last record added, kept to build its position from.
+        var last: Found?
         /// Where the last record sits in the plan's order: what a cursor resumes after.
         /// Kept for the last record only, not built per result (the position was two of
         /// the nine allocations a result of a name-order page cost).
@@ -72,17 +84,18 @@ struct QueryExecutor {
 
         /// Whether the page holds `limit` records, or its records' bytes reached the
         /// limit: the next match only says there is more.
-        func isFull(_ limit: Int) -> Bool { records.count == limit || bytes >= byteLimit }
+        func isFull(_ limit: Int) -> Bool { stored.count == limit || bytes >= byteLimit }
 
-        /// Adds `record`; its position is built by the caller when it is the last.
-        mutating func append(_ record: Record) {
-            records.append(record)
-            bytes += record.storedValueByteCount ?? 0
+        /// Adds `found`; its position is built by the caller when it is the last.
+        mutating func append(_ found: Found) {
+            stored.append(found.stored)
+            bytes += found.stored.count
+            last = found
         }
 
-        /// Adds `record`, found at `position`.
-        mutating func append(_ record: Record, at position: [UInt8]) {
-            append(record)
+        /// Adds `found`, found at `position`.
+        mutating func append(_ found: Found, at position: [UInt8]) {
+            append(found)
             lastPosition = position
         }
     }
@@ -123,14 +136,14 @@ struct QueryExecutor {
     /// What reading one candidate found.
     enum Candidate {
         /// A record the caller may read that passes the filters.
-        case match(Record)
+        case match(Found)
         /// A record the caller may not read: its values were not compared.
         case hidden(Record)
         /// No such record, or one that fails the filters.
         case none
 
         /// The record, if it matches.
-        var match: Record? {
+        var match: Found? {
             if case .match(let record) = self { record } else { nil }
         }
     }
@@ -142,14 +155,27 @@ struct QueryExecutor {
         _ name: String, _ zone: ZoneID, _ zoneKey: [UInt8], _ residual: Query, _ hints: inout RecordDecodeHints
     ) throws -> Candidate {
         try budget.spend()
+        guard let stored = try views.storedRecord(zoneKey: zoneKey, name: name, txn) else { return .none }
+        // Nothing to look at: the record's type is the query's (its index and by-type
+        // entries are the type's), so it matches as its bytes are.
+        if visible == nil, residual.filters.isEmpty, !residual.matchesNothing {
+            return .match(Found(stored: stored, decoded: nil))
+        }
         hints.recordID = RecordID(recordName: name, zoneID: zone)
-        guard let record = try views.record(zoneKey: zoneKey, name: name, hints: &hints, txn) else { return .none }
+        let record = try RecordCodec.decodeForReading(stored, hints: &hints)
         if let visible, try !visible(record) { return .hidden(record) }
         let matches = QueryEvaluator.matches(record, residual)
         // The filter read values unchecked until then: damage it met is an error, not
         // a record that failed to match.
         if let damage = record.storedValuesFailure { throw damage }
-        return matches ? .match(record) : .none
+        return matches ? .match(Found(stored: stored, decoded: record)) : .none
+    }
+
+    /// The record of `found`, decoded from its bytes if the walk has not yet.
+    private func record(_ found: Found) throws -> Record {
+        if let decoded = found.decoded { return decoded }
+        var hints = RecordDecodeHints()
+        return try RecordCodec.decodeForReading(found.stored, hints: &hints)
     }
 
     /// Counts a hidden record passed over; `true` when the page must end here.
@@ -209,12 +235,12 @@ struct QueryExecutor {
                 lastName = name
                 break
             }
-            guard let record = candidate.match else { continue }
+            guard let found = candidate.match else { continue }
             if page.isFull(limit) {
                 page.more = true
                 break
             }
-            page.append(record)
+            page.append(found)
             lastName = name
         }
         if let lastName {
@@ -230,6 +256,11 @@ struct QueryExecutor {
     ) throws -> Page {
         let sort = query.sort[0]
         let (candidates, rest, prefix) = try sortIndexInputs(query, zone: zone, zoneKey: zoneKey, field: field)
+        // Few candidates (the children of one list): reading and sorting them costs
+        // their own number, where the walk would pass over every other record's entry.
+        if let candidates, candidates.count <= max(Self.candidateSortLimit, 2 * limit) {
+            return try collectAndSort(query, zones: [zone], after: position, limit: limit, given: (candidates, rest))
+        }
         var page = emptyPage
         let inMissingPhase = position?.first == 0xFF
         var hints = RecordDecodeHints()
@@ -240,19 +271,20 @@ struct QueryExecutor {
         // Set when the page ended at a hidden record: it resumes after that one.
         var endedAt: [UInt8]?
 
-        func offer(_ record: Record) -> Bool {
+        func offer(_ found: Found) -> Bool {
             if page.isFull(limit) {
                 page.more = true
                 return false
             }
-            page.append(record)
+            page.append(found)
             return true
         }
-        func finished() -> Page {
+        func finished() throws -> Page {
             if let endedAt {
                 page.lastPosition = endedAt
-            } else if let last = page.records.last {
-                page.lastPosition = SortPosition.of(last, sort: query.sort, zoneKey: zoneKey, firstValue: lastValue)
+            } else if let last = page.last {
+                page.lastPosition = SortPosition.of(
+                    try record(last), sort: query.sort, zoneKey: zoneKey, firstValue: lastValue)
             }
             return page
         }
@@ -272,12 +304,12 @@ struct QueryExecutor {
                     keepGoing = false
                     return false
                 }
-                guard let record = candidate.match else { return true }
-                keepGoing = offer(record)
+                guard let found = candidate.match else { return true }
+                keepGoing = offer(found)
                 if keepGoing { lastValue = value }
                 return keepGoing
             }
-            if !keepGoing { return finished() }
+            if !keepGoing { return try finished() }
         }
 
         // Records without the sort field, by name in the sort's direction (both sources
@@ -297,11 +329,14 @@ struct QueryExecutor {
                 endedAt = at
                 break
             }
-            guard let record = candidate.match, SortPosition.sortValue(record, sort) == nil else { continue }
-            guard offer(record) else { break }
+            guard var found = candidate.match else { continue }
+            let record = try record(found)
+            guard SortPosition.sortValue(record, sort) == nil else { continue }
+            found.decoded = record
+            guard offer(found) else { break }
             lastValue = nil
         }
-        return finished()
+        return try finished()
     }
 
     private func groupWalk(
@@ -312,7 +347,7 @@ struct QueryExecutor {
         var page = emptyPage
         var hints = RecordDecodeHints()
 
-        func precedes(_ a: (record: Record, position: [UInt8]), _ b: (record: Record, position: [UInt8])) -> Bool {
+        func precedes(_ a: (found: Found, position: [UInt8]), _ b: (found: Found, position: [UInt8])) -> Bool {
             a.position.lexicographicallyPrecedes(b.position)
         }
 
@@ -320,14 +355,14 @@ struct QueryExecutor {
         /// records of a group can reach the page (one more than fits says there is
         /// more), so the buffer is cut back to them whenever it doubles: memory stays
         /// bounded by the page, not the group, however many records share a value.
-        var group: [(record: Record, position: [UInt8])] = []
+        var group: [(found: Found, position: [UInt8])] = []
         // The greatest position in the current group of a hidden record passed over:
         // where a page that ends between groups resumes if that is past its records.
         var groupHiddenEnd: [UInt8]?
-        func collect(_ entry: (record: Record, position: [UInt8])) {
+        func collect(_ entry: (found: Found, position: [UInt8])) {
             if let position, !position.lexicographicallyPrecedes(entry.position) { return }
             group.append(entry)
-            let room = limit - page.records.count + 1
+            let room = limit - page.stored.count + 1
             if group.count >= 2 * room + 64 {
                 group.sort(by: precedes)
                 group.removeLast(group.count - room)
@@ -344,7 +379,7 @@ struct QueryExecutor {
                     page.more = true
                     return false
                 }
-                page.append(entry.record, at: entry.position)
+                page.append(entry.found, at: entry.position)
             }
             return true
         }
@@ -385,8 +420,10 @@ struct QueryExecutor {
                     groupHiddenEnd = nil
                 }
                 switch candidate {
-                case .match(let record):
-                    collect((record, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey, firstValue: value)))
+                case .match(var found):
+                    let record = try record(found)
+                    found.decoded = record
+                    collect((found, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey, firstValue: value)))
                 case .hidden(let record):
                     let at = SortPosition.of(record, sort: query.sort, zoneKey: zoneKey, firstValue: value)
                     if let position, !position.lexicographicallyPrecedes(at) { return true }
@@ -405,13 +442,15 @@ struct QueryExecutor {
         // there is more).
         let names = try candidates?.names ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
         for name in names {
-            guard let record = try load(name, zone, zoneKey, rest, &hints).match, SortPosition.sortValue(record, first) == nil
-            else { continue }
+            guard var found = try load(name, zone, zoneKey, rest, &hints).match else { continue }
+            let record = try record(found)
+            guard SortPosition.sortValue(record, first) == nil else { continue }
+            found.decoded = record
             if page.isFull(limit) {
                 page.more = true
                 return page
             }
-            collect((record, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey)))
+            collect((found, SortPosition.of(record, sort: query.sort, zoneKey: zoneKey)))
         }
         _ = emit()
         return page
@@ -432,24 +471,38 @@ struct QueryExecutor {
         try txn.scan(views.tables.fieldIndex, from: lower, to: upper, reverse: !sort.ascending) { key, _ in
             let suffix = UnsafeRawBufferPointer(rebasing: key[prefix.count...])
             guard suffix.first != OrderedEncoding.Kind.exactString.rawValue,
-                let split = IndexKeys.splitValue(suffix)
+                let valueLength = IndexKeys.valueLength(suffix)
             else { return true }
-            if let candidates, !candidates.contains(split.name) { return true }
-            guard seen.isEmpty || !seen.contains(split.name) else { return true }
-            let candidate = try load(split.name, zone, zoneKey, rest, &hints)
-            let record: Record
-            switch candidate {
-            case .match(let found), .hidden(let found): record = found
-            case .none: return true
+            // Most entries of a filtered walk are not candidates: they are checked on
+            // the key's bytes, and only a candidate's name and value are copied out.
+            if let candidates, !candidates.contains(utf8: UnsafeRawBufferPointer(rebasing: suffix[valueLength...])) {
+                return true
             }
+            guard let split = IndexKeys.splitValue(suffix) else { return true }
+            guard seen.isEmpty || !seen.contains(split.name) else { return true }
+            var candidate = try load(split.name, zone, zoneKey, rest, &hints)
             // A scalar has one ordered entry in the index (a QUERYABLE string's exact
             // entry was skipped above), and this is it: its value is the record's sort
             // value by construction, so it is not computed again (that and the set of
             // names seen were 12 % of a sorted page's walk). A list has an entry per
-            // element and sorts by its first in the sort's direction.
-            if Self.isList(sort.key, in: record) {
-                guard SortPosition.sortValue(record, sort) == split.value else { return true }
-                seen.insert(split.name)
+            // element and sorts by its first in the sort's direction; whether it is one
+            // is read from the bytes, so a scalar's record is never decoded here.
+            switch candidate {
+            case .match(var found):
+                if try Self.isList(sort.key, in: found) {
+                    let record = try record(found)
+                    guard SortPosition.sortValue(record, sort) == split.value else { return true }
+                    seen.insert(split.name)
+                    found.decoded = record
+                    candidate = .match(found)
+                }
+            case .hidden(let record):
+                if Self.isList(sort.key, in: record) {
+                    guard SortPosition.sortValue(record, sort) == split.value else { return true }
+                    seen.insert(split.name)
+                }
+            case .none:
+                return true
             }
             return try body(candidate, split.value)
         }
@@ -459,6 +512,14 @@ struct QueryExecutor {
     static func isList(_ key: QueryKey, in record: Record) -> Bool {
         guard case .field(let name) = key, case .list = record[name] else { return false }
         return true
+    }
+
+    /// ``isList(_:in:)`` for a record found, asked of its bytes unless it is decoded
+    /// (an empty list's tag and every list's carry the list bit).
+    static func isList(_ key: QueryKey, in found: Found) throws -> Bool {
+        if let decoded = found.decoded { return isList(key, in: decoded) }
+        guard case .field(let name) = key, let tag = try RecordReader.fieldTag(name, in: found.stored) else { return false }
+        return tag & 0x40 != 0
     }
 
     /// The first sort key's encoded value in a position that has one (`0x01` ‖ value,
@@ -500,11 +561,34 @@ struct QueryExecutor {
         return nil
     }
 
-    private func collectAndSort(_ query: Query, zones: [ZoneID], after position: [UInt8]?, limit: Int) throws -> Page {
+    /// Most candidates an index walk reads and sorts itself instead of walking the
+    /// sort field's index (at least twice the page).
+    static let candidateSortLimit = 256
+
+    /// Where `found` (named `name`, in `zone`) sits in `sort`'s order. A one-key order
+    /// on a field reads that one value from the record's bytes; any other decodes it.
+    private func position(_ found: inout Found, name: String, zone: ZoneID, sort: [QuerySort], zoneKey: [UInt8]) throws
+        -> [UInt8]
+    {
+        if found.decoded == nil, sort.count == 1, sort[0].relativeLocation == nil, case .field(let field) = sort[0].key {
+            let value = try RecordReader.fieldValue(field, in: found.stored, home: zone)
+            return SortPosition.of(
+                name: name, value: SortPosition.sortValue(of: value?.scalars, sort[0]), sort: sort[0], zoneKey: zoneKey)
+        }
+        let record = try record(found)
+        found.decoded = record
+        return SortPosition.of(record, sort: sort, zoneKey: zoneKey)
+    }
+
+    /// Reads every candidate, keeps the best page, sorted. `given`: the one zone's
+    /// candidates and the filters they leave, when the caller found them already.
+    private func collectAndSort(
+        _ query: Query, zones: [ZoneID], after position: [UInt8]?, limit: Int, given: (NameSet, Query)? = nil
+    ) throws -> Page {
         // The best `keep` so far, sorted and cut back whenever twice as many gather:
         // O(page) memory and O(n log page) time whatever the number of matches.
         let keep = limit + 1
-        var best: [(record: Record, position: [UInt8])] = []
+        var best: [(found: Found, position: [UInt8])] = []
         func cut() {
             best.sort { $0.position.lexicographicallyPrecedes($1.position) }
             if best.count > keep { best.removeLast(best.count - keep) }
@@ -512,9 +596,9 @@ struct QueryExecutor {
         var scanned = 0
         for zone in zones {
             let zoneKey = views.zoneKeys.zone(database, zone)
-            let candidates = try finder(zone, zoneKey, query.recordType).candidates(for: query.filters)
+            let candidates = try given?.0 ?? finder(zone, zoneKey, query.recordType).candidates(for: query.filters)
             let names = try candidates?.names ?? views.recordNames(ofType: query.recordType, zoneKey: zoneKey, in: txn)
-            let rest = residual(query, candidatesFromIndex: candidates != nil)
+            let rest = given?.1 ?? residual(query, candidatesFromIndex: candidates != nil)
             var hints = RecordDecodeHints()
             for name in names {
                 scanned += 1
@@ -525,10 +609,10 @@ struct QueryExecutor {
                             + "(it spans every zone, or sorts by distance or record name first); "
                             + "query one zone, or add a filter on an indexed field")
                 }
-                guard let record = try load(name, zone, zoneKey, rest, &hints).match else { continue }
-                let at = SortPosition.of(record, sort: query.sort, zoneKey: zoneKey)
+                guard var found = try load(name, zone, zoneKey, rest, &hints).match else { continue }
+                let at = try self.position(&found, name: name, zone: zone, sort: query.sort, zoneKey: zoneKey)
                 if let position, !position.lexicographicallyPrecedes(at) { continue }
-                best.append((record, at))
+                best.append((found, at))
                 if best.count >= 2 * keep { cut() }
             }
         }
@@ -540,7 +624,7 @@ struct QueryExecutor {
                 page.more = true
                 break
             }
-            page.append(match.record, at: match.position)
+            page.append(match.found, at: match.position)
         }
         return page
     }

@@ -46,9 +46,31 @@ enum SortPosition {
         bytes.append(contentsOf: zoneKey)
     }
 
+    /// The position of the record named `name` in an order of one key, whose value
+    /// for it is `value` (encoded as ``sortValue(_:_:)`` encodes it; `nil`: it lacks
+    /// the key): what ``of(_:sort:zoneKey:firstValue:)`` gives, from what a read of
+    /// the record's bytes found, without the record.
+    static func of(name: String, value: [UInt8]?, sort: QuerySort, zoneKey: [UInt8]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        if let value {
+            bytes.append(0x01)
+            bytes.append(contentsOf: sort.ascending ? value : value.map { ~$0 })
+        } else {
+            bytes.append(0xFF)
+        }
+        appendName(name, sort: [sort], zoneKey: zoneKey, to: &bytes)
+        return bytes
+    }
+
     /// The encoded value a record sorts by for one descriptor, or `nil` if it has none.
     static func sortValue(_ record: Record, _ descriptor: QuerySort) -> [UInt8]? {
-        guard let values = QueryEvaluator.values(descriptor.key, in: record), !values.isEmpty else { return nil }
+        sortValue(of: QueryEvaluator.values(descriptor.key, in: record), descriptor)
+    }
+
+    /// The encoded value that `values` (a key's values in a record: a list's elements)
+    /// sort by for one descriptor, or `nil` if there are none.
+    static func sortValue(of values: [FieldValue]?, _ descriptor: QuerySort) -> [UInt8]? {
+        guard let values, !values.isEmpty else { return nil }
         if let center = descriptor.relativeLocation {
             let distances = values.compactMap { value -> Double? in
                 if case .location(let location) = value { return Geo.distance(location, center) }

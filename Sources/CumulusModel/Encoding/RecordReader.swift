@@ -123,6 +123,69 @@ public struct RecordReader {
         return writer.bytes
     }
 
+    /// The value tag (``RecordCodec``'s: a scalar's type, or a list's) of the user
+    /// field `key` in the stored record `buffer`, or `nil` when it has no such field:
+    /// whether a record holds a list where a query sorts, asked of its bytes without
+    /// building the record or any string of its header.
+    public static func fieldTag(_ key: String, in buffer: UnsafeRawBufferPointer) throws -> UInt8? {
+        var reader = BinaryReader(buffer, context: "record")
+        guard try seekField(key, &reader) else { return nil }
+        return try reader.u8()
+    }
+
+    /// The value of the user field `key` in the stored record `buffer` (whose zone is
+    /// `home`), or `nil` when it has none: one value decoded, the rest skipped. What
+    /// a query sorting candidates by one field reads of each.
+    public static func fieldValue(_ key: String, in buffer: UnsafeRawBufferPointer, home: ZoneID) throws -> FieldValue? {
+        var reader = BinaryReader(buffer, context: "record")
+        guard try seekField(key, &reader) else { return nil }
+        return try RecordCodec.readValue(home: home, from: &reader)
+    }
+
+    /// The change tag's bytes in the stored record `buffer`, or `nil` when it has
+    /// none: which version a change feed's record is, without building its header.
+    public static func changeTag(in buffer: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        var reader = BinaryReader(buffer, context: "record")
+        let mask = try skipToChangeTag(&reader)
+        return mask & RecordCodec.hasChangeTag != 0 ? try reader.rawSlice(reader.length()) : nil
+    }
+
+    /// Moves `reader` (at the start of a stored record) past the header up to the
+    /// change tag (or where it would be), returning the system-field bits.
+    private static func skipToChangeTag(_ reader: inout BinaryReader) throws -> UInt8 {
+        guard try reader.u8() == RecordCodec.formatVersion else { throw reader.failure("unsupported record format") }
+        for _ in 0..<4 { _ = try reader.rawSlice(reader.length()) }  // type, name, zone's name and owner
+        let mask = try reader.u8()
+        guard mask & 0x80 == 0 else { throw reader.failure("unknown system-field bits \(mask)") }
+        if mask & RecordCodec.hasCreationDate != 0 { _ = try reader.varint() }
+        if mask & RecordCodec.hasModificationDate != 0 { _ = try reader.varint() }
+        for bit in [RecordCodec.hasCreator, RecordCodec.hasLastModifier] where mask & bit != 0 {
+            for _ in 0..<3 { _ = try reader.rawSlice(reader.length()) }
+        }
+        return mask
+    }
+
+    /// Moves `reader` (at the start of a stored record) to the value of the user
+    /// field `key` and returns `true`, or returns `false` when the record has none.
+    private static func seekField(_ key: String, _ reader: inout BinaryReader) throws -> Bool {
+        let mask = try skipToChangeTag(&reader)
+        if mask & RecordCodec.hasChangeTag != 0 { _ = try reader.rawSlice(reader.length()) }
+        if mask & RecordCodec.hasParent != 0 { try skipReference(&reader) }
+        if mask & RecordCodec.hasShare != 0 { try skipReference(&reader) }
+        var wanted = key
+        return try wanted.withUTF8 { wantedBytes -> Bool in
+            let target = UnsafeRawBufferPointer(wantedBytes)
+            for _ in 0..<(try reader.length(minimumItemSize: 3)) {
+                let order = UTF8Order.compare(try reader.rawSlice(reader.length()), target)
+                if order == 0 { return true }
+                // Keys are stored in ascending order: past it, the record has none.
+                if order > 0 { return false }
+                try skipValue(&reader)
+            }
+            return false
+        }
+    }
+
     // MARK: - Skipping
 
     /// Moves `reader` past one reference. With `home`, makes every check

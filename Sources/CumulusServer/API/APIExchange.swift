@@ -59,11 +59,21 @@ public struct APIResponse: Sendable {
     public var contentType: String?
     /// Extra header fields (`X-Cumulus-Sequence`).
     public var headers: [String: String] = [:]
+    /// The JSON body written already, from stored records (``RecordJSONWriter``),
+    /// instead of `json`: answers that carry records, which are never error bodies.
+    public var written: [UInt8]?
 
     /// A response.
     public init(status: Int = 200, json: JSONValue) {
         self.status = status
         self.json = json
+    }
+
+    /// A `200` whose JSON body is written already.
+    init(written: [UInt8]) {
+        self.status = 200
+        self.json = .null
+        self.written = written
     }
 
     /// A request-level error: `{uuid, serverErrorCode, reason}` with CloudKit's status.
@@ -87,7 +97,10 @@ public struct APIResponse: Sendable {
     public func bodyBytes() -> [UInt8] {
         guard hasBody else { return [] }
         if let text { return Array(text.utf8) }
-        return (try? Array(json.serialized())) ?? Array(#"{"serverErrorCode":"INTERNAL_ERROR","reason":"unencodable"}"#.utf8)
+        if let written { return written }
+        var writer = JSONWriter(capacity: 256)
+        writer.value(json)
+        return writer.bytes
     }
 }
 

@@ -78,27 +78,36 @@ extension CloudKitAPI {
                 saves: saves, deletes: deletes, atomic: atomic, requestID: context.requestID, itemLimit: limits.itemsPerRequest,
                 cpuLimit: limits.requestCPU, recordQuota: limits.recordQuota),
             as: context.caller.user)
-        var records: [JSONValue] = []
+        var records = JSONWriter(capacity: 512 * slots.count)
+        records.beginArray()
         for slot in slots {
             switch slot {
             case .save(let index, let creating, let keys):
                 let item = result.saveResults[index]
                 switch item.result {
                 case .success(let record):
-                    records.append(try recordJSON(record, desiredKeys: keys, context))
+                    try writeRecord(record, writingOptions(keys, context), context, into: &records)
                 case .failure(let error):
-                    records.append(itemError(error, name: item.recordID.recordName, creating: creating))
+                    records.value(itemError(error, name: item.recordID.recordName, creating: creating))
                 }
             case .delete(let index, let name):
                 switch result.deleteResults[index].result {
                 case .success:
-                    records.append(["recordName": .string(name), "deleted": true])
+                    records.value(["recordName": .string(name), "deleted": true])
                 case .failure(let error):
-                    records.append(itemError(error, name: name))
+                    records.value(itemError(error, name: name))
                 }
             }
         }
-        return APIResponse(json: ["records": .array(records)])
+        records.endArray()
+        return Self.answer(["records": records.bytes])
+    }
+
+    /// A `200` answer of the members written already, plus `members`.
+    static func answer(_ written: [String: [UInt8]], _ members: [String: JSONValue] = [:]) -> APIResponse {
+        var json = JSONWriter(capacity: written.values.reduce(64) { $0 + $1.count })
+        json.object(members, written: written)
+        return APIResponse(written: json.bytes)
     }
 
     /// IDs a lookup reads at a time: what it may read past the response's bytes.
@@ -121,40 +130,48 @@ extension CloudKitAPI {
             keys.append(try desiredKeys(entry["desiredKeys"]) ?? topKeys)
         }
         // Read a few at a time, so that once the records read take the response's
-        // bytes, the rest are not read at all: each is told to ask again.
-        var records: [JSONValue] = []
+        // bytes, the rest are not read at all: each is told to ask again. Each record
+        // is written from its stored bytes inside the read.
+        var records = JSONWriter(capacity: 2048 * min(ids.count, Self.lookupChunk))
+        records.beginArray()
         var bytes = 0
         var start = 0
+        let downloadURL = downloadURLs(context)
         while start < ids.count {
             guard bytes < limits.responseBytes else {
                 metrics?.recordLimitHit(.recordsPerResponse)
-                records += ids[start...].map { id in
-                    itemError(
+                for id in ids[start...] {
+                    records.value(itemError(
                         CumulusError(
                             .limitExceeded,
                             "this response already holds \(bytes) bytes of records; look this record up again"),
-                        name: id.recordName)
+                        name: id.recordName))
                 }
                 break
             }
             let end = min(ids.count, start + Self.lookupChunk)
-            let results = try context.database.fetch(Array(ids[start..<end]), as: context.caller.user)
-            for (item, keys) in zip(results, keys[start..<end]) {
-                switch item.result {
-                case .success(let record):
-                    bytes += record.storedValueByteCount ?? 0
+            let chunk = Array(ids[start..<end])
+            try context.database.fetch(chunk, as: context.caller.user) { index, item in
+                let name = chunk[index].recordName
+                switch item {
+                case .success(let stored):
+                    bytes += stored.count
+                    let options = RecordJSONWriter.Options(
+                        desiredKeys: keys[start + index], numbersAsStrings: context.numbersAsStrings,
+                        downloadURL: downloadURL)
                     // A record whose stored values turn out damaged is that item's error.
                     do {
-                        records.append(try recordJSON(record, desiredKeys: keys, context))
+                        try writeRecord(stored: stored, options, context, into: &records)
                     } catch let error as CumulusError {
-                        records.append(itemError(error, name: item.recordID.recordName))
+                        records.value(itemError(error, name: name))
                     }
-                case .failure(let error): records.append(itemError(error, name: item.recordID.recordName))
+                case .failure(let error): records.value(itemError(error, name: name))
                 }
             }
             start = end
         }
-        return APIResponse(json: ["records": .array(records)])
+        records.endArray()
+        return Self.answer(["records": records.bytes])
     }
 
     func queryRecords(_ context: Context) throws -> APIResponse {
@@ -166,14 +183,24 @@ extension CloudKitAPI {
             return Int(min(number, Int64(limits.itemsPerRequest)))
         } ?? limits.itemsPerRequest
         let keys = try desiredKeys(body["desiredKeys"]).map(Array.init)
-        let result: QueryResult
+        // The page is written from its stored bytes inside the read that found it.
+        var records = JSONWriter(capacity: 64 << 10)
+        let options = writingOptions(nil, context)
+        let write = { (page: StoredRecordPage) throws in
+            var pageOptions = options
+            pageOptions.desiredKeys = page.desiredKeys
+            records.beginArray()
+            for stored in page.records { try self.writeRecord(stored: stored, pageOptions, context, into: &records) }
+            records.endArray()
+        }
+        let cursor: QueryCursor?
         if let marker = body["continuationMarker"]?.stringValue {
-            guard let cursor = QueryCursor(base64: marker) else {
+            guard let marked = QueryCursor(base64: marker) else {
                 throw CumulusError(.invalidArguments, "'continuationMarker' is not one this server issued")
             }
-            result = try context.database.query(
-                continuing: cursor, resultsLimit: limit, desiredKeys: keys, scanLimit: limits.queryScanRecords,
-                byteLimit: limits.responseBytes, cpuLimit: limits.requestCPU, as: context.caller.user)
+            cursor = try context.database.query(
+                continuing: marked, resultsLimit: limit, desiredKeys: keys, scanLimit: limits.queryScanRecords,
+                byteLimit: limits.responseBytes, cpuLimit: limits.requestCPU, as: context.caller.user, write)
         } else {
             guard let queryJSON = body["query"] else { throw CumulusError(.invalidArguments, "'query' is required") }
             let zoneGiven = body["zoneID"] != nil && body["zoneID"] != .null
@@ -181,29 +208,27 @@ extension CloudKitAPI {
             let query = try Query(wire: queryJSON, defaultZone: zone)
             // zoneWide searches every zone; it is ignored when a zone is named.
             let everyZone = !zoneGiven && (body["zoneWide"]?.boolValue ?? false)
-            result = try context.database.query(
+            cursor = try context.database.query(
                 query, in: everyZone ? nil : zone, resultsLimit: limit, desiredKeys: keys,
                 scanLimit: limits.queryScanRecords, byteLimit: limits.responseBytes, cpuLimit: limits.requestCPU,
-                as: context.caller.user)
+                as: context.caller.user, write)
         }
-        var answer: [String: JSONValue] = [
-            "records": .array(try result.records.map { try recordJSON($0, context) }),
-        ]
-        if let cursor = result.cursor { answer["continuationMarker"] = .string(cursor.base64) }
-        return APIResponse(json: .object(answer))
+        return Self.answer(["records": records.bytes], cursor.map { ["continuationMarker": .string($0.base64)] } ?? [:])
     }
 
     func recordChanges(_ context: Context) async throws -> APIResponse {
         guard context.body["zoneID"] != nil else { throw CumulusError(.invalidArguments, "'zoneID' is required") }
         let zone = try zone(context.body)
         let page = try await zonePage(context, zone: zone, options: context.body, byteLimit: limits.responseBytes)
-        return APIResponse(json: .object(page.json))
+        return Self.answer(["records": page.records], page.members)
     }
 
     /// One zone's changes as `records/changes` and `changes/zone` answer them, ending
-    /// once its records take `byteLimit` bytes as stored; those bytes.
+    /// once its records take `byteLimit` bytes as stored: the answer's members but its
+    /// records, its records as a JSON array written already, how many, and their
+    /// bytes as stored.
     func zonePage(_ context: Context, zone: ZoneID, options: JSONValue, byteLimit: Int) async throws
-        -> (json: [String: JSONValue], storedBytes: Int)
+        -> (members: [String: JSONValue], records: [UInt8], count: Int, storedBytes: Int)
     {
         var token: ChangeToken?
         if let string = options["syncToken"]?.stringValue {
@@ -219,14 +244,24 @@ extension CloudKitAPI {
             return Int(min(number, Int64(Database.maxChangesLimit)))
         }
         let keys = try desiredKeys(options["desiredKeys"]).map(Array.init)
+        // The changed records are written from their stored bytes inside the page's read.
+        var records = JSONWriter(capacity: 64 << 10)
+        records.beginArray()
+        var changedCount = 0
+        let options = writingOptions(nil, context)
         let changes = try await context.database.fetchZoneChanges(
             zone, since: token, resultsLimit: limit, desiredKeys: keys, catchUpTimeout: context.catchUpWait,
-            byteLimit: byteLimit, as: context.caller.user)
-        let records = try changes.changed.map { try recordJSON($0, context) }
-            + changes.deleted.map(RecordJSON.deletion)
+            byteLimit: byteLimit, as: context.caller.user
+        ) { page in
+            var pageOptions = options
+            pageOptions.desiredKeys = page.desiredKeys
+            for stored in page.records { try self.writeRecord(stored: stored, pageOptions, context, into: &records) }
+            changedCount = page.records.count
+        }
+        for deletion in changes.deleted { records.value(RecordJSON.deletion(deletion)) }
+        records.endArray()
         var page: [String: JSONValue] = [
             "zoneID": context.database.storedZoneID(zone).wireJSON,
-            "records": .array(records),
             "syncToken": .string(changes.token.base64),
             "moreComing": .bool(changes.moreComing),
             "reverse": false,
@@ -234,6 +269,6 @@ extension CloudKitAPI {
         if let client = changes.clientChangeTokenData {
             page["clientChangeTokenData"] = .string(Data(client).base64EncodedString())
         }
-        return (page, changes.storedBytes)
+        return (page, records.bytes, changedCount + changes.deleted.count, changes.storedBytes)
     }
 }

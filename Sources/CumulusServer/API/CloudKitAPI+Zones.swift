@@ -97,7 +97,8 @@ extension CloudKitAPI {
             throw CumulusError(.invalidArguments, "'zones' must be a list of {zoneID, syncToken?}")
         }
         try checkItemCount(requested.count, of: "zones")
-        var answers: [JSONValue] = []
+        var answers = JSONWriter(capacity: 16 << 10)
+        answers.beginArray()
         // The response's records are shared out in order: a zone gets what the ones
         // before it left, and a zone that gets nothing is told to ask again, as
         // CloudKit tells a client whose request is too large.
@@ -111,7 +112,7 @@ extension CloudKitAPI {
             guard budget > 0, bytes > 0 else {
                 if !budgetSpent { metrics?.recordLimitHit(.recordsPerResponse) }
                 budgetSpent = true
-                answers.append(Self.zoneError(zoneID, CumulusError(
+                answers.value(Self.zoneError(zoneID, CumulusError(
                     .limitExceeded,
                     "this response already holds \(limits.recordsPerResponse - budget) records of "
                         + "\(limits.responseBytes - bytes) bytes; ask for this zone's changes again")))
@@ -130,13 +131,14 @@ extension CloudKitAPI {
             }
             do {
                 let page = try await zonePage(context, zone: zoneID, options: .object(options), byteLimit: bytes)
-                budget -= page.json["records"]?.arrayValue?.count ?? 0
+                budget -= page.count
                 bytes -= page.storedBytes
-                answers.append(.object(page.json))
+                answers.object(page.members, written: ["records": page.records])
             } catch let error as CumulusError {
-                answers.append(Self.zoneError(zoneID, error))
+                answers.value(Self.zoneError(zoneID, error))
             }
         }
-        return APIResponse(json: ["zones": .array(answers)])
+        answers.endArray()
+        return Self.answer(["zones": answers.bytes])
     }
 }

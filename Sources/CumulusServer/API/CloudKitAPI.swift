@@ -57,6 +57,10 @@ public struct CloudKitAPI: Sendable {
     /// node on every address with no `--public-url`, which `serve` warns of) are they
     /// built from a request's `Host`, which its sender chooses.
     public var publicURL: String?
+    /// Answers of record reads kept and handed back instead of the engine's: the
+    /// ceiling the read benchmarks compare with (``ReadCeiling``). `nil`, always, in
+    /// service.
+    public var readCeiling: ReadCeiling?
     /// Server-to-server signatures already received, within their window.
     let signatureReplays = SignatureReplayCache()
     /// SHA-256 of the token that opens `/metrics` and `/healthz`'s detail, if one is set.
@@ -149,6 +153,14 @@ public struct CloudKitAPI: Sendable {
                 ])
         }
         return response
+    }
+
+    /// `answer()`, or with a ``readCeiling`` set (benchmarks only), the answer it kept.
+    func kept(_ route: String, _ request: APIRequest, _ context: Context, _ answer: () async throws -> APIResponse)
+        async throws -> APIResponse
+    {
+        guard let readCeiling else { return try await answer() }
+        return try await readCeiling.answer(route, caller: context.caller.user, body: request.body, answer)
     }
 
     /// `response` with `leaderURL` added when it is `NOT_LEADER` and this node knows
@@ -389,9 +401,9 @@ public struct CloudKitAPI: Sendable {
             catchUpWait: try Self.catchUpWait(request), origin: publicURL ?? Self.origin(of: request))
         switch (request.method, operation) {
         case ("POST", "records/modify"): return try await modifyRecords(context)
-        case ("POST", "records/lookup"): return try lookupRecords(context)
-        case ("POST", "records/query"): return try queryRecords(context)
-        case ("POST", "records/changes"): return try await recordChanges(context)
+        case ("POST", "records/lookup"): return try await kept(operation, request, context) { try lookupRecords(context) }
+        case ("POST", "records/query"): return try await kept(operation, request, context) { try queryRecords(context) }
+        case ("POST", "records/changes"): return try await kept(operation, request, context) { try await recordChanges(context) }
         case ("POST", "records/resolve"): return try resolveShares(context)
         case ("POST", "records/accept"): return try await acceptShares(context)
         case ("POST", "assets/upload"): return try requestUploadURLs(context)
@@ -400,7 +412,7 @@ public struct CloudKitAPI: Sendable {
         case ("POST", "zones/modify"): return try await modifyZones(context)
         case ("POST", "zones/changes"): return try await zoneListChanges(context, metaKeys: true)
         case ("POST", "changes/database"): return try await zoneListChanges(context, metaKeys: false)
-        case ("POST", "changes/zone"): return try await zoneChanges(context)
+        case ("POST", "changes/zone"): return try await kept(operation, request, context) { try await zoneChanges(context) }
         case ("GET", "subscriptions/list"), ("POST", "subscriptions/list"): return try listSubscriptions(context)
         case ("POST", "subscriptions/lookup"): return try lookupSubscriptions(context)
         case ("POST", "subscriptions/modify"): return try await modifySubscriptions(context)

@@ -115,6 +115,17 @@ public class LMDBReadTransaction {
         return try body(value)
     }
 
+    /// The value stored under `key`, not copied, or `nil` if there is none.
+    ///
+    /// Lifetime, as lmdb.h states it for `mdb_get`: the buffer points into the memory
+    /// map and stays valid until the transaction ends, or in a write transaction until
+    /// its next change. So a read may hand out a page of such buffers (a query's stored
+    /// records) to be written out before its body returns; nothing may keep one past
+    /// that, and nothing may write through it.
+    public func borrowedValue(_ table: LMDBTable, key: some ContiguousBytes) throws(StorageError) -> UnsafeRawBufferPointer? {
+        try rawValue(table, key: key)
+    }
+
     /// Whether `key` is present.
     public func contains(_ table: LMDBTable, key: some ContiguousBytes) throws(StorageError) -> Bool {
         try rawValue(table, key: key) != nil

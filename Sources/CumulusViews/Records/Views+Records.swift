@@ -237,6 +237,15 @@ extension Views {
         }
     }
 
+    /// The stored bytes of the record named `name` in the zone `zoneKey`, or `nil`:
+    /// borrowed from `txn`, valid until it ends (``LMDBReadTransaction/borrowedValue(_:key:)``).
+    /// What reads that write records out from their bytes walk.
+    public func storedRecord(zoneKey: [UInt8], name: String, _ txn: LMDBReadTransaction) throws
+        -> UnsafeRawBufferPointer?
+    {
+        try ViewKeys.withRecordKey(zoneKey, name) { key in try txn.borrowedValue(tables.records, key: key) }
+    }
+
     /// The record named `name` in the zone `zoneKey` with its system fields and only
     /// the user fields and encrypted values whose key `keep` accepts, or `nil`: what a
     /// read with `desiredKeys` returns, in one walk that skips the values it drops.

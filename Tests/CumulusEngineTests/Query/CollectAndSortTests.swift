@@ -59,7 +59,7 @@ struct CollectAndSortTests {
         let (within, refusal) = try world.container.store.environment.read { txn -> (Int, (any Error)?) in
             var executor = QueryExecutor(views: world.container.views, txn: txn, database: world.db.id)
             executor.collectScanLimit = 210
-            let within = try executor.run(query, zones: zones, after: nil, limit: 5).records.count
+            let within = try executor.run(query, zones: zones, after: nil, limit: 5).stored.count
             executor.collectScanLimit = 209
             do {
                 _ = try executor.run(query, zones: zones, after: nil, limit: 5)

@@ -1,0 +1,360 @@
+/// A streaming JSON writer: tokens appended to one growing byte buffer, with no tree
+/// and no `Encoder` in between.
+///
+/// It writes what `JSONEncoder` with `[.sortedKeys, .withoutEscapingSlashes]` writes
+/// for the same values, byte for byte (``JSONValue/serialized(prettyPrinted:)`` is the
+/// reference the tests hold it to): integers in decimal, a double as its shortest
+/// round-trip form without a trailing `.0`, strings escaping only `"`, `\` and the
+/// control characters (`\b \t \n \f \r`, else `\u00xx`), and an object's members in
+/// ascending order of their keys' UTF-8 bytes (as `JSONEncoder` sorts them, which is
+/// not Swift's `String` order) when it writes a ``JSONValue``. Callers that stream an object
+/// themselves write its members in that order, so an answer written from stored
+/// bytes is the same answer the tree gave.
+///
+/// Separators are its business: a value or key written after another in the same
+/// container is preceded by a comma. It does not check that keys and values
+/// alternate; the writers built on it (``RecordJSONWriter``) are the checks.
+///
+/// Storage: one buffer of its own, grown by doubling, written through a pointer: an
+/// answer of a hundred records is some ten thousand small writes, which appending to
+/// an `Array` made a uniqueness and capacity check each. The writer is `~Copyable` so
+/// that the buffer has one owner, freed when the writer ends; ``bytes`` copies it out.
+public struct JSONWriter: ~Copyable {
+    private var base: UnsafeMutableRawPointer
+    private var used = 0
+    private var capacity: Int
+    /// Whether the next key or value follows another in its container.
+    private var needsComma = false
+
+    /// An empty writer whose buffer first holds `capacity` bytes.
+    public init(capacity: Int = 1024) {
+        self.capacity = max(capacity, 64)
+        base = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 1)
+    }
+
+    deinit { base.deallocate() }
+
+    /// The JSON written so far, copied out.
+    public var bytes: [UInt8] { Array(UnsafeRawBufferPointer(start: base, count: used)) }
+
+    /// Calls `body` with the JSON written so far, without copying it.
+    public func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(UnsafeRawBufferPointer(start: base, count: used))
+    }
+
+    /// Bytes written so far: a mark to ``rollBack(to:needsComma:)`` to.
+    public var count: Int { used }
+
+    /// Forgets what was written after `mark` (a ``count`` taken before), as if it never
+    /// was: a value that failed part-way is not left half written.
+    public mutating func rollBack(to mark: Int, needsComma: Bool) {
+        used = min(used, max(0, mark))
+        self.needsComma = needsComma
+    }
+
+    /// Whether the next key or value will be preceded by a comma: with ``count``, what
+    /// a caller saves to roll back to.
+    public var separatorPending: Bool { needsComma }
+
+    private mutating func separate() {
+        if needsComma { put(UInt8(ascii: ",")) }
+    }
+
+    /// Makes room for `extra` more bytes.
+    @inline(__always) private mutating func reserve(_ extra: Int) {
+        if used + extra > capacity { grow(extra) }
+    }
+
+    private mutating func grow(_ extra: Int) {
+        let newCapacity = max(capacity * 2, used + extra)
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 1)
+        grown.copyMemory(from: base, byteCount: used)
+        base.deallocate()
+        base = grown
+        capacity = newCapacity
+    }
+
+    @inline(__always) private mutating func put(_ byte: UInt8) {
+        reserve(1)
+        base.storeBytes(of: byte, toByteOffset: used, as: UInt8.self)
+        used += 1
+    }
+
+    /// Appends `raw` with one copy.
+    private mutating func append(_ raw: UnsafeRawBufferPointer) {
+        guard let source = raw.baseAddress, raw.count > 0 else { return }
+        reserve(raw.count)
+        (base + used).copyMemory(from: source, byteCount: raw.count)
+        used += raw.count
+    }
+
+    // MARK: Containers
+
+    /// `{`
+    public mutating func beginObject() {
+        separate()
+        put(UInt8(ascii: "{"))
+        needsComma = false
+    }
+
+    /// `}`
+    public mutating func endObject() {
+        put(UInt8(ascii: "}"))
+        needsComma = true
+    }
+
+    /// `[`
+    public mutating func beginArray() {
+        separate()
+        put(UInt8(ascii: "["))
+        needsComma = false
+    }
+
+    /// `]`
+    public mutating func endArray() {
+        put(UInt8(ascii: "]"))
+        needsComma = true
+    }
+
+    /// A member's key and its colon: `"key":`. `key` is written as given, so it must
+    /// need no escaping (every key of CloudKit's answers is a plain identifier).
+    public mutating func key(_ key: StaticString) {
+        separate()
+        put(UInt8(ascii: "\""))
+        key.withUTF8Buffer { append(UnsafeRawBufferPointer($0)) }
+        put(UInt8(ascii: "\""))
+        put(UInt8(ascii: ":"))
+        needsComma = false
+    }
+
+    /// A member's key from a string, escaped as a string value is.
+    public mutating func key(_ key: String) {
+        string(key)
+        put(UInt8(ascii: ":"))
+        needsComma = false
+    }
+
+    /// A member's key from UTF-8 bytes the caller has checked are valid.
+    public mutating func key(utf8 key: UnsafeRawBufferPointer) {
+        string(utf8: key)
+        put(UInt8(ascii: ":"))
+        needsComma = false
+    }
+
+    // MARK: Scalars
+
+    /// `null`
+    public mutating func null() {
+        raw("null")
+    }
+
+    /// `true` or `false`
+    public mutating func bool(_ value: Bool) {
+        raw(value ? "true" : "false")
+    }
+
+    /// Text written as it is, as one value: a literal the caller knows is JSON.
+    public mutating func raw(_ literal: StaticString) {
+        separate()
+        literal.withUTF8Buffer { append(UnsafeRawBufferPointer($0)) }
+        needsComma = true
+    }
+
+    /// An integer in decimal.
+    public mutating func int(_ value: Int64) {
+        separate()
+        appendDecimal(value)
+        needsComma = true
+    }
+
+    /// A double, as `JSONEncoder` writes it: Swift's shortest round-trip form
+    /// (`description`) less a trailing `.0`. A non-finite double has no JSON form;
+    /// stored doubles are checked finite before they get here, and one that is not is
+    /// written `null` rather than as invalid JSON.
+    public mutating func double(_ value: Double) {
+        guard value.isFinite else { return null() }
+        separate()
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
+        needsComma = true
+    }
+
+    /// A string value, escaped.
+    public mutating func string(_ value: String) {
+        var text = value
+        text.withUTF8 { string(utf8: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// A string value from UTF-8 bytes the caller has checked are valid, escaped.
+    public mutating func string(utf8 value: UnsafeRawBufferPointer) {
+        separate()
+        put(UInt8(ascii: "\""))
+        // Nearly every string needs no escape: found eight bytes at a time, and then
+        // copied whole.
+        var index = Self.firstEscape(in: value)
+        var runStart = 0
+        while index < value.count {
+            let byte = value[index]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                if runStart < index { append(UnsafeRawBufferPointer(rebasing: value[runStart..<index])) }
+                appendEscape(byte)
+                runStart = index + 1
+            }
+            index += 1
+        }
+        if runStart < value.count { append(UnsafeRawBufferPointer(rebasing: value[runStart...])) }
+        put(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// Where the first byte that needs an escape is in `value` (its count if none),
+    /// or a little before it: whole words are tested, with SWAR checks for a byte below
+    /// 0x20, a quote or a backslash.
+    private static func firstEscape(in value: UnsafeRawBufferPointer) -> Int {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var index = 0
+        while index + 8 <= value.count {
+            let word = value.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            let control = (word &- ones &* 0x20) & ~word & highs
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            let special = control | ((quote &- ones) & ~quote & highs) | ((backslash &- ones) & ~backslash & highs)
+            if special != 0 { return index }
+            index += 8
+        }
+        return index
+    }
+
+    /// The decimal text of an integer as a string value (`"42"`): INT64 values of an
+    /// answer for a client that asked for numbers as strings.
+    public mutating func intString(_ value: Int64) {
+        separate()
+        put(UInt8(ascii: "\""))
+        appendDecimal(value)
+        put(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// Bytes as a base64 string value (standard alphabet, padded), as
+    /// `Data.base64EncodedString()` writes them.
+    public mutating func base64(_ data: UnsafeRawBufferPointer) {
+        separate()
+        put(UInt8(ascii: "\""))
+        let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+        alphabet.withUTF8Buffer { table in
+            var index = 0
+            while index + 3 <= data.count {
+                let chunk = UInt32(data[index]) << 16 | UInt32(data[index + 1]) << 8 | UInt32(data[index + 2])
+                put(table[Int(chunk >> 18 & 63)])
+                put(table[Int(chunk >> 12 & 63)])
+                put(table[Int(chunk >> 6 & 63)])
+                put(table[Int(chunk & 63)])
+                index += 3
+            }
+            let left = data.count - index
+            if left > 0 {
+                let chunk = UInt32(data[index]) << 16 | (left == 2 ? UInt32(data[index + 1]) << 8 : 0)
+                put(table[Int(chunk >> 18 & 63)])
+                put(table[Int(chunk >> 12 & 63)])
+                put(left == 2 ? table[Int(chunk >> 6 & 63)] : UInt8(ascii: "="))
+                put(UInt8(ascii: "="))
+            }
+        }
+        put(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    // MARK: Trees
+
+    /// A whole value, objects' members in ascending key order.
+    public mutating func value(_ value: JSONValue) {
+        switch value {
+        case .null: null()
+        case .bool(let flag): bool(flag)
+        case .int(let number): int(number)
+        case .double(let number): double(number)
+        case .string(let text): string(text)
+        case .array(let elements):
+            beginArray()
+            for element in elements { self.value(element) }
+            endArray()
+        case .object(let members):
+            beginObject()
+            for (name, member) in members.sorted(by: { UTF8Order.precedes($0.key, $1.key) }) {
+                key(name)
+                self.value(member)
+            }
+            endObject()
+        }
+    }
+
+    /// JSON written already (by another writer), as one value.
+    public mutating func written(_ json: [UInt8]) {
+        separate()
+        json.withUnsafeBytes { append($0) }
+        needsComma = true
+    }
+
+    /// JSON written already, as one value, from bytes.
+    public mutating func written(_ json: UnsafeRawBufferPointer) {
+        separate()
+        append(json)
+        needsComma = true
+    }
+
+    /// An object of `members` and of `written` members (JSON written already, by
+    /// another writer: a page of records), all in ascending key order, as a tree
+    /// holding both would be written.
+    public mutating func object(_ members: [String: JSONValue], written: [String: [UInt8]]) {
+        beginObject()
+        var all = members.map { (key: $0.key, value: $0.value, written: [UInt8]?.none) }
+        all += written.map { (key: $0.key, value: JSONValue.null, written: $0.value) }
+        for member in all.sorted(by: { UTF8Order.precedes($0.key, $1.key) }) {
+            key(member.key)
+            if let json = member.written { self.written(json) } else { value(member.value) }
+        }
+        endObject()
+    }
+
+    // MARK: Pieces
+
+    private mutating func appendDecimal(_ value: Int64) {
+        if value < 0 { put(UInt8(ascii: "-")) }
+        // The magnitude as unsigned, so Int64.min has one too.
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var end = buffer.count
+            repeat {
+                end -= 1
+                buffer[end] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            append(UnsafeRawBufferPointer(rebasing: buffer[end...]))
+        }
+    }
+
+    private mutating func appendEscape(_ byte: UInt8) {
+        put(UInt8(ascii: "\\"))
+        switch byte {
+        case UInt8(ascii: "\""): put(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): put(UInt8(ascii: "\\"))
+        case 0x08: put(UInt8(ascii: "b"))
+        case 0x09: put(UInt8(ascii: "t"))
+        case 0x0A: put(UInt8(ascii: "n"))
+        case 0x0C: put(UInt8(ascii: "f"))
+        case 0x0D: put(UInt8(ascii: "r"))
+        default:
+            let hex: StaticString = "0123456789abcdef"
+            hex.withUTF8Buffer { digits in
+                put(UInt8(ascii: "u"))
+                put(UInt8(ascii: "0"))
+                put(UInt8(ascii: "0"))
+                put(digits[Int(byte >> 4)])
+                put(digits[Int(byte & 15)])
+            }
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import CumulusEngine
+import CumulusModel
+
+/// Records written into answers: from their stored bytes where the read hands those
+/// out (lookup, query), from objects otherwise (a modify's results, change feeds),
+/// both through ``RecordJSONWriter``. A share record also carries its participants,
+/// which its bytes do not hold: it alone is built as a tree (``recordJSON(_:desiredKeys:_:)``).
+extension CloudKitAPI {
+    /// How `context` asks for records: its numbers' form and assets' download URLs.
+    func writingOptions(_ desiredKeys: Set<String>?, _ context: Context, downloadURLs: Bool = true)
+        -> RecordJSONWriter.Options
+    {
+        RecordJSONWriter.Options(
+            desiredKeys: desiredKeys, numbersAsStrings: context.numbersAsStrings,
+            downloadURL: downloadURLs ? self.downloadURLs(context) : nil)
+    }
+
+    /// Writes the record stored as `stored` (borrowed from a read: only during the
+    /// call) into `json`.
+    func writeRecord(
+        stored: UnsafeRawBufferPointer, _ options: RecordJSONWriter.Options, _ context: Context,
+        into json: inout JSONWriter
+    ) throws {
+        guard RecordJSONWriter.isShare(stored) else {
+            return try RecordJSONWriter.write(stored: stored, options, into: &json)
+        }
+        var hints = RecordDecodeHints()
+        json.value(try recordJSON(RecordCodec.decodeForReading(stored, hints: &hints), desiredKeys: options.desiredKeys, context))
+    }
+
+    /// Writes `record` into `json`.
+    func writeRecord(_ record: Record, _ options: RecordJSONWriter.Options, _ context: Context, into json: inout JSONWriter)
+        throws
+    {
+        guard Share.isShareType(record.recordType) else { return try RecordJSONWriter.write(record, options, into: &json) }
+        json.value(try recordJSON(record, desiredKeys: options.desiredKeys, context))
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+@testable import CumulusModel
+import CumulusTestSupport
+
+@Suite("JSON writer")
+struct JSONWriterTests {
+    /// What the server wrote before: `JSONEncoder` with sorted keys over the tree.
+    static func encoded(_ value: JSONValue) throws -> [UInt8] { Array(try value.serialized()) }
+
+    static func written(_ value: JSONValue) -> [UInt8] {
+        var writer = JSONWriter(capacity: 16)
+        writer.value(value)
+        return writer.bytes
+    }
+
+    @Test("numbers are written as JSONEncoder writes them: integers at both ends of Int64, doubles without a trailing .0")
+    func numbers() throws {
+        let doubles: [Double] = [
+            0, -0.0, 1, -1, 0.1, 2.5, 100, 1e15, 1e16, 1e21, 1e-7, 0.000001, .leastNonzeroMagnitude, .greatestFiniteMagnitude,
+            123456789012345680, -3.25, 1.0 / 3.0, 4.35, 0.30000000000000004,
+        ]
+        for double in doubles {
+            #expect(Self.written(.double(double)) == (try Self.encoded(.double(double))), "double \(double)")
+        }
+        let ints: [Int64] = [0, 1, -1, 9, 10, 99, 100, Int64.max, Int64.min, Int64.min + 1, 1_700_000_000_000]
+        for int in ints {
+            #expect(Self.written(.int(int)) == (try Self.encoded(.int(int))), "int \(int)")
+        }
+        var random = RandomRecords(seed: 0x7E57)
+        for _ in 0..<2_000 {
+            let double = random.double()
+            let int = random.int64()
+            #expect(Self.written(.double(double)) == (try Self.encoded(.double(double))), "double \(double)")
+            #expect(Self.written(.int(int)) == (try Self.encoded(.int(int))), "int \(int)")
+        }
+    }
+
+    @Test("strings escape what JSONEncoder escapes: quote, backslash and control characters, nothing else")
+    func strings() throws {
+        var samples = ["", "plain", "a\"b\\c/d", "tab\there\nnew\r\u{0C}\u{08}", "é ü 😀 \u{2028} \u{7F}", "</script>"]
+        samples += (0..<0x20).map { String(UnicodeScalar(UInt8($0))) }
+        for sample in samples {
+            #expect(Self.written(.string(sample)) == (try Self.encoded(.string(sample))), "string \(sample.debugDescription)")
+        }
+    }
+
+    @Test("random trees are written byte for byte as JSONEncoder with sorted keys writes them")
+    func trees() throws {
+        var random = RandomRecords(seed: 0x7433)
+        func tree(_ depth: Int) -> JSONValue {
+            switch random.int(0...(depth > 3 ? 4 : 6)) {
+            case 0: return .null
+            case 1: return .bool(random.chance(0.5))
+            case 2: return .int(random.int64())
+            case 3: return .double(random.double())
+            case 4: return .string(random.text())
+            case 5: return .array((0..<random.int(0...4)).map { _ in tree(depth + 1) })
+            default:
+                var members: [String: JSONValue] = [:]
+                for _ in 0..<random.int(0...5) { members[random.chance(0.2) ? random.text() : random.identifier()] = tree(depth + 1) }
+                return .object(members)
+            }
+        }
+        for index in 0..<3_000 {
+            let value = tree(0)
+            let expected = try Self.encoded(value)
+            #expect(Self.written(value) == expected, "tree \(index)")
+            if Self.written(value) != expected { return }
+        }
+    }
+
+    @Test("bytes are written as Data's base64, every length of padding")
+    func base64() {
+        var random = RandomRecords(seed: 0xBA5E)
+        for length in 0..<200 {
+            let bytes = (0..<length).map { _ in UInt8(random.int(0...255)) }
+            var writer = JSONWriter()
+            bytes.withUnsafeBytes { writer.base64($0) }
+            #expect(writer.bytes == Array(("\"" + Data(bytes).base64EncodedString() + "\"").utf8), "length \(length)")
+        }
+    }
+
+    @Test("members written already are spliced in key order, and a rolled-back value leaves no trace")
+    func splicingAndRollBack() throws {
+        var inner = JSONWriter()
+        inner.beginArray()
+        inner.int(1)
+        inner.int(2)
+        inner.endArray()
+        var writer = JSONWriter()
+        writer.object(["b": true, "z": "last"], written: ["m": inner.bytes, "a": Array("{}".utf8)])
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"a":{},"b":true,"m":[1,2],"z":"last"}"#)
+
+        var list = JSONWriter()
+        list.beginArray()
+        list.int(1)
+        let mark = list.count
+        let comma = list.separatorPending
+        list.beginObject()
+        list.key("half")
+        list.rollBack(to: mark, needsComma: comma)
+        list.int(3)
+        list.endArray()
+        #expect(String(decoding: list.bytes, as: UTF8.self) == "[1,3]")
+    }
+}
