@@ -12,7 +12,7 @@ import Foundation
 /// A 500 means the server failed on input, which is a finding.
 enum APIRequestTarget {
     static func run(_ input: [UInt8]) async -> FuzzOutcome {
-        guard let world = FuzzWorld.shared else { return .broken("the fuzz world could not be created") }
+        guard let world = FuzzWorld.next() else { return .broken("the fuzz world could not be created") }
         let route: String
         let body: [UInt8]
         if let newline = input.prefix(200).firstIndex(of: 0x0A) {
