@@ -88,6 +88,7 @@ enum QuerySuite: BenchSuite {
         try children(data, cumulus, sqlite, sizes, report)
         try sortedPages(data, cumulus, sqlite, sizes, report)
         try tokenSearch(data, cumulus, sqlite, sizes, report)
+        try jsonPages(data, cumulus, sizes, report)
     }
 
     // MARK: - Helpers

@@ -156,9 +156,23 @@ struct QueryExecutor {
     ) throws -> Candidate {
         try budget.spend()
         guard let stored = try views.storedRecord(zoneKey: zoneKey, name: name, txn) else { return .none }
-        // Nothing to look at: the record's type is the query's (its index and by-type
-        // entries are the type's), so it matches as its bytes are.
-        if visible == nil, residual.filters.isEmpty, !residual.matchesNothing {
+        // The record's type is the query's (its index and by-type entries are the
+        // type's). With nothing else to look at, it matches as its bytes are; with
+        // filters on fields, each reads its one value from the bytes.
+        if visible == nil, !residual.matchesNothing, Self.readsFieldsOnly(residual) {
+            for filter in residual.filters {
+                guard case .field(let field) = filter.key else { continue }
+                let value: FieldValue?
+                do {
+                    value = try RecordReader.fieldValue(field, in: stored, home: zone)
+                } catch {
+                    let reason = (error as? CumulusError)?.message ?? "\(error)"
+                    throw CumulusError(
+                        .internalError, "the stored values of record \(name) are damaged (\(reason))",
+                        recordID: RecordID(recordName: name, zoneID: zone))
+                }
+                guard QueryEvaluator.matches(fieldValue: value, filter) else { return .none }
+            }
             return .match(Found(stored: stored, decoded: nil))
         }
         hints.recordID = RecordID(recordName: name, zoneID: zone)
@@ -169,6 +183,15 @@ struct QueryExecutor {
         // a record that failed to match.
         if let damage = record.storedValuesFailure { throw damage }
         return matches ? .match(Found(stored: stored, decoded: record)) : .none
+    }
+
+    /// Whether every filter of `query` is on a user field and no token search: each
+    /// is then settled by the one value it reads from a stored record.
+    static func readsFieldsOnly(_ query: Query) -> Bool {
+        query.filters.allSatisfy { filter in
+            guard case .field = filter.key else { return false }
+            return filter.comparator != .containsAllTokens && filter.comparator != .containsAnyTokens
+        }
     }
 
     /// The record of `found`, decoded from its bytes if the walk has not yet.

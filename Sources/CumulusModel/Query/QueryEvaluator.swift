@@ -62,7 +62,6 @@ public enum QueryEvaluator {
     static func matches(
         _ record: Record, _ filter: QueryFilter, searchable isSearchable: (String) -> Bool, tokens: inout RecordTokens
     ) -> Bool {
-        let query = filter.value
         switch filter.comparator {
         case .containsAllTokens, .containsAnyTokens:
             guard let wanted = filter.tokens else { return false }
@@ -77,12 +76,26 @@ public enum QueryEvaluator {
         default:
             break
         }
-        let present = values(filter.key, in: record)
+        let whole: FieldValue? = if case .field(let name) = filter.key { record[name] } else { nil }
+        return matches(present: values(filter.key, in: record), whole: whole, filter)
+    }
+
+    /// Whether a record whose value in the filter's field is `value` (`nil`: it has
+    /// none) passes `filter`, a filter on a user field that is not a token search:
+    /// what a plan reading that one value from a stored record asks, without the rest.
+    public static func matches(fieldValue value: FieldValue?, _ filter: QueryFilter) -> Bool {
+        matches(present: value?.scalars, whole: value, filter)
+    }
+
+    /// Whether a filter that is not a token search matches: `present` are the key's
+    /// values in the record (a list's elements), `whole` the field's value itself.
+    private static func matches(present: [FieldValue]?, whole: FieldValue?, _ filter: QueryFilter) -> Bool {
+        let query = filter.value
         let elements = present ?? []
         let members = query.scalars
         switch filter.comparator {
         case .equals:
-            if case .list(let list) = query, case .field(let name) = filter.key, case .list(let field)? = record[name] {
+            if case .list(let list) = query, case .list(let field)? = whole {
                 return list.count == field.count && zip(list, field).allSatisfy { equal($0, $1) }
             }
             return elements.contains { equal($0, query) }

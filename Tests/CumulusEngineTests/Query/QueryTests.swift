@@ -361,6 +361,55 @@ struct QueryTests {
         }
     }
 
+    @Test("few candidates sorted by one key (read and sorted, not walked), filters settled on stored bytes: same order and pages as the walk's")
+    func fewCandidatesSortedFromStoredBytes() async throws {
+        let world = try EngineWorld()
+        let zone = try await world.makeZone()
+        var random = SeededRandom(seed: 0xFE_3C)
+        func next(_ bound: Int) -> Int { Int.random(in: 0..<bound, using: &random) }
+        var rows: [(name: String, a: [Int64]?, b: [Int64]?, group: Int64)] = []
+        var records: [Record] = []
+        for index in 0..<300 {
+            let name = String(format: "f%03d", (index * 17) % 300)
+            let a: [Int64]?
+            switch next(5) {
+            case 0: a = nil
+            case 1: a = [Int64(next(20)), Int64(next(20))]
+            default: a = [Int64(next(20))]
+            }
+            var fields: [String: FieldValue] = ["g": .int64(Int64(index % 10))]
+            if let a { fields["a"] = a.count == 1 ? .int64(a[0]) : .list(a.map(FieldValue.int64)) }
+            rows.append((name, a, nil, Int64(index % 10)))
+            records.append(Record.make("T", name, in: zone, fields))
+        }
+        try await world.save(Array(records[..<150]))
+        try await world.save(Array(records[150...]))
+        let inGroup = QueryFilter(key: .field("g"), comparator: .equals, value: .int64(3))
+        let atLeast = QueryFilter(key: .field("a"), comparator: .greaterThanOrEquals, value: .int64(9))
+        let notTwelve = QueryFilter(key: .field("a"), comparator: .notEquals, value: .int64(12))
+        let cases: [([QueryFilter], ((name: String, a: [Int64]?, b: [Int64]?, group: Int64)) -> Bool)] = [
+            ([inGroup], { $0.group == 3 }),
+            ([inGroup, atLeast], { $0.group == 3 && ($0.a?.contains { $0 >= 9 } ?? false) }),
+            ([inGroup, notTwelve], { $0.group == 3 && !($0.a?.contains(12) ?? false) }),
+        ]
+        for (filters, keep) in cases {
+            let kept = rows.filter(keep).map { ($0.name, $0.a, $0.b) }
+            for ascending in [true, false] {
+                let expected = Self.expectedOrder(kept, ascending, true)
+                let query = Query(recordType: "T", filters: filters, sort: [QuerySort(key: .field("a"), ascending: ascending)])
+                for limit in [1, 4, 30] {
+                    var result = try world.db.query(query, in: zone, resultsLimit: limit, as: EngineWorld.user)
+                    var all = names(result)
+                    while let cursor = result.cursor, all.count <= kept.count {
+                        result = try world.db.query(continuing: cursor, resultsLimit: limit, as: EngineWorld.user)
+                        all += names(result)
+                    }
+                    #expect(all == expected, "\(filters.count) filters, \(ascending ? "ascending" : "descending"), pages of \(limit)")
+                }
+            }
+        }
+    }
+
     @Test("paging 1,000 matches 37 at a time while other records change: no duplicates, no skips")
     func pagingUnderChange() async throws {
         let world = try EngineWorld()
