@@ -1,4 +1,5 @@
 import Crypto
+import Synchronization
 
 /// Encrypts and authenticates what a client must carry but not read: a query
 /// cursor names the record a page ended at, which may be one the caller may not
@@ -16,11 +17,30 @@ enum TokenCipher {
     /// Bytes the cipher adds to a body: the nonce and the tag.
     static let overhead = 12 + 16
 
-    /// The key for `purpose` under `secret`.
+    /// The key for `purpose` under `secret`, derived once and then kept: every query
+    /// page with more to come seals a cursor, and deriving its key again each time
+    /// was a third of the cost of making one.
     static func key(secret: [UInt8], purpose: String) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(
+        let name = DerivedKeyName(secret: secret, purpose: purpose)
+        if let kept = derived.withLock({ $0[name] }) { return kept }
+        let key = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: SymmetricKey(data: secret), salt: [UInt8](), info: Array(purpose.utf8), outputByteCount: 32)
+        derived.withLock { keys in
+            // A process has a secret per container: a handful. Tests make thousands of
+            // containers, so the cache starts over rather than grow.
+            if keys.count >= 64 { keys.removeAll() }
+            keys[name] = key
+        }
+        return key
     }
+
+    /// What a derived key is kept under.
+    private struct DerivedKeyName: Hashable, Sendable {
+        var secret: [UInt8]
+        var purpose: String
+    }
+
+    private static let derived = Mutex<[DerivedKeyName: SymmetricKey]>([:])
 
     /// `body` encrypted under `key` with a fresh random nonce, bound to `binding`.
     static func seal(_ body: [UInt8], key: SymmetricKey, binding: [UInt8]) throws -> [UInt8] {
