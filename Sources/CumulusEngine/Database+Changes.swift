@@ -95,8 +95,13 @@ extension Database {
             var walk = FeedWalk(limit: limit, byteLimit: byteLimit) { try views.storedRecordSize(zoneKey: zoneKey, name: $0, txn) }
             var after = from.0
             let skip = from.1
+            // Feed entries are read a few at a time, then more: each is decoded whole
+            // (a name per change), and a page of 200 changes from commits of 400 had
+            // decoded 256 of them, 100,000 names, for the one it used.
+            var batch = 2
             outer: while true {
-                let entries = try store.zoneFeed(database, zone, after: after, limit: 256, in: txn)
+                let entries = try store.zoneFeed(database, zone, after: after, limit: batch, in: txn)
+                batch = min(batch * 2, 256)
                 if entries.isEmpty { break }
                 for entry in entries {
                     let first = entry.zoneSequence == from.0 + 1 ? Int(skip) : 0
