@@ -297,6 +297,22 @@ public struct JSONWriter: ~Copyable {
         needsComma = true
     }
 
+    /// A fixed piece of JSON that leads up to a value (`{"type":"INT64","value":`, or
+    /// `,"userRecordName":` inside an object being written), copied as it is: no comma
+    /// before it, none before the value that follows. The caller knows the piece is
+    /// where it belongs; the record writer's fixed layouts are written this way, one
+    /// copy instead of a call per brace, key and colon.
+    public mutating func fragment(_ json: UnsafeRawBufferPointer) {
+        append(json)
+        needsComma = false
+    }
+
+    /// ``fragment(_:)`` of a literal.
+    public mutating func fragment(_ literal: StaticString) {
+        literal.withUTF8Buffer { append(UnsafeRawBufferPointer($0)) }
+        needsComma = false
+    }
+
     /// JSON written already, as one value, from bytes.
     public mutating func written(_ json: UnsafeRawBufferPointer) {
         separate()

@@ -44,17 +44,19 @@ public enum RecordJSONWriter {
     /// The wire type prefix of a value in the encrypted key space.
     public static let encryptedPrefix = "ENCRYPTED_"
 
-    /// Each value tag's wire type name as a JSON string (`"INT64"`, `"STRING_LIST"`),
-    /// written as they are rather than built per field; empty for tags no value has.
-    static let typeNames: [[UInt8]] = typeNameTable(prefix: "")
+    /// Per value tag, a field's dictionary up to its value, `{"type":"INT64","value":`
+    /// (`"STRING_LIST"` for a list's tag), written as one copy rather than built per
+    /// field; empty for tags no value has.
+    static let fieldOpenings: [[UInt8]] = fieldOpeningTable(prefix: "")
     /// The same in the encrypted key space (`"ENCRYPTED_BYTES"`).
-    static let encryptedTypeNames: [[UInt8]] = typeNameTable(prefix: encryptedPrefix)
+    static let encryptedFieldOpenings: [[UInt8]] = fieldOpeningTable(prefix: encryptedPrefix)
 
-    private static func typeNameTable(prefix: String) -> [[UInt8]] {
+    private static func fieldOpeningTable(prefix: String) -> [[UInt8]] {
         var table = [[UInt8]](repeating: [], count: 256)
         for type in FieldValue.ValueType.allCases {
-            table[Int(type.rawValue)] = Array("\"\(prefix)\(type.wireName)\"".utf8)
-            table[Int(RecordCodec.listFlag | type.rawValue)] = Array("\"\(prefix)\(type.listWireName)\"".utf8)
+            for (tag, name) in [(type.rawValue, type.wireName), (RecordCodec.listFlag | type.rawValue, type.listWireName)] {
+                table[Int(tag)] = Array("{\"type\":\"\(prefix)\(name)\",\"value\":".utf8)
+            }
         }
         return table
     }
@@ -263,20 +265,16 @@ public enum RecordJSONWriter {
                 return try Self.skipValue(&reader, home: home)
             }
             json.key(utf8: key)
-            json.beginObject()
             let tag = try reader.u8()
-            json.key("type")
             if tag == RecordCodec.emptyListTag {
-                Self.typeName(RecordCodec.listFlag | FieldValue.ValueType.string.rawValue, encrypted: encrypted, into: &json)
-                json.key("value")
+                Self.opening(RecordCodec.listFlag | FieldValue.ValueType.string.rawValue, encrypted: encrypted, into: &json)
                 json.beginArray()
                 json.endArray()
             } else if tag & RecordCodec.listFlag != 0 {
                 guard let type = FieldValue.ValueType(rawValue: tag & ~RecordCodec.listFlag) else {
                     throw reader.failure("unknown list element type \(tag & ~RecordCodec.listFlag)")
                 }
-                Self.typeName(tag, encrypted: encrypted, into: &json)
-                json.key("value")
+                Self.opening(tag, encrypted: encrypted, into: &json)
                 let count = try reader.length()
                 guard count > 0 else { throw reader.failure("empty list written with an element type") }
                 json.beginArray()
@@ -284,8 +282,7 @@ public enum RecordJSONWriter {
                 json.endArray()
             } else {
                 guard let type = FieldValue.ValueType(rawValue: tag) else { throw reader.failure("unknown value type \(tag)") }
-                Self.typeName(tag, encrypted: encrypted, into: &json)
-                json.key("value")
+                Self.opening(tag, encrypted: encrypted, into: &json)
                 try scalar(type, from: &reader, home: home, topLevel: true, into: &json)
             }
             json.endObject()
@@ -410,11 +407,9 @@ public enum RecordJSONWriter {
         /// `created` or `modified`: when, by whom, on which device.
         private static func stamp(_ milliseconds: Int64, _ user: UnsafeRawBufferPointer?, into json: inout JSONWriter) {
             json.beginObject()
-            json.key("deviceID")
-            json.raw("\"Cumulus\"")
-            json.key("timestamp")
+            json.fragment(#""deviceID":"Cumulus","timestamp":"#)
             json.int(milliseconds)
-            json.key("userRecordName")
+            json.fragment(#","userRecordName":"#)
             if let user { json.string(utf8: user) } else { json.raw("\"\"") }
             json.endObject()
         }
@@ -443,9 +438,10 @@ public enum RecordJSONWriter {
             json.endObject()
         }
 
-        private static func typeName(_ tag: UInt8, encrypted: Bool, into json: inout JSONWriter) {
-            let names = encrypted ? RecordJSONWriter.encryptedTypeNames : RecordJSONWriter.typeNames
-            names[Int(tag)].withUnsafeBytes { json.written($0) }
+        /// A field's dictionary up to its value: `{"type":"INT64","value":`.
+        private static func opening(_ tag: UInt8, encrypted: Bool, into json: inout JSONWriter) {
+            let openings = encrypted ? RecordJSONWriter.encryptedFieldOpenings : RecordJSONWriter.fieldOpenings
+            openings[Int(tag)].withUnsafeBytes { json.fragment($0) }
         }
 
         /// A length-prefixed string's bytes, checked to be UTF-8.
