@@ -162,45 +162,42 @@ public enum RecordJSONWriter {
             try Self.skipSection(&reader)
             let encryptedStart = reader.offset
 
-            // Members in ascending key order, as the sorted tree had them.
+            // Members in ascending key order, as the sorted tree had them; the fixed
+            // text between values is written as one piece each (commas included).
             json.beginObject()
             if let created {
-                json.key("created")
+                json.fragment(#""created":"#)
                 Self.stamp(created, creator, into: &json)
+                json.fragment(#","deleted":false,"fields":"#)
+            } else {
+                json.fragment(#""deleted":false,"fields":"#)
             }
-            json.key("deleted")
-            json.bool(false)
-            json.key("fields")
             try writeFields(plainAt: plainStart, encryptedAt: encryptedStart, home: home, into: &json)
             if let modified {
-                json.key("modified")
+                json.fragment(#","modified":"#)
                 Self.stamp(modified, modifier, into: &json)
             }
             if let parent {
-                json.key("parent")
-                json.beginObject()
-                json.key("recordName")
+                json.fragment(#","parent":{"recordName":"#)
                 json.string(utf8: parent.name)
                 json.endObject()
             }
             if let tag {
-                json.key("recordChangeTag")
+                json.fragment(#","recordChangeTag":"#)
                 json.string(utf8: tag)
             }
-            json.key("recordName")
+            json.fragment(#","recordName":"#)
             json.string(utf8: name)
-            json.key("recordType")
+            json.fragment(#","recordType":"#)
             json.string(utf8: type)
             if let share {
-                json.key("share")
-                json.beginObject()
-                json.key("recordName")
+                json.fragment(#","share":{"recordName":"#)
                 json.string(utf8: share.name)
-                json.key("zoneID")
+                json.fragment(#","zoneID":"#)
                 Self.zone(share.zone, into: &json)
                 json.endObject()
             }
-            json.key("zoneID")
+            json.fragment(#","zoneID":"#)
             Self.zone(home, into: &json)
             json.endObject()
         }
@@ -416,24 +413,22 @@ public enum RecordJSONWriter {
 
         private static func zone(_ zone: Zone, into json: inout JSONWriter) {
             json.beginObject()
-            json.key("ownerRecordName")
+            json.fragment(#""ownerRecordName":"#)
             json.string(utf8: zone.owner)
-            json.key("zoneName")
+            json.fragment(#","zoneName":"#)
             json.string(utf8: zone.name)
             json.endObject()
         }
 
         private static func reference(_ reference: StoredReference, into json: inout JSONWriter) {
             json.beginObject()
-            json.key("action")
             switch reference.action {
-            case .none: json.raw("\"NONE\"")
-            case .deleteSelf: json.raw("\"DELETE_SELF\"")
-            case .validate: json.raw("\"VALIDATE\"")
+            case .none: json.fragment(#""action":"NONE","recordName":"#)
+            case .deleteSelf: json.fragment(#""action":"DELETE_SELF","recordName":"#)
+            case .validate: json.fragment(#""action":"VALIDATE","recordName":"#)
             }
-            json.key("recordName")
             json.string(utf8: reference.name)
-            json.key("zoneID")
+            json.fragment(#","zoneID":"#)
             zone(reference.zone, into: &json)
             json.endObject()
         }
