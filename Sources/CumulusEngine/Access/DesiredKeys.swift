@@ -11,17 +11,6 @@ struct DesiredKeys: Sendable {
 
     init(_ desiredKeys: [String]?) { wanted = desiredKeys.map(Set.init) }
 
-    /// The stored record `name` of the zone `zoneKey` as this read returns it: every
-    /// value stays in its stored bytes until read; with `desiredKeys`, the wanted ones
-    /// are decoded in one walk that skips the rest. `hints` carries strings between
-    /// the reads of one request.
-    func record(
-        zoneKey: [UInt8], name: String, views: Views, hints: inout RecordDecodeHints, _ txn: LMDBReadTransaction
-    ) throws -> Record? {
-        guard let wanted else { return try views.record(zoneKey: zoneKey, name: name, hints: &hints, txn) }
-        return try views.record(zoneKey: zoneKey, name: name, keeping: { wanted.contains($0) }, txn)
-    }
-
     /// `record` with only the wanted user fields and encrypted values: for records
     /// already read (a query's candidates, read to be filtered and sorted).
     func applied(to record: Record) -> Record {

@@ -20,13 +20,6 @@ struct ReadAccess {
         roles = EffectiveSchema.roles(of: actor, assigned: assigned)
     }
 
-    /// Whether `record` may be read.
-    func allows(_ record: Record) -> Bool {
-        database.scope != .public
-            || schema.allows(
-                .read, on: record.recordType, roles: roles, actor: actor, creator: record.creatorUserRecordID?.recordName)
-    }
-
     /// Whether the record stored as `stored` may be read: `nil` when it may, its type
     /// when it may not. Read from the header alone, and only in the public database
     /// (private and shared ones need no grant).

@@ -23,7 +23,12 @@ public enum RecordJSONWriter {
     public struct Options: Sendable {
         /// The user fields and encrypted values written (`nil`: all); system fields
         /// always are.
-        public var desiredKeys: Set<String>?
+        public var desiredKeys: Set<String>? {
+            didSet { desiredBytes = Self.bytes(of: desiredKeys) }
+        }
+        /// ``desiredKeys`` as UTF-8, compared with stored keys as bytes: made once per
+        /// read, not per record.
+        private(set) var desiredBytes: [[UInt8]]?
         /// INT64, DOUBLE and TIMESTAMP field values as strings (a client's
         /// `numbersAsStrings`); list elements stay numbers.
         public var numbersAsStrings: Bool
@@ -36,8 +41,13 @@ public enum RecordJSONWriter {
             downloadURL: (@Sendable (Asset) -> String?)? = nil
         ) {
             self.desiredKeys = desiredKeys
+            self.desiredBytes = Self.bytes(of: desiredKeys)
             self.numbersAsStrings = numbersAsStrings
             self.downloadURL = downloadURL
+        }
+
+        private static func bytes(of keys: Set<String>?) -> [[UInt8]]? {
+            keys.map { keys in keys.map { Array($0.utf8) } }
         }
     }
 
@@ -114,14 +124,11 @@ public enum RecordJSONWriter {
     private struct Walk {
         let stored: UnsafeRawBufferPointer
         let options: Options
-        /// The desired keys as UTF-8, sorted: compared with stored keys as bytes.
-        let desired: [[UInt8]]?
         var name: UnsafeRawBufferPointer?
 
         init(stored: UnsafeRawBufferPointer, options: Options) {
             self.stored = stored
             self.options = options
-            desired = options.desiredKeys.map { keys in keys.map { Array($0.utf8) } }
         }
 
         /// The home zone's two strings: references stored without a zone point there.
@@ -258,7 +265,7 @@ public enum RecordJSONWriter {
             _ key: UnsafeRawBufferPointer, from reader: inout BinaryReader, encrypted: Bool, home: Zone,
             into json: inout JSONWriter
         ) throws {
-            if let desired, !desired.contains(where: { wanted in wanted.withUnsafeBytes { UTF8Order.compare($0, key) == 0 } }) {
+            if let desired = options.desiredBytes, !desired.contains(where: { wanted in wanted.withUnsafeBytes { UTF8Order.compare($0, key) == 0 } }) {
                 return try Self.skipValue(&reader, home: home)
             }
             json.key(utf8: key)

@@ -7,12 +7,19 @@ import CumulusModel
 /// which its bytes do not hold: it alone is built as a tree (``recordJSON(_:desiredKeys:_:)``).
 extension CloudKitAPI {
     /// How `context` asks for records: its numbers' form and assets' download URLs.
-    func writingOptions(_ desiredKeys: Set<String>?, _ context: Context, downloadURLs: Bool = true)
-        -> RecordJSONWriter.Options
-    {
+    func writingOptions(_ desiredKeys: Set<String>?, _ context: Context) -> RecordJSONWriter.Options {
         RecordJSONWriter.Options(
-            desiredKeys: desiredKeys, numbersAsStrings: context.numbersAsStrings,
-            downloadURL: downloadURLs ? self.downloadURLs(context) : nil)
+            desiredKeys: desiredKeys, numbersAsStrings: context.numbersAsStrings, downloadURL: downloadURLs(context))
+    }
+
+    /// Writes each record of `page` (borrowed from a read: only during the call) into
+    /// `json`, with the page's desired keys.
+    func writePage(_ page: StoredRecordPage, _ options: RecordJSONWriter.Options, _ context: Context, into json: inout JSONWriter)
+        throws
+    {
+        var pageOptions = options
+        pageOptions.desiredKeys = page.desiredKeys
+        for stored in page.records { try writeRecord(stored: stored, pageOptions, context, into: &json) }
     }
 
     /// Writes the record stored as `stored` (borrowed from a read: only during the

@@ -136,7 +136,8 @@ extension CloudKitAPI {
         records.beginArray()
         var bytes = 0
         var start = 0
-        let downloadURL = downloadURLs(context)
+        // Each entry's options once, the desired keys' bytes with them.
+        let options = keys.map { writingOptions($0, context) }
         while start < ids.count {
             guard bytes < limits.responseBytes else {
                 metrics?.recordLimitHit(.recordsPerResponse)
@@ -156,12 +157,9 @@ extension CloudKitAPI {
                 switch item {
                 case .success(let stored):
                     bytes += stored.count
-                    let options = RecordJSONWriter.Options(
-                        desiredKeys: keys[start + index], numbersAsStrings: context.numbersAsStrings,
-                        downloadURL: downloadURL)
                     // A record whose stored values turn out damaged is that item's error.
                     do {
-                        try writeRecord(stored: stored, options, context, into: &records)
+                        try writeRecord(stored: stored, options[start + index], context, into: &records)
                     } catch let error as CumulusError {
                         records.value(itemError(error, name: name))
                     }
@@ -187,10 +185,8 @@ extension CloudKitAPI {
         var records = JSONWriter(capacity: 64 << 10)
         let options = writingOptions(nil, context)
         let write = { (page: StoredRecordPage) throws in
-            var pageOptions = options
-            pageOptions.desiredKeys = page.desiredKeys
             records.beginArray()
-            for stored in page.records { try self.writeRecord(stored: stored, pageOptions, context, into: &records) }
+            try self.writePage(page, options, context, into: &records)
             records.endArray()
         }
         let cursor: QueryCursor?
@@ -253,9 +249,7 @@ extension CloudKitAPI {
             zone, since: token, resultsLimit: limit, desiredKeys: keys, catchUpTimeout: context.catchUpWait,
             byteLimit: byteLimit, as: context.caller.user
         ) { page in
-            var pageOptions = options
-            pageOptions.desiredKeys = page.desiredKeys
-            for stored in page.records { try self.writeRecord(stored: stored, pageOptions, context, into: &records) }
+            try self.writePage(page, options, context, into: &records)
             changedCount = page.records.count
         }
         for deletion in changes.deleted { records.value(RecordJSON.deletion(deletion)) }

@@ -224,19 +224,6 @@ extension Views {
         try storedRecord(at: ViewKeys.record(zoneKey, name), txn)
     }
 
-    /// The record as a read returns it to a caller, one of a run of reads: its values
-    /// unchecked until read (``RecordCodec/decodeForReading(_:hints:)``; a caller that
-    /// hands them on asks ``Record/storedValuesError()``), and `hints` (expecting this
-    /// record's ID, remembering the run's types and users) saves rebuilding strings
-    /// the caller already holds.
-    public func record(
-        zoneKey: [UInt8], name: String, hints: inout RecordDecodeHints, _ txn: LMDBReadTransaction
-    ) throws -> Record? {
-        try ViewKeys.withRecordKey(zoneKey, name) { key in
-            try txn.withValue(tables.records, key: key) { try RecordCodec.decodeForReading($0, hints: &hints) }
-        }
-    }
-
     /// The stored bytes of the record named `name` in the zone `zoneKey`, or `nil`:
     /// borrowed from `txn`, valid until it ends (``LMDBReadTransaction/borrowedValue(_:key:)``).
     /// What reads that write records out from their bytes walk.
@@ -244,17 +231,6 @@ extension Views {
         -> UnsafeRawBufferPointer?
     {
         try ViewKeys.withRecordKey(zoneKey, name) { key in try txn.borrowedValue(tables.records, key: key) }
-    }
-
-    /// The record named `name` in the zone `zoneKey` with its system fields and only
-    /// the user fields and encrypted values whose key `keep` accepts, or `nil`: what a
-    /// read with `desiredKeys` returns, in one walk that skips the values it drops.
-    public func record(
-        zoneKey: [UInt8], name: String, keeping keep: (String) -> Bool, _ txn: LMDBReadTransaction
-    ) throws -> Record? {
-        try txn.withValue(tables.records, key: ViewKeys.record(zoneKey, name)) {
-            try RecordReader($0).record(keepingFields: keep, keepingEncrypted: keep)
-        }
     }
 
     /// How many bytes the record `name` in the zone `zoneKey` takes as stored (0 if

@@ -350,12 +350,7 @@ struct QueryTests {
             let expected = Self.expectedOrder(rows, ascending, true)
             let query = Query(recordType: "T", sort: [QuerySort(key: .field("a"), ascending: ascending)])
             for limit in [1, 7, 50, rows.count] {
-                var result = try world.db.query(query, in: zone, resultsLimit: limit, as: EngineWorld.user)
-                var all = names(result)
-                while let cursor = result.cursor, all.count <= rows.count {
-                    result = try world.db.query(continuing: cursor, resultsLimit: limit, as: EngineWorld.user)
-                    all += names(result)
-                }
+                let all = try Self.allPages(query, in: zone, of: limit, upTo: rows.count, world)
                 #expect(all == expected, "\(ascending ? "ascending" : "descending"), pages of \(limit)")
             }
         }
@@ -398,16 +393,25 @@ struct QueryTests {
                 let expected = Self.expectedOrder(kept, ascending, true)
                 let query = Query(recordType: "T", filters: filters, sort: [QuerySort(key: .field("a"), ascending: ascending)])
                 for limit in [1, 4, 30] {
-                    var result = try world.db.query(query, in: zone, resultsLimit: limit, as: EngineWorld.user)
-                    var all = names(result)
-                    while let cursor = result.cursor, all.count <= kept.count {
-                        result = try world.db.query(continuing: cursor, resultsLimit: limit, as: EngineWorld.user)
-                        all += names(result)
-                    }
+                    let all = try Self.allPages(query, in: zone, of: limit, upTo: kept.count, world)
                     #expect(all == expected, "\(filters.count) filters, \(ascending ? "ascending" : "descending"), pages of \(limit)")
                 }
             }
         }
+    }
+
+    /// The names of every page of `query`, `limit` at a time, following cursors (and
+    /// stopping once more than `count` names came back, should a cursor never end).
+    static func allPages(_ query: Query, in zone: ZoneID, of limit: Int, upTo count: Int, _ world: EngineWorld) throws
+        -> [String]
+    {
+        var result = try world.db.query(query, in: zone, resultsLimit: limit, as: EngineWorld.user)
+        var all = result.records.map(\.recordID.recordName)
+        while let cursor = result.cursor, all.count <= count {
+            result = try world.db.query(continuing: cursor, resultsLimit: limit, as: EngineWorld.user)
+            all += result.records.map(\.recordID.recordName)
+        }
+        return all
     }
 
     @Test("paging 1,000 matches 37 at a time while other records change: no duplicates, no skips")
