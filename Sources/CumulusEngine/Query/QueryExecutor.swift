@@ -596,7 +596,7 @@ struct QueryExecutor {
         if found.decoded == nil, sort.count == 1, sort[0].relativeLocation == nil, case .field(let field) = sort[0].key {
             let value = try RecordReader.fieldValue(field, in: found.stored, home: zone)
             return SortPosition.of(
-                name: name, value: SortPosition.sortValue(of: value?.scalars, sort[0]), sort: sort[0], zoneKey: zoneKey)
+                name: name, value: value, sort: sort[0], zoneKey: zoneKey)
         }
         let record = try record(found)
         found.decoded = record

@@ -46,17 +46,33 @@ enum SortPosition {
         bytes.append(contentsOf: zoneKey)
     }
 
-    /// The position of the record named `name` in an order of one key, whose value
-    /// for it is `value` (encoded as ``sortValue(_:_:)`` encodes it; `nil`: it lacks
-    /// the key): what ``of(_:sort:zoneKey:firstValue:)`` gives, from what a read of
-    /// the record's bytes found, without the record.
-    static func of(name: String, value: [UInt8]?, sort: QuerySort, zoneKey: [UInt8]) -> [UInt8] {
+    /// The position of the record named `name` in an order of one field, whose value
+    /// in it is `value` (`nil`: it lacks the field): what
+    /// ``of(_:sort:zoneKey:firstValue:)`` gives, from the one value a read of the
+    /// record's bytes found, without the record. A scalar (nearly every sorted field)
+    /// is encoded straight into the position: one allocation a candidate, where the
+    /// list of its scalars, their encodings and the position were four.
+    static func of(name: String, value: FieldValue?, sort: QuerySort, zoneKey: [UInt8]) -> [UInt8] {
         var bytes: [UInt8] = []
-        if let value {
+        bytes.reserveCapacity(24 + name.utf8.count + zoneKey.count)
+        switch value {
+        case .list, nil:
+            if let encoded = sortValue(of: value?.scalars, sort) {
+                bytes.append(0x01)
+                bytes.append(contentsOf: encoded)
+            } else {
+                bytes.append(0xFF)
+            }
+        case let scalar?:
             bytes.append(0x01)
-            bytes.append(contentsOf: sort.ascending ? value : value.map { ~$0 })
-        } else {
-            bytes.append(0xFF)
+            guard OrderedEncoding.appendEncoded(scalar, to: &bytes) else {
+                bytes[0] = 0xFF
+                bytes.removeSubrange(1...)
+                break
+            }
+        }
+        if bytes[0] == 0x01, !sort.ascending {
+            for index in 1..<bytes.count { bytes[index] = ~bytes[index] }
         }
         appendName(name, sort: [sort], zoneKey: zoneKey, to: &bytes)
         return bytes
