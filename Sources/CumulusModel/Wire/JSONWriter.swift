@@ -188,39 +188,82 @@ public struct JSONWriter: ~Copyable {
 
     /// A string value from UTF-8 bytes the caller has checked are valid, escaped.
     public mutating func string(utf8 value: UnsafeRawBufferPointer) {
-        separate()
-        put(UInt8(ascii: "\""))
-        // Nearly every string needs no escape: found eight bytes at a time, and then
-        // copied whole.
-        var index = Self.firstEscape(in: value)
-        var runStart = 0
-        while index < value.count {
-            let byte = value[index]
-            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                if runStart < index { append(UnsafeRawBufferPointer(rebasing: value[runStart..<index])) }
-                appendEscape(byte)
-                runStart = index + 1
-            }
-            index += 1
-        }
-        if runStart < value.count { append(UnsafeRawBufferPointer(rebasing: value[runStart...])) }
-        put(UInt8(ascii: "\""))
-        needsComma = true
+        _ = string(value, checking: false)
     }
 
-    /// Where the first byte that needs an escape is in `value` (its count if none),
-    /// or a little before it: whole words are tested, with SWAR checks for a byte below
-    /// 0x20, a quote or a backslash.
-    private static func firstEscape(in value: UnsafeRawBufferPointer) -> Int {
+    /// A string value from bytes not checked yet: checked to be UTF-8 as they are
+    /// scanned for escapes, one pass where a check and a write were two. Returns
+    /// `false` when they are not UTF-8, leaving part of the string written, for the
+    /// caller to roll back (``rollBack(to:needsComma:)``).
+    public mutating func string(checkingUTF8 value: UnsafeRawBufferPointer) -> Bool {
+        string(value, checking: true)
+    }
+
+    /// A member's key from bytes not checked yet, as ``string(checkingUTF8:)``.
+    public mutating func key(checkingUTF8 key: UnsafeRawBufferPointer) -> Bool {
+        guard string(key, checking: true) else { return false }
+        put(UInt8(ascii: ":"))
+        needsComma = false
+        return true
+    }
+
+    private mutating func string(_ value: UnsafeRawBufferPointer, checking: Bool) -> Bool {
+        separate()
+        reserve(value.count + 2)
+        put(UInt8(ascii: "\""))
+        // Nearly every string needs no escape and is ASCII: found eight bytes at a
+        // time and copied whole. Bytes are looked at one by one only in a word that
+        // holds one needing an escape (or, before the first is checked, a non-ASCII
+        // one) and in the last few.
+        var unchecked = checking
+        var index = 0
+        var runStart = 0
+        let count = value.count
+        while true {
+            index = Self.firstSpecial(in: value, from: index, nonASCII: unchecked)
+            guard index < count else { break }
+            let end = min(index + 8, count)
+            while index < end {
+                let byte = value[index]
+                if byte >= 0x80 {
+                    // Every byte before this one is ASCII, so a character starts here:
+                    // the rest is checked once, and then only escapes are looked for.
+                    if unchecked {
+                        guard String(validating: UnsafeRawBufferPointer(rebasing: value[index...]), as: UTF8.self) != nil
+                        else { return false }
+                        unchecked = false
+                    }
+                } else if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                    if runStart < index { append(UnsafeRawBufferPointer(rebasing: value[runStart..<index])) }
+                    appendEscape(byte)
+                    runStart = index + 1
+                }
+                index += 1
+            }
+        }
+        if runStart < count { append(UnsafeRawBufferPointer(rebasing: value[runStart...])) }
+        put(UInt8(ascii: "\""))
+        needsComma = true
+        return true
+    }
+
+    /// Where, from `start`, the first eight-byte word holding a byte that needs an
+    /// escape (below 0x20, a quote or a backslash) or, with `nonASCII`, one of 0x80 or
+    /// above begins; or where the last whole word ends when none does. SWAR tests: a
+    /// word's bytes are compared at once.
+    private static func firstSpecial(in value: UnsafeRawBufferPointer, from start: Int, nonASCII: Bool) -> Int {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
-        var index = 0
+        let nonASCIIMask: UInt64 = nonASCII ? highs : 0
+        var index = start
         while index + 8 <= value.count {
             let word = value.loadUnaligned(fromByteOffset: index, as: UInt64.self)
             let control = (word &- ones &* 0x20) & ~word & highs
             let quote = word ^ (ones &* 0x22)
             let backslash = word ^ (ones &* 0x5C)
-            let special = control | ((quote &- ones) & ~quote & highs) | ((backslash &- ones) & ~backslash & highs)
+            let special =
+                control | ((quote &- ones) & ~quote & highs) | ((backslash &- ones) & ~backslash & highs)
+                | (word & nonASCIIMask)
             if special != 0 { return index }
             index += 8
         }

@@ -150,8 +150,8 @@ public enum RecordJSONWriter {
             guard version == RecordCodec.formatVersion else {
                 throw reader.failure("unsupported record format \(version) (this build reads \(RecordCodec.formatVersion))")
             }
-            let type = try Self.string(&reader)
-            let name = try Self.string(&reader)
+            let type = try reader.rawSlice(reader.length())
+            let name = try reader.rawSlice(reader.length())
             self.name = name
             let home = Zone(name: try Self.string(&reader), owner: try Self.string(&reader))
             let mask = try reader.u8()
@@ -160,7 +160,7 @@ public enum RecordJSONWriter {
             let modified = mask & RecordCodec.hasModificationDate != 0 ? try reader.zigzag() : nil
             let creator = mask & RecordCodec.hasCreator != 0 ? try Self.userName(&reader) : nil
             let modifier = mask & RecordCodec.hasLastModifier != 0 ? try Self.userName(&reader) : nil
-            let tag = mask & RecordCodec.hasChangeTag != 0 ? try Self.string(&reader) : nil
+            let tag = mask & RecordCodec.hasChangeTag != 0 ? try reader.rawSlice(reader.length()) : nil
             let parent = mask & RecordCodec.hasParent != 0 ? try Self.reference(&reader, home: home) : nil
             let share = mask & RecordCodec.hasShare != 0 ? try Self.reference(&reader, home: home) : nil
             // The encrypted section starts where the plain one ends: found by walking
@@ -189,14 +189,15 @@ public enum RecordJSONWriter {
                 json.string(utf8: parent.name)
                 json.endObject()
             }
+            // The type, name and tag are checked to be UTF-8 as they are written.
             if let tag {
                 json.fragment(#","recordChangeTag":"#)
-                json.string(utf8: tag)
+                try Self.string(tag, from: reader, into: &json)
             }
             json.fragment(#","recordName":"#)
-            json.string(utf8: name)
+            try Self.string(name, from: reader, into: &json)
             json.fragment(#","recordType":"#)
-            json.string(utf8: type)
+            try Self.string(type, from: reader, into: &json)
             if let share {
                 json.fragment(#","share":{"recordName":"#)
                 json.string(utf8: share.name)
@@ -222,14 +223,15 @@ public enum RecordJSONWriter {
             try encrypted.seek(to: encryptedStart)
             var plainLeft = try plain.length(minimumItemSize: 3)
             var encryptedLeft = try encrypted.length(minimumItemSize: 3)
-            var plainKey = plainLeft > 0 ? try Self.string(&plain) : nil
-            var encryptedKey = encryptedLeft > 0 ? try Self.string(&encrypted) : nil
+            // Keys are checked to be UTF-8 by `field`, as they are written.
+            var plainKey = plainLeft > 0 ? try plain.rawSlice(plain.length()) : nil
+            var encryptedKey = encryptedLeft > 0 ? try encrypted.rawSlice(encrypted.length()) : nil
             /// The key after `key` in its section, checked to sort after it.
             func next(_ reader: inout BinaryReader, after key: UnsafeRawBufferPointer, left: Int) throws
                 -> UnsafeRawBufferPointer?
             {
                 guard left > 0 else { return nil }
-                let next = try Self.string(&reader)
+                let next = try reader.rawSlice(reader.length())
                 guard UTF8Order.compare(key, next) < 0 else { throw reader.failure("field keys not in strictly ascending order") }
                 return next
             }
@@ -247,6 +249,7 @@ public enum RecordJSONWriter {
                     plainKey = try next(&plain, after: key, left: plainLeft)
                 } else if let key = encryptedKey {
                     if order == 0, let shadowed = plainKey {
+                        guard BinaryReader.isValidUTF8(shadowed) else { throw plain.failure("invalid UTF-8 in string") }
                         try Self.skipValue(&plain, home: home)
                         plainLeft -= 1
                         plainKey = try next(&plain, after: shadowed, left: plainLeft)
@@ -266,9 +269,10 @@ public enum RecordJSONWriter {
             into json: inout JSONWriter
         ) throws {
             if let desired = options.desiredBytes, !desired.contains(where: { wanted in wanted.withUnsafeBytes { UTF8Order.compare($0, key) == 0 } }) {
+                guard BinaryReader.isValidUTF8(key) else { throw reader.failure("invalid UTF-8 in string") }
                 return try Self.skipValue(&reader, home: home)
             }
-            json.key(utf8: key)
+            guard json.key(checkingUTF8: key) else { throw reader.failure("invalid UTF-8 in string") }
             let tag = try reader.u8()
             if tag == RecordCodec.emptyListTag {
                 Self.opening(RecordCodec.listFlag | FieldValue.ValueType.string.rawValue, encrypted: encrypted, into: &json)
@@ -301,7 +305,7 @@ public enum RecordJSONWriter {
             let asStrings = topLevel && options.numbersAsStrings
             switch type {
             case .string:
-                json.string(utf8: try Self.string(&reader))
+                try Self.string(try reader.rawSlice(reader.length()), from: reader, into: &json)
             case .int64, .timestamp:
                 let number = try reader.zigzag()
                 if asStrings { json.intString(number) } else { json.int(number) }
@@ -449,6 +453,14 @@ public enum RecordJSONWriter {
         /// A length-prefixed string's bytes, checked to be UTF-8.
         private static func string(_ reader: inout BinaryReader) throws -> UnsafeRawBufferPointer {
             try RecordReader.skipString(&reader, checking: true)
+        }
+
+        /// `bytes` as a string value, checked to be UTF-8 as it is written (a failure
+        /// names `reader`'s place).
+        private static func string(_ bytes: UnsafeRawBufferPointer, from reader: BinaryReader, into json: inout JSONWriter)
+            throws
+        {
+            guard json.string(checkingUTF8: bytes) else { throw reader.failure("invalid UTF-8 in string") }
         }
 
         /// A user's record ID; only its name is written.

@@ -45,6 +45,39 @@ struct JSONWriterTests {
         }
     }
 
+    @Test("strings checked as they are written: valid UTF-8 gives the escaped string, anything else false, at every offset")
+    func checkedStrings() throws {
+        var random = RandomRecords(seed: 0xC4EC)
+        // Pieces that land escapes, multi-byte characters and broken sequences on
+        // both sides of the eight-byte words the writer scans by.
+        let pieces: [[UInt8]] = [
+            Array("abcdefgh".utf8), Array("x".utf8), Array("\"".utf8), Array("\\".utf8), [0x0A], [0x01], [0x7F],
+            Array("é".utf8), Array("😀".utf8), Array("\u{2028}".utf8),
+            [0xC3], [0x80], [0xFF], [0xED, 0xA0, 0x80], [0xF0, 0x9F, 0x98],
+        ]
+        var invalid = 0
+        for _ in 0..<5_000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<random.int(0...12) { bytes += pieces[random.int(0...(pieces.count - 1))] }
+            let text = String(validating: bytes, as: UTF8.self)
+            var writer = JSONWriter(capacity: 4)
+            let ok = bytes.withUnsafeBytes { writer.string(checkingUTF8: $0) }
+            #expect(ok == (text != nil), "bytes \(bytes)")
+            if let text {
+                #expect(writer.bytes == (try Self.encoded(.string(text))), "string \(text.debugDescription)")
+                var key = JSONWriter(capacity: 4)
+                key.beginObject()
+                #expect(bytes.withUnsafeBytes { key.key(checkingUTF8: $0) })
+                key.null()
+                key.endObject()
+                #expect(key.bytes == (try Self.encoded(.object([text: .null]))))
+            } else {
+                invalid += 1
+            }
+        }
+        #expect(invalid > 500 && invalid < 4_500, "both kinds were tried: \(invalid) invalid")
+    }
+
     @Test("random trees are written byte for byte as JSONEncoder with sorted keys writes them")
     func trees() throws {
         var random = RandomRecords(seed: 0x7433)
