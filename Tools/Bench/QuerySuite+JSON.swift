@@ -15,6 +15,8 @@ extension QuerySuite {
     final class SQLiteColumns {
         let directory: ScratchDirectory
         let db: SQLiteDatabase
+        /// Whether this SQLite has FTS5 (Debian's does): the token search's baseline.
+        let hasFTS5: Bool
 
         /// The JSON of one row, member for member what Cumulus writes for the record.
         static func rowJSON(owner: String, zone: String) -> String {
@@ -53,6 +55,10 @@ extension QuerySuite {
                 CREATE INDEX items_list ON items(list, name);
                 CREATE INDEX items_due ON items(dueDate, name);
                 """)
+            // Token search: FTS5 over the texts, each row naming its item (a WITHOUT
+            // ROWID table has no rowid to share), joined back by the primary key.
+            hasFTS5 = (try? db.exec("CREATE VIRTUAL TABLE items_fts USING fts5(name UNINDEXED, title, notes, tags)")) != nil
+            let insertText = hasFTS5 ? try db.prepare("INSERT INTO items_fts(name, title, notes, tags) VALUES (?1, ?2, ?3, ?4)") : nil
             let insert = try db.prepare("INSERT INTO items VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)")
             try db.exec("BEGIN")
             for record in records {
@@ -85,6 +91,16 @@ extension QuerySuite {
                 try insert.bind(12, text: record.lastModifiedUserRecordID?.recordName ?? "")
                 try insert.bind(13, text: record.recordChangeTag ?? "")
                 try insert.run()
+                if let insertText {
+                    try insertText.bind(1, text: record.recordID.recordName)
+                    try insertText.bind(2, text: text("title"))
+                    try insertText.bind(3, text: text("notes"))
+                    try insertText.bind(4, text: tags.compactMap { value -> String? in
+                        if case .string(let tag) = value { return tag }
+                        return nil
+                    }.joined(separator: " "))
+                    try insertText.run()
+                }
             }
             try db.exec("COMMIT")
             try db.exec("ANALYZE")
@@ -167,7 +183,23 @@ extension QuerySuite {
             }
         }
         let db = cumulus.db
-        let pages = [
+        var pages: [JSONPage] = []
+        // Token search: the pair of tokens whose results come closest to the suite's
+        // count, every result in one page, in name order on both sides.
+        if sqlite.hasFTS5, let pair = tokenPairs(data, sizes).first {
+            let search = try PredicateParser.query(
+                recordType: "TodoItem", predicate: "self CONTAINS '\(pair.first) \(pair.second)'")
+            pages.append(
+                JSONPage(
+                    label: "token search, 2 tokens (\(pair.expected.count))",
+                    sql: page("JOIN (SELECT name FROM items_fts WHERE items_fts MATCH ?1) USING (name) ORDER BY name"),
+                    bind: { try $0.bind(1, text: "\"\(pair.first)\" AND \"\(pair.second)\"") },
+                    cumulus: queryWriter { body in
+                        try db.query(search, in: SampleData.zone, resultsLimit: Database.maxResultsLimit, as: EngineSuite.actor, body)
+                    },
+                    target: .atLeast(1)))
+        }
+        pages += [
             JSONPage(
                 label: "children of one list (100)", sql: page("WHERE list = ?1 ORDER BY name"),
                 bind: { try $0.bind(1, text: list) },
