@@ -200,7 +200,54 @@ public struct BinaryReader {
     /// Whether `bytes` are valid UTF-8, without building a `String` for ASCII: for a
     /// reader that keeps a string in its bytes until it is asked for.
     public static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        isASCII(bytes) || String(validating: bytes, as: UTF8.self) != nil
+        isASCII(bytes) || isWellFormedUTF8(bytes)
+    }
+
+    /// Whether `bytes` are well-formed UTF-8 as the Unicode Standard defines it
+    /// (table 3-7: no overlong forms, no surrogates, nothing above U+10FFFF), what
+    /// `String(validating:as:)` accepts, without building the string: that built one
+    /// on the heap for every non-ASCII value a read checked.
+    public static func isWellFormedUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let count = bytes.count
+        var index = 0
+        @inline(__always) func continuation(_ at: Int) -> Bool { at < count && bytes[at] & 0xC0 == 0x80 }
+        @inline(__always) func second(_ range: ClosedRange<UInt8>) -> Bool { index + 1 < count && range.contains(bytes[index + 1]) }
+        while index < count {
+            // ASCII runs a word at a time.
+            if index + 8 <= count, bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                index += 8
+                continue
+            }
+            let lead = bytes[index]
+            switch lead {
+            case 0x00...0x7F:
+                index += 1
+            case 0xC2...0xDF:
+                guard continuation(index + 1) else { return false }
+                index += 2
+            case 0xE0:
+                guard second(0xA0...0xBF), continuation(index + 2) else { return false }
+                index += 3
+            case 0xE1...0xEC, 0xEE...0xEF:
+                guard continuation(index + 1), continuation(index + 2) else { return false }
+                index += 3
+            case 0xED:
+                guard second(0x80...0x9F), continuation(index + 2) else { return false }
+                index += 3
+            case 0xF0:
+                guard second(0x90...0xBF), continuation(index + 2), continuation(index + 3) else { return false }
+                index += 4
+            case 0xF1...0xF3:
+                guard continuation(index + 1), continuation(index + 2), continuation(index + 3) else { return false }
+                index += 4
+            case 0xF4:
+                guard second(0x80...0x8F), continuation(index + 2), continuation(index + 3) else { return false }
+                index += 4
+            default:
+                return false
+            }
+        }
+        return true
     }
 
     /// Whether every byte is below 0x80, checked eight bytes at a time, the tail in

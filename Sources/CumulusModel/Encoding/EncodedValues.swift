@@ -190,7 +190,7 @@ final class EncodedValues: Sendable {
                     let length = try reader.length()
                     let offset = reader.offset
                     let text = try reader.rawSlice(length)
-                    if !checked, !BinaryReader.isASCII(text), String(validating: text, as: UTF8.self) == nil {
+                    if !checked, !BinaryReader.isValidUTF8(text) {
                         throw reader.failure("invalid UTF-8 in string")
                     }
                     ranges.append(offset..<offset + length)
@@ -389,7 +389,7 @@ final class EncodedValues: Sendable {
             // which would scan an ASCII key a second time.
             let key = try RecordReader.skipString(&reader, checking: false)
             if !BinaryReader.isASCII(key) {
-                guard String(validating: key, as: UTF8.self) != nil else { throw reader.failure("invalid UTF-8 in string") }
+                guard BinaryReader.isValidUTF8(key) else { throw reader.failure("invalid UTF-8 in string") }
                 allASCII = false
             }
             if let previous, UTF8Order.compare(previous, key) >= 0 {

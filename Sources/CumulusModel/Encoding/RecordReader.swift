@@ -266,7 +266,7 @@ public struct RecordReader {
     @discardableResult
     static func skipString(_ reader: inout BinaryReader, checking: Bool) throws -> UnsafeRawBufferPointer {
         let bytes = try reader.rawSlice(reader.length())
-        if checking, !BinaryReader.isASCII(bytes), String(validating: bytes, as: UTF8.self) == nil {
+        if checking, !BinaryReader.isValidUTF8(bytes) {
             throw reader.failure("invalid UTF-8 in string")
         }
         return bytes

@@ -229,7 +229,7 @@ public struct JSONWriter: ~Copyable {
                     // Every byte before this one is ASCII, so a character starts here:
                     // the rest is checked once, and then only escapes are looked for.
                     if unchecked {
-                        guard String(validating: UnsafeRawBufferPointer(rebasing: value[index...]), as: UTF8.self) != nil
+                        guard BinaryReader.isWellFormedUTF8(UnsafeRawBufferPointer(rebasing: value[index...]))
                         else { return false }
                         unchecked = false
                     }
