@@ -57,13 +57,16 @@ cluster: build
 
 ## bench: release-build benchmarks, each figure beside its same-run baseline
 ##        (the `http` suite drives the server with wrk, installed here when missing;
-##        the `replication` suite runs the release `cumulus` and etcd as processes)
+##        the `replication` suite runs the release `cumulus` and etcd as processes;
+##        with no BENCH_ARGS, `cumulus-allocations` then counts the read paths' allocations)
 BENCH_DEB_DEPS := wrk
 bench: deps
 	$(call install_missing,$(BENCH_DEB_DEPS))
 	$(SWIFT) build -c release --product cumulus
 	$(SWIFT) build -c release --product cumulus-bench
+	$(SWIFT) build -c release --product cumulus-allocations
 	$(SWIFT) run -c release --skip-build cumulus-bench $(BENCH_ARGS)
+	$(if $(BENCH_ARGS),,$(SWIFT) run -c release --skip-build cumulus-allocations)
 
 ## crash-soak: the long crash-recovery run (500 kills)
 crash-soak: deps

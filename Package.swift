@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.34.1"),
         // Already in the graph through AsyncHTTPClient; named for etcd's TLS settings.
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // Allocation counts of the read paths (`cumulus-allocations`, run by `make bench`).
+        .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
     ],
     targets: [
         // System libraries: Debian's liblmdb-dev and libzstd-dev (`make deps`).
@@ -163,6 +165,15 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Tools/Bench"
+        ),
+        // Its own executable: the interposer it links replaces malloc in its process.
+        .executableTarget(
+            name: "cumulus-allocations",
+            dependencies: [
+                "CumulusEngine", "CumulusModel", "CumulusTestSupport",
+                .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+            ],
+            path: "Tools/Allocations"
         ),
 
         // Fuzzing: every decoder of outside bytes as a target (`make fuzz`; the kept
