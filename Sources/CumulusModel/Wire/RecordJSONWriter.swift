@@ -57,18 +57,37 @@ public enum RecordJSONWriter {
     /// Per value tag, a field's dictionary up to its value, `{"type":"INT64","value":`
     /// (`"STRING_LIST"` for a list's tag), written as one copy rather than built per
     /// field; empty for tags no value has.
-    static let fieldOpenings: [[UInt8]] = fieldOpeningTable(prefix: "")
+    /// Kept in one allocation that lives as long as the process, read through a
+    /// pointer: a table of arrays retained and released its row on every field.
+    static let fieldOpenings = OpeningTable(prefix: "")
     /// The same in the encrypted key space (`"ENCRYPTED_BYTES"`).
-    static let encryptedFieldOpenings: [[UInt8]] = fieldOpeningTable(prefix: encryptedPrefix)
+    static let encryptedFieldOpenings = OpeningTable(prefix: encryptedPrefix)
 
-    private static func fieldOpeningTable(prefix: String) -> [[UInt8]] {
-        var table = [[UInt8]](repeating: [], count: 256)
-        for type in FieldValue.ValueType.allCases {
-            for (tag, name) in [(type.rawValue, type.wireName), (RecordCodec.listFlag | type.rawValue, type.listWireName)] {
-                table[Int(tag)] = Array("{\"type\":\"\(prefix)\(name)\",\"value\":".utf8)
+    /// Per value tag, the opening's bytes: one buffer, never freed (two exist).
+    struct OpeningTable: @unchecked Sendable {
+        private let bytes: UnsafeRawBufferPointer
+        private let ranges: UnsafeBufferPointer<Range<Int>>
+
+        init(prefix: String) {
+            var text: [UInt8] = []
+            var ranges = [Range<Int>](repeating: 0..<0, count: 256)
+            for type in FieldValue.ValueType.allCases {
+                for (tag, name) in [(type.rawValue, type.wireName), (RecordCodec.listFlag | type.rawValue, type.listWireName)] {
+                    let start = text.count
+                    text += "{\"type\":\"\(prefix)\(name)\",\"value\":".utf8
+                    ranges[Int(tag)] = start..<text.count
+                }
             }
+            let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(text.count, 1), alignment: 1)
+            storage.copyBytes(from: text)
+            bytes = UnsafeRawBufferPointer(storage)
+            let table = UnsafeMutableBufferPointer<Range<Int>>.allocate(capacity: 256)
+            _ = table.initialize(from: ranges)
+            self.ranges = UnsafeBufferPointer(table)
         }
-        return table
+
+        /// The opening for `tag`; empty for tags no value has.
+        subscript(tag: UInt8) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[ranges[Int(tag)]]) }
     }
 
     /// The record type a share record is stored under.
@@ -446,8 +465,7 @@ public enum RecordJSONWriter {
 
         /// A field's dictionary up to its value: `{"type":"INT64","value":`.
         private static func opening(_ tag: UInt8, encrypted: Bool, into json: inout JSONWriter) {
-            let openings = encrypted ? RecordJSONWriter.encryptedFieldOpenings : RecordJSONWriter.fieldOpenings
-            openings[Int(tag)].withUnsafeBytes { json.fragment($0) }
+            json.fragment(encrypted ? RecordJSONWriter.encryptedFieldOpenings[tag] : RecordJSONWriter.fieldOpenings[tag])
         }
 
         /// A length-prefixed string's bytes, checked to be UTF-8.
