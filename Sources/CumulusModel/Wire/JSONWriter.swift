@@ -8,8 +8,8 @@
 /// control characters (`\b \t \n \f \r`, else `\u00xx`), and an object's members in
 /// ascending order of their keys' UTF-8 bytes (as `JSONEncoder` sorts them, which is
 /// not Swift's `String` order) when it writes a ``JSONValue``. Callers that stream an object
-/// themselves write its members in that order, so an answer written from stored
-/// bytes is the same answer the tree gave.
+/// themselves write its members in that order (``members(_:)``), so a record written
+/// from stored bytes is the same JSON the tree gave.
 ///
 /// Separators are its business: a value or key written after another in the same
 /// container is preceded by a comma. It does not check that keys and values
@@ -416,18 +416,13 @@ public struct JSONWriter: ~Copyable {
         needsComma = true
     }
 
-    /// An object of `members` and of `written` members (JSON written already, by
-    /// another writer: a page of records), all in ascending key order, as a tree
-    /// holding both would be written.
-    public mutating func object(_ members: [String: JSONValue], written: [String: [UInt8]]) {
-        beginObject()
-        var all = members.map { (key: $0.key, value: $0.value, written: [UInt8]?.none) }
-        all += written.map { (key: $0.key, value: JSONValue.null, written: $0.value) }
-        for member in all.sorted(by: { UTF8Order.precedes($0.key, $1.key) }) {
-            key(member.key)
-            if let json = member.written { self.written(json) } else { value(member.value) }
+    /// `members` written into the object open now, in ascending key order, as
+    /// ``value(_:)`` writes an object's: the members an answer has besides its records.
+    public mutating func members(_ members: [String: JSONValue]) {
+        for (key, value) in members.sorted(by: { UTF8Order.precedes($0.key, $1.key) }) {
+            self.key(key)
+            self.value(value)
         }
-        endObject()
     }
 
     // MARK: Pieces

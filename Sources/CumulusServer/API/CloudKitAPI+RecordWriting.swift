@@ -12,6 +12,28 @@ extension CloudKitAPI {
             desiredKeys: desiredKeys, numbersAsStrings: context.numbersAsStrings, downloadURL: downloadURLs(context))
     }
 
+    /// Opens an answer whose first member is a list of records, written into the
+    /// buffer the whole answer goes out from: `{"records":[`. A page written apart and
+    /// then copied into its envelope was two or more copies of every byte of the
+    /// answer. The records lead their object's members for that (JSON objects are
+    /// unordered; the order is fixed): the members after them, a cursor or a sync
+    /// token, are known only once the page is read.
+    static func recordsAnswer(capacity: Int) -> JSONWriter {
+        var json = JSONWriter(capacity: capacity)
+        json.beginObject()
+        json.key("records")
+        json.beginArray()
+        return json
+    }
+
+    /// Closes what ``recordsAnswer(capacity:)`` opened: the list of records, then
+    /// `members` in ascending key order, then the object.
+    static func closeRecords(_ json: inout JSONWriter, _ members: [String: JSONValue] = [:]) {
+        json.endArray()
+        json.members(members)
+        json.endObject()
+    }
+
     /// Writes each record of `page` (borrowed from a read: only during the call) into
     /// `json`, with the page's desired keys.
     func writePage(_ page: StoredRecordPage, _ options: RecordJSONWriter.Options, _ context: Context, into json: inout JSONWriter)

@@ -78,8 +78,7 @@ extension CloudKitAPI {
                 saves: saves, deletes: deletes, atomic: atomic, requestID: context.requestID, itemLimit: limits.itemsPerRequest,
                 cpuLimit: limits.requestCPU, recordQuota: limits.recordQuota),
             as: context.caller.user)
-        var records = JSONWriter(capacity: 512 * slots.count)
-        records.beginArray()
+        var records = Self.recordsAnswer(capacity: 512 * slots.count)
         for slot in slots {
             switch slot {
             case .save(let index, let creating, let keys):
@@ -99,15 +98,8 @@ extension CloudKitAPI {
                 }
             }
         }
-        records.endArray()
-        return Self.answer(["records": records.bytes])
-    }
-
-    /// A `200` answer of the members written already, plus `members`.
-    static func answer(_ written: [String: [UInt8]], _ members: [String: JSONValue] = [:]) -> APIResponse {
-        var json = JSONWriter(capacity: written.values.reduce(64) { $0 + $1.count })
-        json.object(members, written: written)
-        return APIResponse(written: json.bytes)
+        Self.closeRecords(&records)
+        return APIResponse(written: records.bytes)
     }
 
     /// IDs a lookup reads at a time: what it may read past the response's bytes.
@@ -132,8 +124,7 @@ extension CloudKitAPI {
         // Read a few at a time, so that once the records read take the response's
         // bytes, the rest are not read at all: each is told to ask again. Each record
         // is written from its stored bytes inside the read.
-        var records = JSONWriter(capacity: 2048 * min(ids.count, Self.lookupChunk))
-        records.beginArray()
+        var records = Self.recordsAnswer(capacity: 2048 * min(ids.count, Self.lookupChunk))
         var bytes = 0
         var start = 0
         // Each entry's options once, the desired keys' bytes with them.
@@ -168,8 +159,8 @@ extension CloudKitAPI {
             }
             start = end
         }
-        records.endArray()
-        return Self.answer(["records": records.bytes])
+        Self.closeRecords(&records)
+        return APIResponse(written: records.bytes)
     }
 
     func queryRecords(_ context: Context) throws -> APIResponse {
@@ -182,13 +173,9 @@ extension CloudKitAPI {
         } ?? limits.itemsPerRequest
         let keys = try desiredKeys(body["desiredKeys"]).map(Array.init)
         // The page is written from its stored bytes inside the read that found it.
-        var records = JSONWriter(capacity: 64 << 10)
+        var records = Self.recordsAnswer(capacity: 64 << 10)
         let options = writingOptions(nil, context)
-        let write = { (page: StoredRecordPage) throws in
-            records.beginArray()
-            try self.writePage(page, options, context, into: &records)
-            records.endArray()
-        }
+        let write = { (page: StoredRecordPage) throws in try self.writePage(page, options, context, into: &records) }
         let cursor: QueryCursor?
         if let marker = body["continuationMarker"]?.stringValue {
             guard let marked = QueryCursor(base64: marker) else {
@@ -209,22 +196,25 @@ extension CloudKitAPI {
                 scanLimit: limits.queryScanRecords, byteLimit: limits.responseBytes, cpuLimit: limits.requestCPU,
                 as: context.caller.user, write)
         }
-        return Self.answer(["records": records.bytes], cursor.map { ["continuationMarker": .string($0.base64)] } ?? [:])
+        Self.closeRecords(&records, cursor.map { ["continuationMarker": .string($0.base64)] } ?? [:])
+        return APIResponse(written: records.bytes)
     }
 
     func recordChanges(_ context: Context) async throws -> APIResponse {
         guard context.body["zoneID"] != nil else { throw CumulusError(.invalidArguments, "'zoneID' is required") }
         let zone = try zone(context.body)
-        let page = try await zonePage(context, zone: zone, options: context.body, byteLimit: limits.responseBytes)
-        return Self.answer(["records": page.records], page.members)
+        var json = JSONWriter(capacity: 64 << 10)
+        _ = try await writeZonePage(context, zone: zone, options: context.body, byteLimit: limits.responseBytes, into: &json)
+        return APIResponse(written: json.bytes)
     }
 
     /// One zone's changes as `records/changes` and `changes/zone` answer them, ending
-    /// once its records take `byteLimit` bytes as stored: the answer's members but its
-    /// records, its records as a JSON array written already, how many, and their
-    /// bytes as stored.
-    func zonePage(_ context: Context, zone: ZoneID, options: JSONValue, byteLimit: Int) async throws
-        -> (members: [String: JSONValue], records: [UInt8], count: Int, storedBytes: Int)
+    /// once its records take `byteLimit` bytes as stored, written into `json` as one
+    /// object (its records first, as in ``recordsAnswer(capacity:)``); returns how
+    /// many records it holds and their bytes as stored. When it throws, what it wrote
+    /// is for the caller to roll back.
+    func writeZonePage(_ context: Context, zone: ZoneID, options: JSONValue, byteLimit: Int, into json: inout JSONWriter)
+        async throws -> (count: Int, storedBytes: Int)
     {
         var token: ChangeToken?
         if let string = options["syncToken"]?.stringValue {
@@ -241,19 +231,19 @@ extension CloudKitAPI {
         }
         let keys = try desiredKeys(options["desiredKeys"]).map(Array.init)
         // The changed records are written from their stored bytes inside the page's read.
-        var records = JSONWriter(capacity: 64 << 10)
-        records.beginArray()
+        json.beginObject()
+        json.key("records")
+        json.beginArray()
         var changedCount = 0
         let options = writingOptions(nil, context)
         let changes = try await context.database.fetchZoneChanges(
             zone, since: token, resultsLimit: limit, desiredKeys: keys, catchUpTimeout: context.catchUpWait,
             byteLimit: byteLimit, as: context.caller.user
         ) { page in
-            try self.writePage(page, options, context, into: &records)
+            try self.writePage(page, options, context, into: &json)
             changedCount = page.records.count
         }
-        for deletion in changes.deleted { records.value(RecordJSON.deletion(deletion)) }
-        records.endArray()
+        for deletion in changes.deleted { json.value(RecordJSON.deletion(deletion)) }
         var page: [String: JSONValue] = [
             "zoneID": context.database.storedZoneID(zone).wireJSON,
             "syncToken": .string(changes.token.base64),
@@ -263,6 +253,7 @@ extension CloudKitAPI {
         if let client = changes.clientChangeTokenData {
             page["clientChangeTokenData"] = .string(Data(client).base64EncodedString())
         }
-        return (page, records.bytes, changedCount + changes.deleted.count, changes.storedBytes)
+        Self.closeRecords(&json, page)
+        return (changedCount + changes.deleted.count, changes.storedBytes)
     }
 }

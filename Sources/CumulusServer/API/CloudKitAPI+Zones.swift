@@ -97,7 +97,10 @@ extension CloudKitAPI {
             throw CumulusError(.invalidArguments, "'zones' must be a list of {zoneID, syncToken?}")
         }
         try checkItemCount(requested.count, of: "zones")
-        var answers = JSONWriter(capacity: 16 << 10)
+        // The zones' pages are written into the answer's own buffer.
+        var answers = JSONWriter(capacity: 64 << 10)
+        answers.beginObject()
+        answers.key("zones")
         answers.beginArray()
         // The response's records are shared out in order: a zone gets what the ones
         // before it left, and a zone that gets nothing is told to ask again, as
@@ -129,16 +132,19 @@ extension CloudKitAPI {
             case .some(.some(let limit)) where limit > budget: options["resultsLimit"] = .int(Int64(budget))
             default: break
             }
+            let mark = answers.count
+            let comma = answers.separatorPending
             do {
-                let page = try await zonePage(context, zone: zoneID, options: .object(options), byteLimit: bytes)
+                let page = try await writeZonePage(context, zone: zoneID, options: .object(options), byteLimit: bytes, into: &answers)
                 budget -= page.count
                 bytes -= page.storedBytes
-                answers.object(page.members, written: ["records": page.records])
             } catch let error as CumulusError {
+                answers.rollBack(to: mark, needsComma: comma)
                 answers.value(Self.zoneError(zoneID, error))
             }
         }
         answers.endArray()
-        return Self.answer(["zones": answers.bytes])
+        answers.endObject()
+        return APIResponse(written: answers.bytes)
     }
 }
