@@ -161,8 +161,12 @@ extension Database {
                 // Records outside the shares open to the caller.
                 executor.visible = { try self.isVisible($0, in: shared, txn) }
             }
-            let page = try executor.run(
-                contents.query, zones: zones, after: contents.position.isEmpty ? nil : contents.position, limit: limit)
+            let page = try views.withRecordsCursor(txn) { cursor in
+                executor.records = cursor
+                defer { executor.records = nil }
+                return try executor.run(
+                    contents.query, zones: zones, after: contents.position.isEmpty ? nil : contents.position, limit: limit)
+            }
             try body(StoredRecordPage(records: page.stored, desiredKeys: desired))
             return (page.more, page.lastPosition)
         }

@@ -52,6 +52,9 @@ struct QueryExecutor {
     var hiddenLimit = Database.defaultHiddenScanLimit
     /// The CPU time one page may spend, counted per record read.
     var budget = WorkBudget(Database.defaultRequestCPULimit, for: "this query page")
+    /// A cursor on the records view, open while the executor runs: candidates come in
+    /// key order from most plans, and LMDB finds each next one on the cursor's page.
+    var records: LMDBCursor?
 
     /// A record the walk read: its stored bytes, borrowed from ``txn`` (valid until it
     /// ends), and the record decoded from them when something had to look at its
@@ -155,7 +158,9 @@ struct QueryExecutor {
         _ name: String, _ zone: ZoneID, _ zoneKey: [UInt8], _ residual: Query, _ hints: inout RecordDecodeHints
     ) throws -> Candidate {
         try budget.spend()
-        guard let stored = try views.storedRecord(zoneKey: zoneKey, name: name, txn) else { return .none }
+        let found = try records.map { try views.storedRecord(zoneKey: zoneKey, name: name, cursor: $0) }
+            ?? views.storedRecord(zoneKey: zoneKey, name: name, txn)
+        guard let stored = found else { return .none }
         // The record's type is the query's (its index and by-type entries are the
         // type's). With nothing else to look at, it matches as its bytes are; with
         // filters on fields, each reads its one value from the bytes.

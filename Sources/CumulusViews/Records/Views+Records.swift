@@ -233,6 +233,22 @@ extension Views {
         try ViewKeys.withRecordKey(zoneKey, name) { key in try txn.borrowedValue(tables.records, key: key) }
     }
 
+    /// Calls `body` with a cursor on the records view, for
+    /// ``storedRecord(zoneKey:name:cursor:)``; the cursor closes when `body` returns,
+    /// but what it found stays valid until `txn` ends, as `mdb_get`'s values do.
+    public func withRecordsCursor<R>(_ txn: LMDBReadTransaction, _ body: (LMDBCursor) throws -> R) throws -> R {
+        try txn.withCursor(tables.records, body)
+    }
+
+    /// ``storedRecord(zoneKey:name:_:)`` through `cursor` (from
+    /// ``withRecordsCursor(_:_:)``): LMDB looks in the cursor's current leaf page first
+    /// when the key falls within it, so lookups made in key order (the candidates an
+    /// index walk yields, names that share a prefix) skip most of the root-to-leaf
+    /// descent `mdb_get` makes every time.
+    public func storedRecord(zoneKey: [UInt8], name: String, cursor: LMDBCursor) throws -> UnsafeRawBufferPointer? {
+        try ViewKeys.withRecordKey(zoneKey, name) { key in try cursor.seek(to: key)?.value }
+    }
+
     /// How many bytes the record `name` in the zone `zoneKey` takes as stored (0 if
     /// there is none), without decoding it.
     public func storedRecordSize(zoneKey: [UInt8], name: String, _ txn: LMDBReadTransaction) throws -> Int {

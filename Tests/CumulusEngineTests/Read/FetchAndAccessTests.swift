@@ -1,3 +1,4 @@
+import Foundation
 import CumulusEngine
 import CumulusModel
 import Testing
@@ -36,6 +37,32 @@ struct FetchAndAccessTests {
         #expect(try results[3].result.get().recordID.zoneID == second)
         #expect(failure(results[4].result) != nil)
         #expect(try results[5].result.get()["n"] == .int64(1))
+    }
+
+    @Test("IDs over many leaf pages, in key order, reversed and shuffled with missing ones between, each find their own record")
+    func fetchThroughOneCursor() async throws {
+        let world = try EngineWorld()
+        let zone = try await world.makeZone()
+        // Enough records, with enough bytes each, that the lookups cross leaf pages.
+        let names = (0..<1_500).map { String(format: "item-%04d", $0) }
+        for chunk in stride(from: 0, to: names.count, by: 400) {
+            try await world.save(names[chunk..<min(chunk + 400, names.count)].map {
+                Record.make("T", $0, in: zone, ["name": .string($0), "pad": .string(String(repeating: "x", count: 300))])
+            })
+        }
+        var random = SystemRandomNumberGenerator()
+        let missing = (0..<200).map { "absent-\($0)" }
+        for asked in [names, names.reversed(), (names + missing).shuffled(using: &random)] {
+            let results = try world.db.fetch(asked.map { id($0, in: zone) }, as: EngineWorld.user)
+            #expect(results.count == asked.count)
+            for (name, result) in zip(asked, results) {
+                if name.hasPrefix("absent") {
+                    #expect(failure(result.result)?.code == .unknownItem, "\(name)")
+                } else {
+                    #expect(try result.result.get()["name"] == .string(name))
+                }
+            }
+        }
     }
 
     @Test("desiredKeys keeps exactly the named fields and encrypted values, in fetch and in zone changes alike")
