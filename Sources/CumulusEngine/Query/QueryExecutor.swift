@@ -595,17 +595,17 @@ struct QueryExecutor {
 
     /// Where `found` (named `name`, in `zone`) sits in `sort`'s order. A one-key order
     /// on a field reads that one value from the record's bytes; any other decodes it.
-    private func position(_ found: inout Found, name: String, zone: ZoneID, sort: [QuerySort], zoneKey: [UInt8]) throws
-        -> [UInt8]
-    {
+    /// Appends `found`'s place in the order `sort` to `positions`.
+    private func appendPosition(
+        _ found: inout Found, name: String, zone: ZoneID, sort: [QuerySort], zoneKey: [UInt8], to positions: inout [UInt8]
+    ) throws {
         if found.decoded == nil, sort.count == 1, sort[0].relativeLocation == nil, case .field(let field) = sort[0].key {
             let value = try RecordReader.fieldValue(field, in: found.stored, home: zone)
-            return SortPosition.of(
-                name: name, value: value, sort: sort[0], zoneKey: zoneKey)
+            return SortPosition.append(name: name, value: value, sort: sort[0], zoneKey: zoneKey, to: &positions)
         }
         let record = try record(found)
         found.decoded = record
-        return SortPosition.of(record, sort: sort, zoneKey: zoneKey)
+        positions += SortPosition.of(record, sort: sort, zoneKey: zoneKey)
     }
 
     /// Reads every candidate, keeps the best page, sorted. `given`: the one zone's
@@ -614,12 +614,25 @@ struct QueryExecutor {
         _ query: Query, zones: [ZoneID], after position: [UInt8]?, limit: Int, given: (NameSet, Query)? = nil
     ) throws -> Page {
         // The best `keep` so far, sorted and cut back whenever twice as many gather:
-        // O(page) memory and O(n log page) time whatever the number of matches.
+        // O(page) memory and O(n log page) time whatever the number of matches. Their
+        // positions lie back to back in one buffer (an array each was an allocation
+        // for every candidate), rebuilt with the kept ones at each cut.
         let keep = limit + 1
-        var best: [(found: Found, position: [UInt8])] = []
+        var positions: [UInt8] = []
+        var best: [(found: Found, position: Range<Int>)] = []
         func cut() {
-            best.sort { $0.position.lexicographicallyPrecedes($1.position) }
+            positions.withUnsafeBytes { bytes in
+                best.sort { bytes[$0.position].lexicographicallyPrecedes(bytes[$1.position]) }
+            }
             if best.count > keep { best.removeLast(best.count - keep) }
+            var kept: [UInt8] = []
+            kept.reserveCapacity(positions.count)
+            for index in best.indices {
+                let start = kept.count
+                kept += positions[best[index].position]
+                best[index].position = start..<kept.count
+            }
+            positions = kept
         }
         var scanned = 0
         for zone in zones {
@@ -638,22 +651,30 @@ struct QueryExecutor {
                             + "query one zone, or add a filter on an indexed field")
                 }
                 guard var found = try load(name, zone, zoneKey, rest, &hints).match else { continue }
-                let at = try self.position(&found, name: name, zone: zone, sort: query.sort, zoneKey: zoneKey)
-                if let position, !position.lexicographicallyPrecedes(at) { continue }
-                best.append((found, at))
+                let start = positions.count
+                try appendPosition(&found, name: name, zone: zone, sort: query.sort, zoneKey: zoneKey, to: &positions)
+                if let position, !position.lexicographicallyPrecedes(positions[start...]) {
+                    positions.removeSubrange(start...)
+                    continue
+                }
+                best.append((found, start..<positions.count))
                 if best.count >= 2 * keep { cut() }
             }
         }
         cut()
         var page = emptyPage
         page.more = best.count > limit
+        var last: Range<Int>?
         for match in best.prefix(limit) {
             if page.isFull(limit) {
                 page.more = true
                 break
             }
-            page.append(match.found, at: match.position)
+            page.append(match.found)
+            last = match.position
         }
+        // Only the last record's position is kept: what the cursor resumes after.
+        if let last { page.lastPosition = Array(positions[last]) }
         return page
     }
 }

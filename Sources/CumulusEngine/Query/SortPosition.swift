@@ -22,7 +22,7 @@ enum SortPosition {
             bytes.append(0x01)
             bytes.append(contentsOf: descriptor.ascending ? value : value.map { ~$0 })
         }
-        appendName(record.recordID.recordName, sort: sort, zoneKey: zoneKey, to: &bytes)
+        appendName(record.recordID.recordName, descending: sort.first.map { !$0.ascending } ?? false, zoneKey: zoneKey, to: &bytes)
         return bytes
     }
 
@@ -32,15 +32,15 @@ enum SortPosition {
     static func named(_ name: String, lacking sort: [QuerySort], zoneKey: [UInt8], into bytes: inout [UInt8]) {
         bytes.removeAll(keepingCapacity: true)
         bytes.append(contentsOf: repeatElement(0xFF, count: sort.count))
-        appendName(name, sort: sort, zoneKey: zoneKey, to: &bytes)
+        appendName(name, descending: sort.first.map { !$0.ascending } ?? false, zoneKey: zoneKey, to: &bytes)
     }
 
     /// Appends what makes a position unique: the escaped name, inverted when the
-    /// first sort key is descending, then the zone key.
-    private static func appendName(_ name: String, sort: [QuerySort], zoneKey: [UInt8], to bytes: inout [UInt8]) {
+    /// first sort key is `descending`, then the zone key.
+    private static func appendName(_ name: String, descending: Bool, zoneKey: [UInt8], to bytes: inout [UInt8]) {
         let start = bytes.count
         OrderedEncoding.appendEscaped(name.utf8, to: &bytes)
-        if let first = sort.first, !first.ascending {
+        if descending {
             for index in start..<bytes.count { bytes[index] = ~bytes[index] }
         }
         bytes.append(contentsOf: zoneKey)
@@ -49,12 +49,19 @@ enum SortPosition {
     /// The position of the record named `name` in an order of one field, whose value
     /// in it is `value` (`nil`: it lacks the field): what
     /// ``of(_:sort:zoneKey:firstValue:)`` gives, from the one value a read of the
-    /// record's bytes found, without the record. A scalar (nearly every sorted field)
-    /// is encoded straight into the position: one allocation a candidate, where the
-    /// list of its scalars, their encodings and the position were four.
+    /// record's bytes found, without the record.
     static func of(name: String, value: FieldValue?, sort: QuerySort, zoneKey: [UInt8]) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(24 + name.utf8.count + zoneKey.count)
+        append(name: name, value: value, sort: sort, zoneKey: zoneKey, to: &bytes)
+        return bytes
+    }
+
+    /// ``of(name:value:sort:zoneKey:)`` appended to `bytes`: positions of many
+    /// candidates kept back to back in one buffer, none allocating. A scalar (nearly
+    /// every sorted field) is encoded straight into it.
+    static func append(name: String, value: FieldValue?, sort: QuerySort, zoneKey: [UInt8], to bytes: inout [UInt8]) {
+        let start = bytes.count
         switch value {
         case .list, nil:
             if let encoded = sortValue(of: value?.scalars, sort) {
@@ -65,17 +72,12 @@ enum SortPosition {
             }
         case let scalar?:
             bytes.append(0x01)
-            guard OrderedEncoding.appendEncoded(scalar, to: &bytes) else {
-                bytes[0] = 0xFF
-                bytes.removeSubrange(1...)
-                break
-            }
+            if !OrderedEncoding.appendEncoded(scalar, to: &bytes) { bytes[start] = 0xFF }
         }
-        if bytes[0] == 0x01, !sort.ascending {
-            for index in 1..<bytes.count { bytes[index] = ~bytes[index] }
+        if bytes[start] == 0x01, !sort.ascending {
+            for index in (start + 1)..<bytes.count { bytes[index] = ~bytes[index] }
         }
-        appendName(name, sort: [sort], zoneKey: zoneKey, to: &bytes)
-        return bytes
+        appendName(name, descending: !sort.ascending, zoneKey: zoneKey, to: &bytes)
     }
 
     /// The encoded value a record sorts by for one descriptor, or `nil` if it has none.
