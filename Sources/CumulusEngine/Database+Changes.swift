@@ -321,12 +321,13 @@ extension Database {
         let byteLimit: Int
         /// The stored size of a record by name, read only when `byteLimit` is finite.
         let size: (String) throws -> Int
-        var states: [String: ChangeState] = [:]
+        /// Each record's state, and whether its bytes are counted: one hash-table
+        /// lookup a change (three were most of a 200-change page's walk).
+        private var entries: [String: (state: ChangeState, counted: Bool)] = [:]
         var order: [String] = []
         var consumed = 0
         /// Stored bytes of the records this page reports as changed, each counted once.
         var bytes = 0
-        private var counted: Set<String> = []
         var next: (UInt64, UInt32)?
         /// The global sequence of the last change consumed.
         var lastSequence: UInt64 = 0
@@ -361,12 +362,30 @@ extension Database {
                 }
                 consumed += 1
                 lastSequence = sequence
-                if byteLimit < .max, case .changed = state, counted.insert(name).inserted { bytes += try size(name) }
-                if states[name] == nil { order.append(name) }
-                states[name] = state
+                var isNew = false
+                var needsSize = false
+                let counts = byteLimit < .max
+                Self.update(&entries[name, default: { isNew = true; return (state, false) }()], to: state, counting: counts, &needsSize)
+                if isNew { order.append(name) }
+                if needsSize { bytes += try size(name) }
             }
             return true
         }
+
+        /// Sets `entry` to `state`; a change whose record's bytes are not counted yet
+        /// (when `counting`) marks it counted and sets `needsSize`.
+        private static func update(
+            _ entry: inout (state: ChangeState, counted: Bool), to state: ChangeState, counting: Bool, _ needsSize: inout Bool
+        ) {
+            entry.state = state
+            if counting, case .changed = state, !entry.counted {
+                entry.counted = true
+                needsSize = true
+            }
+        }
+
+        /// Each record's state after the changes consumed.
+        var states: [String: ChangeState] { entries.mapValues(\.state) }
     }
 
     /// Whether the record's current version was written after global sequence
