@@ -429,31 +429,36 @@ public struct JSONWriter: ~Copyable {
 
     private mutating func appendDecimal(_ value: Int64) {
         if value < 0 { put(UInt8(ascii: "-")) }
-        // The magnitude as unsigned, so Int64.min has one too.
+        // The magnitude as unsigned, so Int64.min has one too; its digits are counted,
+        // then written from the last one back, straight into the buffer, two a division
+        // (a timestamp's thirteen took thirteen, and a copy out of a scratch buffer).
         var magnitude = value.magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            // Two digits a division (a timestamp's thirteen took thirteen).
-            Self.digitPairs.withUTF8Buffer { pairs in
-                var end = buffer.count
-                while magnitude >= 100 {
-                    let pair = Int(magnitude % 100)
-                    magnitude /= 100
-                    end -= 2
-                    buffer[end] = pairs[2 * pair]
-                    buffer[end + 1] = pairs[2 * pair + 1]
-                }
-                if magnitude >= 10 {
-                    end -= 2
-                    buffer[end] = pairs[2 * Int(magnitude)]
-                    buffer[end + 1] = pairs[2 * Int(magnitude) + 1]
-                } else {
-                    end -= 1
-                    buffer[end] = UInt8(ascii: "0") + UInt8(magnitude)
-                }
-                append(UnsafeRawBufferPointer(rebasing: buffer[end...]))
+        var count = 1
+        var power: UInt64 = 10
+        while count < 20, magnitude >= power {
+            count += 1
+            if count < 20 { power &*= 10 }
+        }
+        reserve(count)
+        let target = base + used
+        var end = count
+        Self.digitPairs.withUTF8Buffer { pairs in
+            while magnitude >= 100 {
+                let pair = Int(magnitude % 100) &* 2
+                magnitude /= 100
+                end -= 2
+                target.storeBytes(of: pairs[pair], toByteOffset: end, as: UInt8.self)
+                target.storeBytes(of: pairs[pair + 1], toByteOffset: end + 1, as: UInt8.self)
+            }
+            if magnitude >= 10 {
+                let pair = Int(magnitude) &* 2
+                target.storeBytes(of: pairs[pair], toByteOffset: 0, as: UInt8.self)
+                target.storeBytes(of: pairs[pair + 1], toByteOffset: 1, as: UInt8.self)
+            } else {
+                target.storeBytes(of: UInt8(ascii: "0") + UInt8(magnitude), toByteOffset: 0, as: UInt8.self)
             }
         }
+        used += count
     }
 
     /// "00" to "99", each pair at twice its value.
