@@ -205,9 +205,17 @@ struct QueryTests {
         #expect(try run(Query(recordType: "M", filters: [filter("v", .greaterThanOrEquals, .double(1.5)), filter("v", .lessThan, .int64(4))])) == ["m1", "m2", "m3"])
         let newestFirst = Query(recordType: "M", sort: [QuerySort(key: .creationDate, ascending: false)])
         #expect(try run(newestFirst) == ["m5", "m4", "m3", "m2", "m1", "m0"])
-        let oldest = try world.fetch(id("m0", in: zone)).creationDate
-        let since = Query(recordType: "M", filters: [filter("creationDate", .greaterThan, .timestamp(oldest ?? Timestamp(millisecondsSince1970: 0)))])
-        #expect(try run(since).count >= 0)
+        // Records saved within one millisecond share a creation date: the answer is
+        // exactly the records created strictly after the first one, whichever they are.
+        let created = try (0..<6).map { index in
+            (name: "m\(index)", date: try #require(try world.fetch(id("m\(index)", in: zone)).creationDate))
+        }
+        let since = Query(recordType: "M", filters: [filter("creationDate", .greaterThan, .timestamp(created[0].date))])
+        let later = created.filter { $0.date > created[0].date }.map(\.name)
+        #expect(try run(since) == later)
+        // and one millisecond before the first: all of them.
+        let before = Timestamp(millisecondsSince1970: created[0].date.millisecondsSince1970 - 1)
+        #expect(try run(Query(recordType: "M", filters: [filter("creationDate", .greaterThan, .timestamp(before))])).count == 6)
     }
 
     @Test("sorting by a field puts records lacking it last, and ties go by record name")
