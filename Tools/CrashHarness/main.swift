@@ -3,6 +3,8 @@
 //
 //   cumulus-crash --kills 20 --dir .build/crash-test      (parent: the test)
 //   cumulus-crash --child --dir DIR --seed N              (child: the victim)
+//   cumulus-crash --notify-child --dir DIR --container C --user U
+//                                                         (the engine's notification crash test's victim)
 //
 // The child appends sample commits from 16 concurrent tasks through the group-commit
 // writer (durable: fsync before acknowledging) and prints `ack SEQ REQUEST-ID` for
@@ -25,6 +27,9 @@ import Glibc
 
 struct Arguments {
     var child = false
+    var notifyChild = false
+    var container = ""
+    var user = ""
     var kills = 20
     var dir = ".build/crash-test"
     var seed: UInt64 = 1
@@ -34,6 +39,9 @@ struct Arguments {
         while let argument = iterator.next() {
             switch argument {
             case "--child": child = true
+            case "--notify-child": notifyChild = true
+            case "--container": container = iterator.next() ?? container
+            case "--user": user = iterator.next() ?? user
             case "--kills": kills = Int(iterator.next() ?? "") ?? kills
             case "--dir": dir = iterator.next() ?? dir
             case "--seed": seed = UInt64(iterator.next() ?? "") ?? seed
@@ -187,6 +195,8 @@ do {
     let arguments = try Arguments(CommandLine.arguments)
     if arguments.child {
         try await runChild(arguments)
+    } else if arguments.notifyChild {
+        try await runNotifyChild(arguments)
     } else {
         try runParent(arguments)
     }

@@ -9,47 +9,17 @@ import Glibc
 #endif
 
 /// "The notifier never delivers a change that a crash then loses": a child process
-/// (this test binary, re-run with one test selected) writes matching records from
-/// several tasks and prints each acknowledged one; the parent SIGKILLs it mid-flight,
-/// reopens the directory and checks that notifications and the log agree exactly.
+/// (`cumulus-crash --notify-child`) writes matching records from several tasks and
+/// prints each acknowledged one; the test SIGKILLs it mid-flight, reopens the
+/// directory and checks that notifications and the log agree exactly.
 @Suite("Subscriptions: crash durability")
 struct NotificationCrashTests {
-    static let childVariable = "CUMULUS_NOTIFY_CRASH_DIR"
-
-    @Test("child: writes until killed (does nothing unless started by the crash test)")
-    func crashChild() async throws {
-        guard let path = ProcessInfo.processInfo.environment[Self.childVariable] else { return }
-        let container = try Container(path: path)
-        let db = container.privateDatabase(container: EngineWorld.containerID, user: EngineWorld.user)
-        let zone = ZoneID(zoneName: "Lists", ownerName: EngineWorld.user)
-        _ = try await db.saveZones([zone], as: EngineWorld.user)
-        _ = try await db.saveSubscriptions(
-            [querySubscription("todos", "Todo"), Subscription(subscriptionID: "zone", kind: .zone(zone, recordType: nil))],
-            as: EngineWorld.user)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for worker in 0..<4 {
-                group.addTask {
-                    // Bounded: a parent starved on a loaded machine may kill late, and
-                    // past the notifications kept per user (100,000; two per save here)
-                    // the oldest are dropped by design, which the checks would take for
-                    // lost ones. Once done, the child waits to be killed.
-                    for index in 0..<Self.writesPerWorker {
-                        let name = "w\(worker)-\(index)"
-                        _ = try await db.modify(
-                            saving: [Record.make("Todo", name, in: zone)], savePolicy: .allKeys, as: EngineWorld.user)
-                        // Printed only once the writer has acknowledged (fsynced) the commit.
-                        FileHandle.standardOutput.write(Data("ack \(name)\n".utf8))
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
-        try await Task.sleep(for: .seconds(3_600))
+    /// The built `cumulus-crash` (`swift build` puts it beside this test binary, in
+    /// `.build/debug`), whose `--notify-child` mode is the writer this test kills.
+    static var harness: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.deletingLastPathComponent()
+            .appendingPathComponent("cumulus-crash")
     }
-
-    /// Saves each of the child's four workers makes at most: 4 × 5,000 saves make
-    /// 40,000 notifications, well under the 100,000 kept per user.
-    static let writesPerWorker = 5_000
 
     @Test("after SIGKILL: every acknowledged write was notified, and no notification outlived its commit")
     func killedWriter() async throws {
@@ -62,9 +32,8 @@ struct NotificationCrashTests {
             }
             _ = FileManager.default.createFile(atPath: output, contents: nil)
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-            process.arguments = ["--testing-library", "swift-testing", "--filter", "crashChild"]
-            process.environment = ProcessInfo.processInfo.environment.merging([Self.childVariable: path]) { $1 }
+            process.executableURL = Self.harness
+            process.arguments = ["--notify-child", "--dir", path, "--container", EngineWorld.containerID, "--user", EngineWorld.user]
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
             process.standardOutput = handle
             process.standardError = FileHandle.nullDevice
