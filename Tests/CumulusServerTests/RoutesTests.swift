@@ -18,6 +18,31 @@ struct RoutesTests {
         ]}
         """#
 
+    @Test("a lookup's desiredKeys: the request's apply to every entry but one that names its own; query and changes take them too")
+    func desiredKeysOnReads() async throws {
+        let world = try APIWorld()
+        _ = try await world.post("zones/modify", createZone)
+        _ = try await world.post("records/modify", saveListAndItems)
+        func fieldNames(_ record: JSONValue?) -> [String] { (record?["fields"]?.objectValue.map { Array($0.keys) } ?? []).sorted() }
+        let lookup = try await world.post("records/lookup", #"""
+            {"zoneID":{"zoneName":"Lists"},"desiredKeys":["title"],
+             "records":[{"recordName":"milk"},{"recordName":"eggs","desiredKeys":["list"]},{"recordName":"groceries","desiredKeys":[]}]}
+            """#)
+        #expect(lookup.status == 200)
+        #expect(fieldNames(lookup.json["records"]?[0]) == ["title"])
+        #expect(fieldNames(lookup.json["records"]?[1]) == ["list"])
+        #expect(fieldNames(lookup.json["records"]?[2]) == [])
+        #expect(lookup.json["records"]?[2]?["recordName"] == "groceries")
+        let all = try await world.post("records/lookup", #"{"zoneID":{"zoneName":"Lists"},"records":[{"recordName":"milk"}]}"#)
+        #expect(fieldNames(all.json["records"]?[0]) == ["list", "title"])
+        let query = try await world.post("records/query", #"""
+            {"zoneID":{"zoneName":"Lists"},"desiredKeys":["list"],"query":{"recordType":"TodoItem"}}
+            """#)
+        #expect(query.json["records"]?.arrayValue?.map(fieldNames) == [["list"], ["list"]])
+        let changes = try await world.post("records/changes", #"{"zoneID":{"zoneName":"Lists"},"desiredKeys":["title"]}"#)
+        #expect(changes.json["records"]?.arrayValue?.map(fieldNames) == [["title"], ["title"], ["title"]])
+    }
+
     @Test("the to-do session: zone, list and owned items, query by reference, cascade, changes")
     func todoSession() async throws {
         let world = try APIWorld()

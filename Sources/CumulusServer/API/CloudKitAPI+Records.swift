@@ -112,14 +112,26 @@ extension CloudKitAPI {
         try checkItemCount(requested.count, of: "records")
         let zone = try zone(context.body)
         let topKeys = try desiredKeys(context.body["desiredKeys"])
+        // The request's options once; an entry that names its own desired keys gets
+        // options of its own (a download-URL closure and the keys' bytes per entry were
+        // two allocations a record).
+        let shared = writingOptions(topKeys, context)
         var ids: [RecordID] = []
-        var keys: [Set<String>?] = []
+        var options: [RecordJSONWriter.Options] = []
+        ids.reserveCapacity(requested.count)
+        options.reserveCapacity(requested.count)
         for (index, entry) in requested.enumerated() {
             guard let name = entry["recordName"]?.stringValue else {
                 throw CumulusError(.invalidArguments, "records[\(index)] needs a 'recordName'")
             }
             ids.append(RecordID(recordName: name, zoneID: zone))
-            keys.append(try desiredKeys(entry["desiredKeys"]) ?? topKeys)
+            if let own = try desiredKeys(entry["desiredKeys"]) {
+                var entryOptions = shared
+                entryOptions.desiredKeys = own
+                options.append(entryOptions)
+            } else {
+                options.append(shared)
+            }
         }
         // Read a few at a time, so that once the records read take the response's
         // bytes, the rest are not read at all: each is told to ask again. Each record
@@ -127,8 +139,6 @@ extension CloudKitAPI {
         var records = Self.recordsAnswer(capacity: 2048 * min(ids.count, Self.lookupChunk))
         var bytes = 0
         var start = 0
-        // Each entry's options once, the desired keys' bytes with them.
-        let options = keys.map { writingOptions($0, context) }
         while start < ids.count {
             guard bytes < limits.responseBytes else {
                 metrics?.recordLimitHit(.recordsPerResponse)
