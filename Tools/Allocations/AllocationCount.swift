@@ -62,7 +62,7 @@ struct AllocationCount {
 
     // MARK: Tracing: where each allocation of one read comes from
 
-    nonisolated(unsafe) static var traces = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 4096 * 16)
+    nonisolated(unsafe) static let traces = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 4096 * 16)
     nonisolated(unsafe) static var traceCount = 0
     nonisolated(unsafe) static var tracing = false
 

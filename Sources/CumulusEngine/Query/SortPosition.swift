@@ -46,20 +46,12 @@ enum SortPosition {
         bytes.append(contentsOf: zoneKey)
     }
 
-    /// The position of the record named `name` in an order of one field, whose value
-    /// in it is `value` (`nil`: it lacks the field): what
+    /// Appends the position of the record named `name` in an order of one field,
+    /// whose value in it is `value` (`nil`: it lacks the field): what
     /// ``of(_:sort:zoneKey:firstValue:)`` gives, from the one value a read of the
-    /// record's bytes found, without the record.
-    static func of(name: String, value: FieldValue?, sort: QuerySort, zoneKey: [UInt8]) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(24 + name.utf8.count + zoneKey.count)
-        append(name: name, value: value, sort: sort, zoneKey: zoneKey, to: &bytes)
-        return bytes
-    }
-
-    /// ``of(name:value:sort:zoneKey:)`` appended to `bytes`: positions of many
-    /// candidates kept back to back in one buffer, none allocating. A scalar (nearly
-    /// every sorted field) is encoded straight into it.
+    /// record's bytes found, without the record. Positions of many candidates lie back
+    /// to back in one buffer, none allocating; a scalar (nearly every sorted field) is
+    /// encoded straight into it.
     static func append(name: String, value: FieldValue?, sort: QuerySort, zoneKey: [UInt8], to bytes: inout [UInt8]) {
         let start = bytes.count
         switch value {

@@ -59,7 +59,7 @@ public struct CommitView {
 
     private static func utf8(_ reader: inout BinaryReader) throws -> UnsafeRawBufferPointer {
         let slice = try reader.rawSlice(reader.length())
-        guard BinaryReader.isValidUTF8(slice) else { throw reader.failure("invalid UTF-8 in string") }
+        guard BinaryReader.isValidUTF8(slice) else { throw reader.notUTF8() }
         return slice
     }
 

@@ -50,6 +50,9 @@ public struct BinaryReader {
         CumulusError(.invalidArguments, "malformed \(context) at byte \(offset): \(reason)")
     }
 
+    /// The error for a string here that is not UTF-8.
+    public func notUTF8() -> CumulusError { failure("invalid UTF-8 in string") }
+
     /// The error for reading past the end; out of line, so the inlined reads stay small.
     @usableFromInline func endOfData() -> CumulusError {
         failure("unexpected end of data")
@@ -168,7 +171,7 @@ public struct BinaryReader {
     /// buffer is), for callers that must also compare the raw bytes (key order).
     public mutating func stringAndBytes() throws -> (string: String, bytes: UnsafeRawBufferPointer) {
         let slice = try rawSlice(length())
-        guard let text = Self.decodeUTF8(slice) else { throw failure("invalid UTF-8 in string") }
+        guard let text = Self.decodeUTF8(slice) else { throw notUTF8() }
         return (text, slice)
     }
 
@@ -181,7 +184,7 @@ public struct BinaryReader {
             let same = known.withUTF8 { UTF8Order.compare(UnsafeRawBufferPointer($0), bytes) == 0 }
             if same { return known }
         }
-        guard let text = Self.decodeUTF8(bytes) else { throw failure("invalid UTF-8 in string") }
+        guard let text = Self.decodeUTF8(bytes) else { throw notUTF8() }
         return text
     }
 

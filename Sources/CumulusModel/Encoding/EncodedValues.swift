@@ -191,7 +191,7 @@ final class EncodedValues: Sendable {
                     let offset = reader.offset
                     let text = try reader.rawSlice(length)
                     if !checked, !BinaryReader.isValidUTF8(text) {
-                        throw reader.failure("invalid UTF-8 in string")
+                        throw reader.notUTF8()
                     }
                     ranges.append(offset..<offset + length)
                 }
@@ -389,7 +389,7 @@ final class EncodedValues: Sendable {
             // which would scan an ASCII key a second time.
             let key = try RecordReader.skipString(&reader, checking: false)
             if !BinaryReader.isASCII(key) {
-                guard BinaryReader.isValidUTF8(key) else { throw reader.failure("invalid UTF-8 in string") }
+                guard BinaryReader.isWellFormedUTF8(key) else { throw reader.notUTF8() }
                 allASCII = false
             }
             if let previous, UTF8Order.compare(previous, key) >= 0 {

@@ -266,9 +266,7 @@ public struct RecordReader {
     @discardableResult
     static func skipString(_ reader: inout BinaryReader, checking: Bool) throws -> UnsafeRawBufferPointer {
         let bytes = try reader.rawSlice(reader.length())
-        if checking, !BinaryReader.isValidUTF8(bytes) {
-            throw reader.failure("invalid UTF-8 in string")
-        }
+        if checking, !BinaryReader.isValidUTF8(bytes) { throw reader.notUTF8() }
         return bytes
     }
 

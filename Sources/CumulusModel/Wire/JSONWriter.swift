@@ -100,7 +100,9 @@ public struct JSONWriter: ~Copyable {
             target.storeBytes(of: head, as: UInt32.self)
             target.storeBytes(of: tail, toByteOffset: count - 4, as: UInt32.self)
         case 1..<4:
-            for index in 0..<count { target.storeBytes(of: source.load(fromByteOffset: index, as: UInt8.self), toByteOffset: index, as: UInt8.self) }
+            for index in 0..<count {
+                target.storeBytes(of: source.load(fromByteOffset: index, as: UInt8.self), toByteOffset: index, as: UInt8.self)
+            }
         case 0:
             return
         default:
@@ -282,12 +284,9 @@ public struct JSONWriter: ~Copyable {
         let count = value.count
         guard let start = value.baseAddress else { return true }
         if count >= 8 {
-            var index = 0
-            while index + 8 <= count {
-                if isSpecial(start.loadUnaligned(fromByteOffset: index, as: UInt64.self), nonASCII: nonASCII) { return false }
-                index += 8
-            }
-            return index == count
+            let wholeWords = count & ~7
+            guard firstSpecial(in: value, from: 0, nonASCII: nonASCII) == wholeWords else { return false }
+            return wholeWords == count
                 || !isSpecial(start.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self), nonASCII: nonASCII)
         }
         var word: UInt64 = 0x2020_2020_2020_2020
@@ -378,19 +377,9 @@ public struct JSONWriter: ~Copyable {
             endArray()
         case .object(let members):
             beginObject()
-            for (name, member) in members.sorted(by: { UTF8Order.precedes($0.key, $1.key) }) {
-                key(name)
-                self.value(member)
-            }
+            self.members(members)
             endObject()
         }
-    }
-
-    /// JSON written already (by another writer), as one value.
-    public mutating func written(_ json: [UInt8]) {
-        separate()
-        json.withUnsafeBytes { append($0) }
-        needsComma = true
     }
 
     /// A fixed piece of JSON that leads up to a value (`{"type":"INT64","value":`, or
@@ -407,13 +396,6 @@ public struct JSONWriter: ~Copyable {
     public mutating func fragment(_ literal: StaticString) {
         literal.withUTF8Buffer { append(UnsafeRawBufferPointer($0)) }
         needsComma = false
-    }
-
-    /// JSON written already, as one value, from bytes.
-    public mutating func written(_ json: UnsafeRawBufferPointer) {
-        separate()
-        append(json)
-        needsComma = true
     }
 
     /// `members` written into the object open now, in ascending key order, as

@@ -268,7 +268,7 @@ public enum RecordJSONWriter {
                     plainKey = try next(&plain, after: key, left: plainLeft)
                 } else if let key = encryptedKey {
                     if order == 0, let shadowed = plainKey {
-                        guard BinaryReader.isValidUTF8(shadowed) else { throw plain.failure("invalid UTF-8 in string") }
+                        guard BinaryReader.isValidUTF8(shadowed) else { throw plain.notUTF8() }
                         try Self.skipValue(&plain, home: home)
                         plainLeft -= 1
                         plainKey = try next(&plain, after: shadowed, left: plainLeft)
@@ -288,10 +288,10 @@ public enum RecordJSONWriter {
             into json: inout JSONWriter
         ) throws {
             if let desired = options.desiredBytes, !desired.contains(where: { wanted in wanted.withUnsafeBytes { UTF8Order.compare($0, key) == 0 } }) {
-                guard BinaryReader.isValidUTF8(key) else { throw reader.failure("invalid UTF-8 in string") }
+                guard BinaryReader.isValidUTF8(key) else { throw reader.notUTF8() }
                 return try Self.skipValue(&reader, home: home)
             }
-            guard json.key(checkingUTF8: key) else { throw reader.failure("invalid UTF-8 in string") }
+            guard json.key(checkingUTF8: key) else { throw reader.notUTF8() }
             let tag = try reader.u8()
             if tag == RecordCodec.emptyListTag {
                 Self.opening(RecordCodec.listFlag | FieldValue.ValueType.string.rawValue, encrypted: encrypted, into: &json)
@@ -478,7 +478,7 @@ public enum RecordJSONWriter {
         private static func string(_ bytes: UnsafeRawBufferPointer, from reader: BinaryReader, into json: inout JSONWriter)
             throws
         {
-            guard json.string(checkingUTF8: bytes) else { throw reader.failure("invalid UTF-8 in string") }
+            guard json.string(checkingUTF8: bytes) else { throw reader.notUTF8() }
         }
 
         /// A user's record ID; only its name is written.

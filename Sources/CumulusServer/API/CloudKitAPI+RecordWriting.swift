@@ -20,10 +20,16 @@ extension CloudKitAPI {
     /// token, are known only once the page is read.
     static func recordsAnswer(capacity: Int) -> JSONWriter {
         var json = JSONWriter(capacity: capacity)
+        openRecords(&json)
+        return json
+    }
+
+    /// Opens an object whose first member is a list of records, in `json`: the start
+    /// of ``recordsAnswer(capacity:)`` and of each zone of a `changes/zone` answer.
+    static func openRecords(_ json: inout JSONWriter) {
         json.beginObject()
         json.key("records")
         json.beginArray()
-        return json
     }
 
     /// Closes what ``recordsAnswer(capacity:)`` opened: the list of records, then

@@ -241,9 +241,7 @@ extension CloudKitAPI {
         }
         let keys = try desiredKeys(options["desiredKeys"]).map(Array.init)
         // The changed records are written from their stored bytes inside the page's read.
-        json.beginObject()
-        json.key("records")
-        json.beginArray()
+        Self.openRecords(&json)
         var changedCount = 0
         let options = writingOptions(nil, context)
         let changes = try await context.database.fetchZoneChanges(
