@@ -151,52 +151,52 @@ struct QueryExecutor {
         }
     }
 
+    /// The filters left to check on the records read, once candidates were found: the
+    /// query's, less those an index answered exactly, and those compiled for the
+    /// stored bytes when they are all on user fields (``CompiledFilters``).
+    struct Residual {
+        let query: Query
+        let compiled: CompiledFilters?
+
+        init(_ query: Query) {
+            self.query = query
+            compiled = query.matchesNothing ? nil : CompiledFilters(query.filters)
+        }
+    }
+
     /// Reads a candidate, decides whether the caller may see it, and checks a visible
     /// one against the filters its candidate set did not already settle (`residual`).
     /// `hints` carries the page's strings from one read to the next.
     private func load(
-        _ name: String, _ zone: ZoneID, _ zoneKey: [UInt8], _ residual: Query, _ hints: inout RecordDecodeHints
+        _ name: String, _ zone: ZoneID, _ zoneKey: [UInt8], _ residual: Residual, _ hints: inout RecordDecodeHints
     ) throws -> Candidate {
         try budget.spend()
         let found = try records.map { try views.storedRecord(zoneKey: zoneKey, name: name, cursor: $0) }
             ?? views.storedRecord(zoneKey: zoneKey, name: name, txn)
         guard let stored = found else { return .none }
         // The record's type is the query's (its index and by-type entries are the
-        // type's). With nothing else to look at, it matches as its bytes are; with
-        // filters on fields, each reads its one value from the bytes.
-        if visible == nil, !residual.matchesNothing, Self.readsFieldsOnly(residual) {
-            for filter in residual.filters {
-                guard case .field(let field) = filter.key else { continue }
-                let value: FieldValue?
-                do {
-                    value = try RecordReader.fieldValue(field, in: stored, home: zone)
-                } catch {
-                    let reason = (error as? CumulusError)?.message ?? "\(error)"
-                    throw CumulusError(
-                        .internalError, "the stored values of record \(name) are damaged (\(reason))",
-                        recordID: RecordID(recordName: name, zoneID: zone))
-                }
-                guard QueryEvaluator.matches(fieldValue: value, filter) else { return .none }
+        // type's). With only filters on fields left, they are checked on its bytes,
+        // each field read once, and the record is not decoded.
+        if visible == nil, let compiled = residual.compiled {
+            let matches: Bool
+            do {
+                matches = try compiled.matches(stored, home: zone)
+            } catch {
+                let reason = (error as? CumulusError)?.message ?? "\(error)"
+                throw CumulusError(
+                    .internalError, "the stored values of record \(name) are damaged (\(reason))",
+                    recordID: RecordID(recordName: name, zoneID: zone))
             }
-            return .match(Found(stored: stored, decoded: nil))
+            return matches ? .match(Found(stored: stored, decoded: nil)) : .none
         }
         hints.recordID = RecordID(recordName: name, zoneID: zone)
         let record = try RecordCodec.decodeForReading(stored, hints: &hints)
         if let visible, try !visible(record) { return .hidden(record) }
-        let matches = QueryEvaluator.matches(record, residual)
+        let matches = QueryEvaluator.matches(record, residual.query)
         // The filter read values unchecked until then: damage it met is an error, not
         // a record that failed to match.
         if let damage = record.storedValuesFailure { throw damage }
         return matches ? .match(Found(stored: stored, decoded: record)) : .none
-    }
-
-    /// Whether every filter of `query` is on a user field and no token search: each
-    /// is then settled by the one value it reads from a stored record.
-    static func readsFieldsOnly(_ query: Query) -> Bool {
-        query.filters.allSatisfy { filter in
-            guard case .field = filter.key else { return false }
-            return filter.comparator != .containsAllTokens && filter.comparator != .containsAnyTokens
-        }
     }
 
     /// The record of `found`, decoded from its bytes if the walk has not yet.
@@ -215,22 +215,22 @@ struct QueryExecutor {
     }
 
     /// The query without the filters an index answered exactly for `candidates`.
-    private func residual(_ query: Query, candidatesFromIndex: Bool, selectiveOnly: Bool = false) -> Query {
-        guard candidatesFromIndex else { return query }
+    private func residual(_ query: Query, candidatesFromIndex: Bool, selectiveOnly: Bool = false) -> Residual {
+        guard candidatesFromIndex else { return Residual(query) }
         var rest = query
         rest.filters = query.filters.filter { filter in
             let used = !selectiveOnly
                 || ![.lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals].contains(filter.comparator)
             return !(used && CandidateFinder.isExact(filter))
         }
-        return rest
+        return Residual(rest)
     }
 
     /// What a plan walking the index of `field` needs: the candidates of the selective
     /// filters (ranges are checked on the records read, not built into a set), the
     /// filters left to check, and the prefix of the field's entries.
     private func sortIndexInputs(_ query: Query, zone: ZoneID, zoneKey: [UInt8], field: String) throws
-        -> (candidates: NameSet?, rest: Query, prefix: [UInt8])
+        -> (candidates: NameSet?, rest: Residual, prefix: [UInt8])
     {
         let candidates = try finder(zone, zoneKey, query.recordType).candidates(for: query.filters, selectiveOnly: true)
         let rest = residual(query, candidatesFromIndex: candidates != nil, selectiveOnly: true)
@@ -491,7 +491,7 @@ struct QueryExecutor {
     /// value, until `body` returns `false`.
     private func walkSortIndex(
         prefix: [UInt8], from lower: [UInt8], to upper: [UInt8]?, sort: QuerySort, candidates: NameSet?,
-        _ zone: ZoneID, _ zoneKey: [UInt8], _ rest: Query, _ hints: inout RecordDecodeHints,
+        _ zone: ZoneID, _ zoneKey: [UInt8], _ rest: Residual, _ hints: inout RecordDecodeHints,
         _ body: (Candidate, [UInt8]) throws -> Bool
     ) throws {
         // Records already taken at one element of a list (the only records found twice).
@@ -611,7 +611,7 @@ struct QueryExecutor {
     /// Reads every candidate, keeps the best page, sorted. `given`: the one zone's
     /// candidates and the filters they leave, when the caller found them already.
     private func collectAndSort(
-        _ query: Query, zones: [ZoneID], after position: [UInt8]?, limit: Int, given: (NameSet, Query)? = nil
+        _ query: Query, zones: [ZoneID], after position: [UInt8]?, limit: Int, given: (NameSet, Residual)? = nil
     ) throws -> Page {
         // The best `keep` so far, sorted and cut back whenever twice as many gather:
         // O(page) memory and O(n log page) time whatever the number of matches. Their

@@ -165,17 +165,25 @@ public struct RecordReader {
         return mask
     }
 
-    /// Moves `reader` (at the start of a stored record) to the value of the user
-    /// field `key` and returns `true`, or returns `false` when the record has none.
-    private static func seekField(_ key: String, _ reader: inout BinaryReader) throws -> Bool {
+    /// Moves `reader` (at the start of a stored record) past the header to its first
+    /// user field's key, returning how many user fields it has (stored in ascending
+    /// UTF-8 order of their keys, each a key and a value).
+    static func seekFields(_ reader: inout BinaryReader) throws -> Int {
         let mask = try skipToChangeTag(&reader)
         if mask & RecordCodec.hasChangeTag != 0 { _ = try reader.rawSlice(reader.length()) }
         if mask & RecordCodec.hasParent != 0 { try skipReference(&reader) }
         if mask & RecordCodec.hasShare != 0 { try skipReference(&reader) }
+        return try reader.length(minimumItemSize: 3)
+    }
+
+    /// Moves `reader` (at the start of a stored record) to the value of the user
+    /// field `key` and returns `true`, or returns `false` when the record has none.
+    private static func seekField(_ key: String, _ reader: inout BinaryReader) throws -> Bool {
+        let count = try seekFields(&reader)
         var wanted = key
         return try wanted.withUTF8 { wantedBytes -> Bool in
             let target = UnsafeRawBufferPointer(wantedBytes)
-            for _ in 0..<(try reader.length(minimumItemSize: 3)) {
+            for _ in 0..<count {
                 let order = UTF8Order.compare(try reader.rawSlice(reader.length()), target)
                 if order == 0 { return true }
                 // Keys are stored in ascending order: past it, the record has none.
