@@ -105,9 +105,9 @@ struct HostileLoadProcessTests {
         try load.stallBodies(8)
         // For one user: four are held, two refused.
         try load.holdStreams(6)
-        // Eight complete amplifying bodies: parsed whole, each would hold about 85 MB
+        // Eight complete amplifying bodies: their values built whole, each would hold about 85 MB
         // (measured before the parser kept to its reservation).
-        let parsers = try (0..<8).map { _ in try load.amplifyingLookup() }
+        let parsers = try (0..<8).map { _ in try load.amplifyingModify() }
         defer { parsers.forEach { $0.close() } }
         let sending = parsers.map { connection in Task { await connection.sendAll(HostileLoad.amplifyingBody) } }
         // A well-behaved client, answered while all of it is under way.

@@ -45,16 +45,19 @@ public final class HostileLoad: @unchecked Sendable {
         }
     }
 
-    /// A 4 MB body of one-element arrays (`[[1],[1],…]`): parsed whole, it would take
-    /// about 85 MB.
-    public static let amplifyingBody = Array(("[" + Array(repeating: "[1]", count: 1_000_000).joined(separator: ",") + "]").utf8)
+    /// A 4 MB `records/modify` body whose one record holds a field of one-element
+    /// arrays (`[[1],[1],…]`): its tape is bounded by its size, but the record's values,
+    /// built whole, would take about 85 MB.
+    public static let amplifyingBody = Array(
+        (#"{"operations":[{"operationType":"create","record":{"recordType":"T","fields":{"f":{"value":["#
+            + Array(repeating: "[1]", count: 1_000_000).joined(separator: ",") + "]}}}}]}").utf8)
 
-    /// A new connection posting ``amplifyingBody`` to `records/lookup` (`Connection:
+    /// A new connection posting ``amplifyingBody`` to `records/modify` (`Connection:
     /// close`), its head sent; the caller sends the body (``RawConnection/sendAll(_:within:)``).
-    public func amplifyingLookup() throws -> RawConnection {
+    public func amplifyingModify() throws -> RawConnection {
         let connection = try RawConnection(port: port)
         connection.send(
-            "POST \(base)/private/records/lookup?\(credentials) HTTP/1.1\r\nHost: cumulus\r\n"
+            "POST \(base)/private/records/modify?\(credentials) HTTP/1.1\r\nHost: cumulus\r\n"
                 + "Content-Length: \(Self.amplifyingBody.count)\r\nConnection: close\r\n\r\n")
         return connection
     }

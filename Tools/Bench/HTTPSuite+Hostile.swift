@@ -48,7 +48,7 @@ extension HTTPSuite {
             Task.detached {
                 var answers: [String: Int] = [:]
                 while !Task.isCancelled {
-                    guard let connection = try? hostile.amplifyingLookup() else { break }
+                    guard let connection = try? hostile.amplifyingModify() else { break }
                     _ = await connection.sendAll(HostileLoad.amplifyingBody)
                     let answer = await connection.untilClosed() ?? ""
                     connection.close()

@@ -1,10 +1,12 @@
-/// Parses JSON text into a ``JSONValue`` in one pass: what ``JSONValue/parse(_:)``
-/// uses for every request body.
+/// Parses JSON text into a ``JSONDocument``'s tape in one pass: what every request
+/// body and ``JSONValue/parse(_:memoryLimit:)`` go through.
 ///
 /// Decoding through `JSONDecoder` tried each kind of value in turn and threw an error
 /// carrying the whole coding path at every miss, so a 4 MiB body of values nested
 /// 100 deep took minutes of CPU (`Docs/SECURITY.md`, "JSON"). This parser reads each
-/// byte once and allocates only the values it returns.
+/// byte once and builds no value: it checks the text against JSON's grammar and
+/// records where each value lies (``JSONDocument/Entry``), and values are made from
+/// the tape only when asked for.
 ///
 /// It keeps what the decoder did, so clients see no difference:
 /// - a number without fraction or exponent that fits `Int64` is `.int`; any other
@@ -14,52 +16,51 @@
 /// - control characters in strings, unpaired surrogates and invalid UTF-8 are refused;
 /// - values nest at most ``maxDepth`` deep.
 ///
-/// **Memory.** A value takes far more memory than its text: `[1],` is four bytes
-/// and about a hundred once parsed (an array's own allocation, its slot, the
-/// number's). So a 4 MiB body could hold a hundred megabytes while it is parsed, and
-/// the server parses as many at once as it has cores. The parser therefore estimates
-/// what it has built, as it builds it (``Cost``), and stops with `limitExceeded` past
-/// `memoryLimit`, which the server reserves before it parses
-/// (``JSONValue/memoryLimit(forBodyBytes:)``).
+/// **Memory.** The tape takes one ``JSONDocument/Entry`` (12 bytes) per value or key,
+/// so at most 6 bytes per byte of text (`1,`), sized before it is written
+/// (``entryBound(_:)``). It counts against its document's memory limit, with the
+/// values later built from it (``JSONDocument/Node/json()``).
 struct JSONParser {
     /// The deepest nesting accepted (as `JSONDecoder`'s limit): CloudKit's bodies
     /// nest under ten deep.
     static let maxDepth = 512
 
-    /// What parsed values cost in memory, roughly and on the high side (measured: a
-    /// body of `[1]` elements took about 85 bytes per element, estimated 128).
-    enum Cost {
-        /// Any value: its slot in an array or a dictionary, with the slack they keep.
-        static let value = 32
-        /// An array or object: its own allocation.
-        static let container = 64
-        /// An object's member besides its value: the key and its hash-table slot.
-        static let member = 48
-        /// A string longer than Swift keeps inline: its allocation besides its bytes.
-        static let heapString = 32
-    }
-
     private let bytes: UnsafeRawBufferPointer
     private var index = 0
     private var depth = 0
-    /// The estimated bytes of what has been built so far, and the most allowed.
-    private var cost = 0
-    private let memoryLimit: Int
+    /// The tape being written, in document order.
+    private var tape: [JSONDocument.Entry] = []
+    /// Where an escaped string's bytes are decoded to be checked, kept between strings.
+    private var scratch: [UInt8] = []
 
-    private init(_ bytes: UnsafeRawBufferPointer, memoryLimit: Int) {
+    private init(_ bytes: UnsafeRawBufferPointer, capacity: Int = 0) {
         self.bytes = bytes
-        self.memoryLimit = memoryLimit
+        tape.reserveCapacity(capacity)
     }
 
-    /// The one value `bytes` holds, with only whitespace around it; `limitExceeded`
-    /// once the values built would take more than `memoryLimit` bytes.
-    static func parse(_ bytes: UnsafeRawBufferPointer, memoryLimit: Int = .max) throws(CumulusError) -> JSONValue {
-        var parser = JSONParser(bytes, memoryLimit: memoryLimit)
+    /// The most entries the tape of `bytes` can have: a value or key is the first
+    /// thing in the text or follows a `[`, `{`, `,` or `:` (counted in strings too,
+    /// which only raises the bound), and takes a byte and a separator of its own.
+    static func entryBound(_ bytes: UnsafeRawBufferPointer) -> Int {
+        var delimiters = 0
+        for byte in bytes {
+            // `,` `:` `[` `{`
+            delimiters &+= (byte == 0x2C || byte == 0x3A || byte == 0x5B || byte == 0x7B) ? 1 : 0
+        }
+        return min(delimiters + 1, bytes.count / 2 + 1)
+    }
+
+    /// The tape of the one value `bytes` holds, with only whitespace around it, in an
+    /// array of exactly ``entryBound(_:)`` entries' capacity: it never grows, so what
+    /// it takes is known before it is written (``JSONDocument/init(parsing:memoryLimit:)``
+    /// counts it).
+    static func tape(_ bytes: UnsafeRawBufferPointer, capacity: Int) throws(CumulusError) -> [JSONDocument.Entry] {
+        var parser = JSONParser(bytes, capacity: capacity)
         parser.skipWhitespace()
-        let value = try parser.value()
+        try parser.value()
         parser.skipWhitespace()
         guard parser.index == bytes.count else { throw parser.failure("text after the value") }
-        return value
+        return parser.tape
     }
 
     private func failure(_ what: String) -> CumulusError {
@@ -72,28 +73,20 @@ struct JSONParser {
         while let byte = current, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { index += 1 }
     }
 
-    /// Counts `bytes` more of parsed values against the limit.
-    private mutating func spend(_ bytes: Int) throws(CumulusError) {
-        cost += bytes
-        guard cost <= memoryLimit else {
-            throw CumulusError(
-                .limitExceeded,
-                "this body's JSON would take more than \(memoryLimit) bytes in memory once parsed (stopped at byte \(index)): "
-                    + "send fewer values per request")
-        }
+    private mutating func append(_ kind: JSONDocument.Kind, _ a: Int, _ b: Int) {
+        tape.append(JSONDocument.Entry(kind: kind, a: UInt32(truncatingIfNeeded: a), b: UInt32(truncatingIfNeeded: b)))
     }
 
-    private mutating func value() throws(CumulusError) -> JSONValue {
+    private mutating func value() throws(CumulusError) {
         guard let byte = current else { throw failure("a value was expected") }
-        try spend(Cost.value)
         switch byte {
-        case UInt8(ascii: "{"): return try object()
-        case UInt8(ascii: "["): return try array()
-        case UInt8(ascii: "\""): return .string(try string())
-        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-        case UInt8(ascii: "n"): try literal("null"); return .null
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
+        case UInt8(ascii: "{"): try container(.object, closedBy: UInt8(ascii: "}"))
+        case UInt8(ascii: "["): try container(.array, closedBy: UInt8(ascii: "]"))
+        case UInt8(ascii: "\""): try string()
+        case UInt8(ascii: "t"): try literal("true"); append(.true, index - 4, index)
+        case UInt8(ascii: "f"): try literal("false"); append(.false, index - 5, index)
+        case UInt8(ascii: "n"): try literal("null"); append(.null, index - 4, index)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number()
         default: throw failure("unexpected character")
         }
     }
@@ -107,47 +100,29 @@ struct JSONParser {
         index += count
     }
 
-    private mutating func nest() throws(CumulusError) {
+    /// An array or object: its entry, then each element (or each member's key and
+    /// value), with the entry's count and end filled in once they are known.
+    private mutating func container(_ kind: JSONDocument.Kind, closedBy closer: UInt8) throws(CumulusError) {
         depth += 1
         guard depth <= Self.maxDepth else { throw failure("values nested more than \(Self.maxDepth) deep") }
-        try spend(Cost.container)
-    }
-
-    private mutating func array() throws(CumulusError) -> JSONValue {
-        var elements: [JSONValue] = []
-        try items(closedBy: UInt8(ascii: "]")) { parser throws(CumulusError) in elements.append(try parser.value()) }
-        return .array(elements)
-    }
-
-    private mutating func object() throws(CumulusError) -> JSONValue {
-        var members: [String: JSONValue] = [:]
-        try items(closedBy: UInt8(ascii: "}")) { parser throws(CumulusError) in
-            guard parser.current == UInt8(ascii: "\"") else { throw parser.failure("a key was expected") }
-            let key = try parser.string()
-            try parser.spend(Cost.member)
-            parser.skipWhitespace()
-            guard parser.current == UInt8(ascii: ":") else { throw parser.failure("':' was expected") }
-            parser.index += 1
-            parser.skipWhitespace()
-            let member = try parser.value()
-            if members[key] == nil { members[key] = member }
-        }
-        return .object(members)
-    }
-
-    /// The one loop of arrays and objects: from the opening bracket past `closer`,
-    /// calling `item` at each element or member, with the separators, one trailing
-    /// comma (as JSONDecoder took it) and the nesting depth.
-    private mutating func items(
-        closedBy closer: UInt8, _ item: (inout JSONParser) throws(CumulusError) -> Void
-    ) throws(CumulusError) {
-        try nest()
+        let slot = tape.count
+        append(kind, 0, 0)
+        var count = 0
         index += 1  // [ or {
         skipWhitespace()
         if current != closer {
             while true {
                 skipWhitespace()
-                try item(&self)
+                if kind == .object {
+                    guard current == UInt8(ascii: "\"") else { throw failure("a key was expected") }
+                    try string()
+                    skipWhitespace()
+                    guard current == UInt8(ascii: ":") else { throw failure("':' was expected") }
+                    index += 1
+                    skipWhitespace()
+                }
+                try value()
+                count += 1
                 skipWhitespace()
                 guard current == UInt8(ascii: ",") else {
                     guard current == closer else {
@@ -162,29 +137,42 @@ struct JSONParser {
         }
         index += 1  // closer
         depth -= 1
+        // A tape of more than 2^32 entries would need a body of 8 GiB: the server
+        // takes 4 MiB.
+        tape[slot].a = UInt32(truncatingIfNeeded: count)
+        tape[slot].b = UInt32(truncatingIfNeeded: tape.count)
     }
 
-    /// A string, from its opening quote past its closing one.
-    private mutating func string() throws(CumulusError) -> String {
+    /// A string, from its opening quote past its closing one: its entry spans the
+    /// text between the quotes, and says whether it holds escapes.
+    private mutating func string() throws(CumulusError) {
         index += 1  // "
-        var utf8: [UInt8] = []
+        let start = index
+        var escaped = false
         var runStart = index
+        scratch.removeAll(keepingCapacity: true)
         while true {
             guard let byte = current else { throw failure("unterminated string") }
             switch byte {
             case UInt8(ascii: "\""):
-                // Without escapes (most strings) the bytes are taken as they stand.
-                let text = utf8.isEmpty
-                    ? String(validating: bytes[runStart..<index], as: UTF8.self)
-                    : String(validating: utf8 + bytes[runStart..<index], as: UTF8.self)
+                let run = UnsafeRawBufferPointer(rebasing: bytes[runStart..<index])
+                // Each run between escapes is checked alone: an escape is ASCII and ends
+                // any sequence, so the runs are valid exactly when the whole text is.
+                let valid = BinaryReader.isWellFormedUTF8(run)
+                append(escaped ? .escapedString : .string, start, index)
                 index += 1
-                guard let text else { throw failure("invalid UTF-8 in a string") }
-                if text.utf8.count > 15 { try spend(Cost.heapString + text.utf8.count) }
-                return text
+                guard valid else { throw failure("invalid UTF-8 in a string") }
+                return
             case UInt8(ascii: "\\"):
-                utf8.append(contentsOf: bytes[runStart..<index])
+                guard BinaryReader.isWellFormedUTF8(UnsafeRawBufferPointer(rebasing: bytes[runStart..<index])) else {
+                    throw failure("invalid UTF-8 in a string")
+                }
+                escaped = true
                 index += 1
-                try escape(into: &utf8)
+                var decoded = scratch
+                scratch = []
+                defer { scratch = decoded }
+                try escape(into: &decoded)
                 runStart = index
             case 0..<0x20:
                 throw failure("a control character in a string")
@@ -192,6 +180,28 @@ struct JSONParser {
                 index += 1
             }
         }
+    }
+
+    /// The text of the string entry spanning `range` of `bytes`, its escapes decoded:
+    /// the parser checked it, so this cannot fail on a tape it wrote.
+    static func unescape(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> [UInt8] {
+        var parser = JSONParser(UnsafeRawBufferPointer(rebasing: bytes[..<range.upperBound]))
+        parser.index = range.lowerBound
+        var utf8: [UInt8] = []
+        utf8.reserveCapacity(range.count)
+        var runStart = parser.index
+        while parser.index < range.upperBound {
+            if bytes[parser.index] == UInt8(ascii: "\\") {
+                utf8.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<parser.index]))
+                parser.index += 1
+                do { try parser.escape(into: &utf8) } catch { return utf8 }
+                runStart = parser.index
+            } else {
+                parser.index += 1
+            }
+        }
+        utf8.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<range.upperBound]))
+        return utf8
     }
 
     private mutating func escape(into utf8: inout [UInt8]) throws(CumulusError) {
@@ -241,8 +251,9 @@ struct JSONParser {
         return value
     }
 
-    /// A number, checked against JSON's grammar before it is converted.
-    private mutating func number() throws(CumulusError) -> JSONValue {
+    /// A number, checked against JSON's grammar and converted once to learn its kind
+    /// (and refuse one out of a double's range); its value is read again when asked.
+    private mutating func number() throws(CumulusError) {
         let start = index
         if current == UInt8(ascii: "-") { index += 1 }
         func digits(_ parser: inout JSONParser) -> Int {
@@ -266,12 +277,49 @@ struct JSONParser {
             if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
             guard digits(&self) > 0 else { throw failure("a digit was expected in the exponent") }
         }
-        let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        if integral, let exact = Int64(text) { return .int(exact) }
-        guard let double = Double(text), double.isFinite else { throw failure("a number out of range") }
+        guard Self.number(UnsafeRawBufferPointer(rebasing: bytes[start..<index]), integral: integral) != nil else {
+            throw failure("a number out of range")
+        }
+        append(.number, start, index)
+    }
+
+    /// The value of a number's text, which the grammar accepted.
+    static func number(_ text: UnsafeRawBufferPointer) -> JSONValue? {
+        number(text, integral: !text.contains { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") })
+    }
+
+    /// The value of a number's text, which the grammar accepted; `nil` past a
+    /// double's range. `integral`: the text has no fraction or exponent.
+    static func number(_ text: UnsafeRawBufferPointer, integral: Bool) -> JSONValue? {
+        if integral, let exact = integer(text) { return .int(exact) }
+        guard let double = Double(String(decoding: text, as: UTF8.self)), double.isFinite else { return nil }
         // Digits alone that overflow Int64 stay a double; a fraction or exponent that
         // lands on an integer is one (as JSONDecoder read them).
         if !integral, let exact = Int64(exactly: double) { return .int(exact) }
         return .double(double)
+    }
+
+    /// Digits with an optional minus as an `Int64`, or `nil` when out of its range:
+    /// what `Int64(String)` answers, without making the string.
+    static func integer(_ text: UnsafeRawBufferPointer) -> Int64? {
+        var index = 0
+        let negative = text.first == UInt8(ascii: "-")
+        if negative { index = 1 }
+        guard index < text.count else { return nil }
+        var magnitude: UInt64 = 0
+        while index < text.count {
+            let digit = text[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (times, overflow) = magnitude.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = times.addingReportingOverflow(UInt64(digit))
+            guard !overflow, !carry else { return nil }
+            magnitude = sum
+            index += 1
+        }
+        if negative {
+            guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
+            return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
+        }
+        return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
     }
 }

@@ -81,18 +81,20 @@ public enum JSONValue: Sendable, Hashable {
         }
     }
 
-    /// Parses a JSON document in one pass (``JSONParser``); malformed input is
+    /// Parses a JSON document (``JSONDocument``) and builds its value; malformed input is
     /// `invalidArguments`, and a document whose values would take more than
     /// `memoryLimit` bytes in memory is `limitExceeded`.
     public static func parse(_ data: Data, memoryLimit: Int = .max) throws -> JSONValue {
-        try data.withUnsafeBytes { buffer throws(CumulusError) in try JSONParser.parse(buffer, memoryLimit: memoryLimit) }
+        try JSONDocument(parsing: Array(data), memoryLimit: memoryLimit).root.json()
     }
 
-    /// What parsing a request body of `count` bytes may take in memory: 24 times its
-    /// size, and 64 KiB at least. CloudKit's bodies estimate at 8–16 times (a
-    /// `records/modify` operation about 8, a list of one-digit numbers 16); bodies
-    /// built to amplify, such as `[[1],[1],…]`, at 32, and are refused part-way. The
-    /// server reserves this from its body budget before it parses.
+    /// What parsing a request body of `count` bytes may take in memory, its
+    /// ``JSONDocument``'s tape (at most 6 times its size) and the values built from it
+    /// together: 24 times its size, and 64 KiB at least. CloudKit's bodies estimate at
+    /// 8–16 times as values (a `records/modify` operation about 8, a list of one-digit
+    /// numbers 16) and 3–6 as a tape; bodies built to amplify, such as `[[1],[1],…]`,
+    /// at 32 as values, and are refused part-way. The server reserves this from its
+    /// body budget before it parses.
     public static func memoryLimit(forBodyBytes count: Int) -> Int {
         count == 0 ? 0 : max(64 << 10, 24 * count)
     }

@@ -38,13 +38,16 @@ public struct APIRequest: Sendable {
         self.body = body
     }
 
-    /// The body as JSON (`{}` when empty), parsed within the memory the server
-    /// reserved for it (``JSONValue/memoryLimit(forBodyBytes:)``): malformed is
-    /// `invalidArguments`, a body that would parse into too much is `limitExceeded`.
-    func parsedBody() throws -> JSONValue {
-        guard !body.isEmpty else { return .object([:]) }
-        return try JSONValue.parse(Data(body), memoryLimit: JSONValue.memoryLimit(forBodyBytes: body.count))
+    /// The body as a JSON document (`{}` when empty), read in place; values built
+    /// from it keep to the memory the server reserved for them
+    /// (``JSONValue/memoryLimit(forBodyBytes:)``). Malformed is `invalidArguments`, a
+    /// body whose values would take too much `limitExceeded` when they are built.
+    func parsedBody() throws -> JSONDocument.Node {
+        let text = body.isEmpty ? Self.emptyObject : body
+        return try JSONDocument(parsing: text, memoryLimit: JSONValue.memoryLimit(forBodyBytes: text.count)).root
     }
+
+    private static let emptyObject = Array("{}".utf8)
 }
 
 /// An HTTP response: a status and a JSON body (errors included: clients read only JSON).

@@ -17,14 +17,14 @@ extension CloudKitAPI {
     /// recordType, fieldName}]}` → `{tokens: [{recordName, recordType, fieldName, url}]}`.
     /// A token without `recordName` gets a fresh one, as a save without one would.
     func requestUploadURLs(_ context: Context) throws -> APIResponse {
-        guard case .array(let requested)? = context.body["tokens"] else {
+        guard let requested = context.body["tokens"]?.arrayValue else {
             throw CumulusError(.invalidArguments, "'tokens' must be a list of {recordName?, recordType, fieldName}")
         }
         try checkItemCount(requested.count, of: "tokens")
         let zone = try zone(context.body)
         var fields: [Database.AssetField] = []
         for (index, token) in requested.enumerated() {
-            guard case .object = token else {
+            guard token.isObject else {
                 throw CumulusError(.invalidArguments, "tokens[\(index)] must be an object {recordName?, recordType, fieldName}")
             }
             guard let fieldName = token["fieldName"]?.stringValue else {
@@ -34,7 +34,7 @@ extension CloudKitAPI {
                 throw CumulusError(.invalidArguments, "tokens[\(index)] needs a string 'recordType'")
             }
             var recordName: String?
-            if let name = token["recordName"], name != .null {
+            if let name = token["recordName"], !name.isNull {
                 guard let text = name.stringValue else {
                     throw CumulusError(.invalidArguments, "tokens[\(index)].recordName must be a string")
                 }

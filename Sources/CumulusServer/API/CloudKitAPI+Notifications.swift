@@ -70,7 +70,7 @@ extension CloudKitAPI {
         guard let webToken = request.query["ckWebAuthToken"], !webToken.isEmpty else {
             throw CumulusError(.notAuthenticated, "push tokens are for signed-in users: send ckWebAuthToken")
         }
-        let body = request.body.isEmpty ? JSONValue.object([:]) : try request.parsedBody()
+        let body = try request.parsedBody()
         let apnsEnvironment = body["apnsEnvironment"]?.stringValue ?? "development"
         guard apnsEnvironment == "development" || apnsEnvironment == "production" else {
             throw CumulusError(.invalidArguments, "apnsEnvironment must be 'development' or 'production'")

@@ -5,14 +5,14 @@ import Foundation
 /// `records/modify`, `records/lookup`, `records/query`, `records/changes` (CLOUDKIT.md §1.3–§1.5).
 extension CloudKitAPI {
     /// The zone a request addresses (`zoneID`, default zone when absent).
-    func zone(_ body: JSONValue) throws -> ZoneID {
-        guard let json = body["zoneID"], json != .null else { return .default }
-        return try ZoneID(wire: json, field: "zoneID")
+    func zone(_ body: some JSONReadable) throws -> ZoneID {
+        guard let json = body["zoneID"], !json.isNull else { return .default }
+        return try ZoneID(wire: json.json(), field: "zoneID")
     }
 
-    func desiredKeys(_ json: JSONValue?) throws -> Set<String>? {
-        guard let json, json != .null else { return nil }
-        guard case .array(let items) = json else { throw CumulusError(.invalidArguments, "'desiredKeys' must be a list of field names") }
+    func desiredKeys<JSON: JSONReadable>(_ json: JSON?) throws -> Set<String>? {
+        guard let json, !json.isNull else { return nil }
+        guard let items = json.arrayValue else { throw CumulusError(.invalidArguments, "'desiredKeys' must be a list of field names") }
         return Set(try items.map { item in
             guard let key = item.stringValue else { throw CumulusError(.invalidArguments, "'desiredKeys' must hold strings") }
             return key
@@ -21,7 +21,7 @@ extension CloudKitAPI {
 
     func modifyRecords(_ context: Context) async throws -> APIResponse {
         let body = context.body
-        guard case .array(let operations)? = body["operations"] else {
+        guard let operations = body["operations"]?.arrayValue else {
             throw CumulusError(.invalidArguments, "'operations' must be a list of {operationType, record}")
         }
         try checkItemCount(operations.count, of: "operations")
@@ -36,7 +36,7 @@ extension CloudKitAPI {
             guard let type = operation["operationType"]?.stringValue else {
                 throw CumulusError(.invalidArguments, "operation \(index) needs an 'operationType'")
             }
-            guard let recordJSON = operation["record"] else {
+            guard let recordJSON = try operation["record"]?.json() else {
                 throw CumulusError(.invalidArguments, "operation \(index) needs a 'record'")
             }
             let keys = try desiredKeys(operation["desiredKeys"]) ?? topKeys
@@ -106,7 +106,7 @@ extension CloudKitAPI {
     static let lookupChunk = 20
 
     func lookupRecords(_ context: Context) throws -> APIResponse {
-        guard case .array(let requested)? = context.body["records"] else {
+        guard let requested = context.body["records"]?.arrayValue else {
             throw CumulusError(.invalidArguments, "'records' must be a list of {recordName}")
         }
         try checkItemCount(requested.count, of: "records")
@@ -196,9 +196,9 @@ extension CloudKitAPI {
                 byteLimit: limits.responseBytes, cpuLimit: limits.requestCPU, as: context.caller.user, write)
         } else {
             guard let queryJSON = body["query"] else { throw CumulusError(.invalidArguments, "'query' is required") }
-            let zoneGiven = body["zoneID"] != nil && body["zoneID"] != .null
+            let zoneGiven = body["zoneID"].map { !$0.isNull } ?? false
             let zone = try zone(body)
-            let query = try Query(wire: queryJSON, defaultZone: zone)
+            let query = try Query(wire: queryJSON.json(), defaultZone: zone)
             // zoneWide searches every zone; it is ignored when a zone is named.
             let everyZone = !zoneGiven && (body["zoneWide"]?.boolValue ?? false)
             cursor = try context.database.query(
@@ -223,7 +223,9 @@ extension CloudKitAPI {
     /// object (its records first, as in ``recordsAnswer(capacity:)``); returns how
     /// many records it holds and their bytes as stored. When it throws, what it wrote
     /// is for the caller to roll back.
-    func writeZonePage(_ context: Context, zone: ZoneID, options: JSONValue, byteLimit: Int, into json: inout JSONWriter)
+    func writeZonePage(
+        _ context: Context, zone: ZoneID, options: some JSONReadable, byteLimit: Int, into json: inout JSONWriter
+    )
         async throws -> (count: Int, storedBytes: Int)
     {
         var token: ChangeToken?

@@ -15,8 +15,8 @@ extension CloudKitAPI {
 
     /// The short GUIDs of a resolve or accept request: `shortGUIDs` as ShortGUID
     /// dictionaries (`{value}`) or strings; a share URL stands for the GUID it ends in.
-    func shortGUIDs(_ body: JSONValue) throws -> (guids: [String], fetchRoot: Bool) {
-        guard case .array(let entries)? = body["shortGUIDs"] else {
+    func shortGUIDs(_ body: some JSONReadable) throws -> (guids: [String], fetchRoot: Bool) {
+        guard let entries = body["shortGUIDs"]?.arrayValue else {
             throw CumulusError(.invalidArguments, "'shortGUIDs' must be a list of {value} (a share's short GUID or URL)")
         }
         try checkItemCount(entries.count, of: "short GUIDs")

@@ -76,7 +76,7 @@ extension CloudKitAPI {
     }
 
     func lookupSubscriptions(_ context: Context) throws -> APIResponse {
-        guard case .array(let requested)? = context.body["subscriptions"] else {
+        guard let requested = context.body["subscriptions"]?.arrayValue else {
             throw CumulusError(.invalidArguments, "'subscriptions' must be a list of {subscriptionID}")
         }
         try checkItemCount(requested.count, of: "subscriptions")
@@ -96,13 +96,13 @@ extension CloudKitAPI {
     }
 
     func modifySubscriptions(_ context: Context) async throws -> APIResponse {
-        guard case .array(let operations)? = context.body["operations"] else {
+        guard let operations = context.body["operations"]?.arrayValue else {
             throw CumulusError(.invalidArguments, "'operations' must be a list of {operationType, subscription}")
         }
         try checkItemCount(operations.count, of: "operations")
         var answers: [JSONValue] = []
         for (index, operation) in operations.enumerated() {
-            guard let type = operation["operationType"]?.stringValue, let json = operation["subscription"] else {
+            guard let type = operation["operationType"]?.stringValue, let json = try operation["subscription"]?.json() else {
                 throw CumulusError(.invalidArguments, "operation \(index) needs an 'operationType' and a 'subscription'")
             }
             switch type {

@@ -15,7 +15,7 @@ extension CloudKitAPI {
     /// discoverable (it lists only identities it found).
     func discoverUsers(_ request: APIRequest, _ context: Context) throws -> APIResponse {
         if request.method == "POST" {
-            _ = try lookupList(context.body, key: "lookupInfos", fields: ["emailAddress", "phoneNumber", "userRecordName"])
+            _ = try lookupList(context.body.json(), key: "lookupInfos", fields: ["emailAddress", "phoneNumber", "userRecordName"])
         }
         return APIResponse(json: ["users": .array([])])
     }
@@ -24,7 +24,7 @@ extension CloudKitAPI {
     /// (`{"users": [{"userRecordName"}]}`): per asked user, in order, a lookup error
     /// naming what was asked with `NOT_FOUND`, as records/lookup answers a missing record.
     func lookUpUsers(_ context: Context, by field: String) throws -> APIResponse {
-        let asked = try lookupList(context.body, key: "users", fields: [field])
+        let asked = try lookupList(context.body.json(), key: "users", fields: [field])
         return APIResponse(json: ["users": .array(asked.map { item in
             var entry: [String: JSONValue] = [
                 "serverErrorCode": .string(ServerErrorCode.notFound.name), "reason": .string(Self.undiscoverableReason),

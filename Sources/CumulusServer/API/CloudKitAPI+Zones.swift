@@ -22,12 +22,12 @@ extension CloudKitAPI {
     }
 
     func lookupZones(_ context: Context) throws -> APIResponse {
-        guard case .array(let requested)? = context.body["zones"] else {
+        guard let requested = context.body["zones"]?.arrayValue else {
             throw CumulusError(.invalidArguments, "'zones' must be a list of zone IDs")
         }
         try checkItemCount(requested.count, of: "zones")
         let ids = try requested.enumerated().map { index, entry in
-            try ZoneID(wire: entry["zoneID"] ?? entry, field: "zones[\(index)]")
+            try ZoneID(wire: (entry["zoneID"] ?? entry).json(), field: "zones[\(index)]")
         }
         let results = try context.database.fetchZones(ids, as: context.caller.user)
         return APIResponse(json: ["zones": .array(results.map { item in
@@ -39,7 +39,7 @@ extension CloudKitAPI {
     }
 
     func modifyZones(_ context: Context) async throws -> APIResponse {
-        guard case .array(let operations)? = context.body["operations"] else {
+        guard let operations = context.body["operations"]?.arrayValue else {
             throw CumulusError(.invalidArguments, "'operations' must be a list of {operationType, zone}")
         }
         try checkItemCount(operations.count, of: "operations")
@@ -49,7 +49,7 @@ extension CloudKitAPI {
                 throw CumulusError(.invalidArguments, "operation \(index) needs an 'operationType'")
             }
             guard let zoneJSON = operation["zone"] else { throw CumulusError(.invalidArguments, "operation \(index) needs a 'zone'") }
-            let zoneID = try ZoneID(wire: zoneJSON["zoneID"] ?? zoneJSON, field: "operations[\(index)].zone")
+            let zoneID = try ZoneID(wire: (zoneJSON["zoneID"] ?? zoneJSON).json(), field: "operations[\(index)].zone")
             switch type {
             case "create":
                 let result = try await context.database.saveZones([zoneID], as: context.caller.user)[0]
@@ -93,7 +93,7 @@ extension CloudKitAPI {
     }
 
     func zoneChanges(_ context: Context) async throws -> APIResponse {
-        guard case .array(let requested)? = context.body["zones"] else {
+        guard let requested = context.body["zones"]?.arrayValue else {
             throw CumulusError(.invalidArguments, "'zones' must be a list of {zoneID, syncToken?}")
         }
         try checkItemCount(requested.count, of: "zones")
@@ -111,7 +111,7 @@ extension CloudKitAPI {
         for (index, entry) in requested.enumerated() {
             guard let zoneJSON = entry["zoneID"] else { throw CumulusError(.invalidArguments, "zones[\(index)] needs a 'zoneID'") }
             // Answered as stored, errors included: never the owner placeholder.
-            let zoneID = context.database.storedZoneID(try ZoneID(wire: zoneJSON, field: "zones[\(index)].zoneID"))
+            let zoneID = context.database.storedZoneID(try ZoneID(wire: zoneJSON.json(), field: "zones[\(index)].zoneID"))
             guard budget > 0, bytes > 0 else {
                 if !budgetSpent { metrics?.recordLimitHit(.recordsPerResponse) }
                 budgetSpent = true
@@ -121,9 +121,9 @@ extension CloudKitAPI {
                         + "\(limits.responseBytes - bytes) bytes; ask for this zone's changes again")))
                 continue
             }
-            var options = entry.objectValue ?? [:]
+            var options = try entry.json().objectValue ?? [:]
             for key in ["resultsLimit", "desiredKeys"] where options[key] == nil {
-                if let value = context.body[key] { options[key] = value }
+                if let value = context.body[key] { options[key] = try value.json() }
             }
             // A limit the zone asked for is kept when it fits (a bad one is its error).
             let asked = options["resultsLimit"].map { $0.int64Value.map { Int(clamping: $0) } }
@@ -135,7 +135,7 @@ extension CloudKitAPI {
             let mark = answers.count
             let comma = answers.separatorPending
             do {
-                let page = try await writeZonePage(context, zone: zoneID, options: .object(options), byteLimit: bytes, into: &answers)
+                let page = try await writeZonePage(context, zone: zoneID, options: JSONValue.object(options), byteLimit: bytes, into: &answers)
                 budget -= page.count
                 bytes -= page.storedBytes
             } catch let error as CumulusError {

@@ -103,7 +103,9 @@ public struct CloudKitAPI: Sendable {
     struct Context {
         var caller: Caller
         var database: Database
-        var body: JSONValue
+        /// The request's body, read in place: a route builds ``JSONValue``s only of
+        /// the parts a wire decoder takes so.
+        var body: JSONDocument.Node
         var numbersAsStrings: Bool
         /// Becomes the commit's request ID.
         var requestID: String
@@ -377,7 +379,7 @@ public struct CloudKitAPI: Sendable {
         }
         let operation = parts.dropFirst(5).joined(separator: "/")
         let body = try request.parsedBody()
-        guard case .object = body else { return .error(.badRequest, "the request body must be a JSON object") }
+        guard body.isObject else { return .error(.badRequest, "the request body must be a JSON object") }
         if caller.serverToServer && scope != .public {
             return .error(.accessDenied, "server-to-server keys open the public database only")
         }

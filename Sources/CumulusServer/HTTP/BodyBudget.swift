@@ -11,9 +11,10 @@ import Synchronization
 /// budget spent is answered `TRY_AGAIN_LATER` at once, without reading its body.
 ///
 /// Once read, a body also reserves what its JSON may take when parsed
-/// (`JSONValue.memoryLimit(forBodyBytes:)`, 24 times its size), which the parser
-/// then keeps to: a body built to parse into millions of values (`[[1],[1],…]`)
-/// would otherwise hold a hundred megabytes per request being parsed.
+/// (`JSONValue.memoryLimit(forBodyBytes:)`, 24 times its size): its tape and the
+/// values built from it, which its `JSONDocument` keeps to: a body built to parse into
+/// millions of values (`[[1],[1],…]`) would otherwise hold a hundred megabytes per
+/// request being parsed.
 final class BodyBudget: Sendable {
     private let remaining: Mutex<Int>
 
