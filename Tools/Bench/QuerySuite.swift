@@ -47,6 +47,9 @@ enum QuerySuite: BenchSuite {
     static func run(quick: Bool, report: Report) async throws {
         let sizes = quick ? Sizes.quick : Sizes.full
         report.section("query: workload")
+        report.note(
+            "the \"full records\" sections are information: Cumulus returns decoded Records (the Swift API), SQLite copies "
+                + "blobs out, not the same output; the targets are the last section's, where both write the same CloudKit JSON")
         var data: QueryData?
         let generation = try measure { data = try QueryData.make(sizes) }
         guard let data else { throw BenchFailure("query data was not generated") }
