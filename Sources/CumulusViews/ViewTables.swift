@@ -1,9 +1,56 @@
 import CumulusLog
 import CumulusStorage
 
-/// The LMDB tables holding the views. All are derived from the log and can be
-/// cleared and rebuilt; `Docs/LOG-FORMAT.md` §9 gives their layout.
+/// The LMDB tables holding the views, and their names: the one place a view table is
+/// named (the log's own tables are `DataLayout`'s). All are derived from the log and
+/// can be cleared and rebuilt; `Docs/LOG-FORMAT.md` §9 gives their layout.
 public struct ViewTables: Sendable {
+    /// A view table's name in the environment.
+    public enum Name: String, Sendable, CaseIterable {
+        case records
+        case refsIn
+        case refsOut
+        case byType
+        case zones
+        case subscriptions
+        case fieldIndex
+        case tokenIndex
+        case tokenPending
+        case clientTokens
+        case subscriptionIndex
+        case subscriptionsFired
+        case subscriptionState
+        case notifications
+        case notificationHeads
+        case schemas
+        case userRoles
+        case schemaZones
+        case shares
+        case shareGUIDs
+        case sharedZones
+        case assetRefs
+        case assetsOut
+        case usage
+
+        /// LMDB flags the table is created with.
+        public var options: LMDBTable.Options {
+            self == .refsIn ? .dupSort : []
+        }
+
+        /// How the table keeps postings in blocks, or `nil` for plain entries: the
+        /// token index, whose logical keys are zoneKey(16) ‖ typeHash(8) ‖ escaped word
+        /// ‖ `00 00` (the group, one word of one type) ‖ created(8) ‖ record name.
+        public var postings: PostingLayout? {
+            self == .tokenIndex ? PostingLayout(groupStart: 24) : nil
+        }
+
+        /// Opens (creating, unless the environment is read-only) the table in
+        /// `environment`. Call outside any transaction, as LMDB requires.
+        public func open(in environment: LMDBEnvironment) throws -> LMDBTable {
+            try environment.table(rawValue, options: options, postings: postings)
+        }
+    }
+
     /// zone key ‖ record name → the record (RecordCodec).
     public let records: LMDBTable
     /// zone key ‖ target name → (dup) u8 action ‖ source name: who refers to a record.
@@ -71,30 +118,31 @@ public struct ViewTables: Sendable {
 
     /// Opens (creating) the view tables of `environment`.
     public init(environment: LMDBEnvironment) throws {
-        records = try DataLayout.open(.records, in: environment)
-        refsIn = try DataLayout.open(.refsIn, in: environment)
-        refsOut = try DataLayout.open(.refsOut, in: environment)
-        byType = try DataLayout.open(.byType, in: environment)
-        zones = try DataLayout.open(.zones, in: environment)
-        subscriptions = try DataLayout.open(.subscriptions, in: environment)
-        fieldIndex = try DataLayout.open(.fieldIndex, in: environment)
-        tokenIndex = try DataLayout.open(.tokenIndex, in: environment)
-        tokenPending = try DataLayout.open(.tokenPending, in: environment)
-        clientTokens = try DataLayout.open(.clientTokens, in: environment)
-        subscriptionIndex = try DataLayout.open(.subscriptionIndex, in: environment)
-        subscriptionsFired = try DataLayout.open(.subscriptionsFired, in: environment)
-        subscriptionState = try DataLayout.open(.subscriptionState, in: environment)
-        notifications = try DataLayout.open(.notifications, in: environment)
-        notificationHeads = try DataLayout.open(.notificationHeads, in: environment)
-        schemas = try DataLayout.open(.schemas, in: environment)
-        userRoles = try DataLayout.open(.userRoles, in: environment)
-        schemaZones = try DataLayout.open(.schemaZones, in: environment)
-        shares = try DataLayout.open(.shares, in: environment)
-        shareGUIDs = try DataLayout.open(.shareGUIDs, in: environment)
-        sharedZones = try DataLayout.open(.sharedZones, in: environment)
-        assetRefs = try DataLayout.open(.assetRefs, in: environment)
-        assetsOut = try DataLayout.open(.assetsOut, in: environment)
-        usage = try DataLayout.open(.usage, in: environment)
+        func open(_ name: Name) throws -> LMDBTable { try name.open(in: environment) }
+        records = try open(.records)
+        refsIn = try open(.refsIn)
+        refsOut = try open(.refsOut)
+        byType = try open(.byType)
+        zones = try open(.zones)
+        subscriptions = try open(.subscriptions)
+        fieldIndex = try open(.fieldIndex)
+        tokenIndex = try open(.tokenIndex)
+        tokenPending = try open(.tokenPending)
+        clientTokens = try open(.clientTokens)
+        subscriptionIndex = try open(.subscriptionIndex)
+        subscriptionsFired = try open(.subscriptionsFired)
+        subscriptionState = try open(.subscriptionState)
+        notifications = try open(.notifications)
+        notificationHeads = try open(.notificationHeads)
+        schemas = try open(.schemas)
+        userRoles = try open(.userRoles)
+        schemaZones = try open(.schemaZones)
+        shares = try open(.shares)
+        shareGUIDs = try open(.shareGUIDs)
+        sharedZones = try open(.sharedZones)
+        assetRefs = try open(.assetRefs)
+        assetsOut = try open(.assetsOut)
+        usage = try open(.usage)
     }
 
     /// Every view table with its name, in a fixed order (for rebuild and digests).

@@ -3,6 +3,7 @@ import CumulusLog
 import CumulusModel
 import CumulusStorage
 import CumulusTestSupport
+import CumulusViews
 import Foundation
 
 // LMDB entries written per saved record, development beside production: development
@@ -84,25 +85,30 @@ extension EngineSuite {
 /// run give the entries it added: overwrites of existing keys (a record's change-tag
 /// bump, the log's metadata) add none, deletes subtract.
 struct EntryCount {
-    var tables: [DataLayout.Table: Int]
+    /// Every table's name, the log's then the views', in that order.
+    static let names = DataLayout.Table.allCases.map(\.rawValue) + ViewTables.Name.allCases.map(\.rawValue)
+
+    var tables: [String: Int]
 
     var total: Int { tables.values.reduce(0, +) }
     /// The query indexes, the part a schema decides.
-    var queryIndexes: Int { (tables[.fieldIndex] ?? 0) + (tables[.tokenIndex] ?? 0) }
+    var queryIndexes: Int {
+        (tables[ViewTables.Name.fieldIndex.rawValue] ?? 0) + (tables[ViewTables.Name.tokenIndex.rawValue] ?? 0)
+    }
 
     /// What each table gained from `before` to `self`.
     func since(_ before: EntryCount) -> EntryCount {
         EntryCount(tables: tables.merging(before.tables.mapValues { -$0 }, uniquingKeysWith: +))
     }
 
-    /// The tables that changed, in `DataLayout.Table` order, each per `records`:
+    /// The tables that changed, in ``names`` order, each per `records`:
     /// "log 0.0025, …, records 1, byType 1, fieldIndex 3, …" (small shares, such as
     /// one log entry per 400-record commit, with enough digits to read).
     func breakdown(per records: Int) -> String {
-        DataLayout.Table.allCases.compactMap { table in
+        Self.names.compactMap { table in
             guard let entries = tables[table], entries != 0 else { return nil }
             let share = Double(entries) / Double(records)
-            return "\(table.rawValue) \(abs(share) < 0.1 ? String(format: "%.2g", share) : Report.format(share))"
+            return "\(table) \(abs(share) < 0.1 ? String(format: "%.2g", share) : Report.format(share))"
         }.joined(separator: ", ")
     }
 }
@@ -113,9 +119,10 @@ extension CumulusStore {
         let environment = container.store.environment
         // Opening is cached after the container's own start-up, and must happen
         // outside a transaction.
-        let tables = try DataLayout.Table.allCases.map { ($0, try DataLayout.open($0, in: environment)) }
+        let tables = try DataLayout.Table.allCases.map { ($0.rawValue, try DataLayout.open($0, in: environment)) }
+            + ViewTables.Name.allCases.map { ($0.rawValue, try $0.open(in: environment)) }
         return try environment.read { txn in
-            var counts: [DataLayout.Table: Int] = [:]
+            var counts: [String: Int] = [:]
             for (name, table) in tables { counts[name] = try txn.count(table) }
             return EntryCount(tables: counts)
         }

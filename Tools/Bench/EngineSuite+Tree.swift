@@ -118,7 +118,7 @@ extension EngineSuite {
         func perRecord(_ entries: Int) -> Figure { Figure(Double(entries) / Double(count), "entries") }
         report.note(
             "LMDB entries written per record: growth of mdb_stat entries over every table of the data directory "
-                + "(DataLayout.Table.allCases) across the timed saves, divided by the \(count) records; SQLite: one entry "
+                + "(DataLayout.Table and ViewTables.Name) across the timed saves, divided by the \(count) records; SQLite: one entry "
                 + "per B-tree of records (table + PRIMARY KEY index + records_owner, from sqlite_master) per row. "
                 + "Production schema: TodoItem list QUERYABLE, dueDate and priority SORTABLE, title, notes and tags "
                 + "SEARCHABLE, ___recordID QUERYABLE, done unindexed; TodoList and Project fields unindexed")

@@ -1,10 +1,11 @@
 import CumulusStorage
 
-/// Every table of a data directory, by name, and the server secret kept in one of
-/// them: the one place the on-disk layout is named (`Docs/LOG-FORMAT.md` §9 gives
-/// each table's bytes).
+/// The tables of a data directory that are not views, by name, and the server secret
+/// kept in one of them (`Docs/LOG-FORMAT.md` §9 gives each table's bytes). The views'
+/// tables are named where they are owned, by `CumulusViews`' `ViewTables.Name`: this
+/// module knows the log, not what is projected from it.
 ///
-/// A data directory is one LMDB environment. Its tables fall in three groups:
+/// A data directory is one LMDB environment. Its tables fall in four groups:
 /// - **the log** (``Table/log``, ``Table/meta``, ``Table/dictionaries``, the feed
 ///   indexes and ``Table/recordHistory``): the truth, and indexes of it kept in the
 ///   transaction that appends each commit;
@@ -15,8 +16,7 @@ import CumulusStorage
 ///   never a loss;
 /// - **views** (records, references, query indexes, zones, subscriptions,
 ///   notifications, schemas, asset reference counts, bytes held per user): derived
-///   from the log, dropped
-///   and rebuilt at will.
+///   from the log, dropped and rebuilt at will; named by `ViewTables.Name`.
 ///
 /// Asset files are not in the environment: they sit beside it in `assets/`
 /// (``assetDirectoryName``; `Docs/LOG-FORMAT.md` §16).
@@ -37,43 +37,9 @@ public enum DataLayout {
         case secrets
         // Node state.
         case webCourier
-        // Views.
-        case records
-        case refsIn
-        case refsOut
-        case byType
-        case zones
-        case subscriptions
-        case fieldIndex
-        case tokenIndex
-        case tokenPending
-        case clientTokens
-        case subscriptionIndex
-        case subscriptionsFired
-        case subscriptionState
-        case notifications
-        case notificationHeads
-        case schemas
-        case userRoles
-        case schemaZones
-        case shares
-        case shareGUIDs
-        case sharedZones
-        case assetRefs
-        case assetsOut
-        case usage
 
         /// LMDB flags the table is created with.
-        public var options: LMDBTable.Options {
-            self == .refsIn ? .dupSort : []
-        }
-
-        /// How the table keeps postings in blocks, or `nil` for plain entries: the
-        /// token index, whose logical keys are zoneKey(16) ‖ typeHash(8) ‖ escaped word
-        /// ‖ `00 00` (the group, one word of one type) ‖ created(8) ‖ record name.
-        public var postings: PostingLayout? {
-            self == .tokenIndex ? PostingLayout(groupStart: 24) : nil
-        }
+        public var options: LMDBTable.Options { [] }
     }
 
     /// The directory beside the LMDB files holding a data directory's asset files.
@@ -85,7 +51,7 @@ public enum DataLayout {
     /// Opens (creating, unless the environment is read-only) `table` in `environment`.
     /// Call outside any transaction, as LMDB requires.
     public static func open(_ table: Table, in environment: LMDBEnvironment) throws -> LMDBTable {
-        try environment.table(table.rawValue, options: table.options, postings: table.postings)
+        try environment.table(table.rawValue, options: table.options)
     }
 
     /// The `meta` key a replayed copy (`cumulus replay`, a checkpoint) records the
