@@ -69,7 +69,13 @@ extension Database {
         }
         let known = start
         let knownIncarnation = incarnation
-        let page = try store.environment.read { txn -> (changes: [String: ChangeState], order: [String], next: (UInt64, UInt32), more: Bool, incarnation: UInt64, lastSequence: UInt64, bytes: Int) in
+        let desired = desiredKeys.map(Set.init)
+        var deleted: [RecordDeletion] = []
+        var commits: [UInt64: Commit] = [:]
+        // One snapshot finds the page and builds the answer: each changed record is
+        // looked up once, by the walk that counts its bytes, and its bytes are written
+        // from there (they had been read again in a second transaction).
+        let page = try store.environment.read { txn -> (next: (UInt64, UInt32), more: Bool, incarnation: UInt64, bytes: Int, clientToken: [UInt8]?) in
             if let participant { _ = try openSharedZone(zone, actor: participant, txn) }
             let current: UInt64
             if zone.isDefaultZone {
@@ -92,98 +98,95 @@ extension Database {
             } else {
                 from = (try creationPosition(zone, of: database, incarnation: current, txn), 0)
             }
-            var walk = FeedWalk(limit: limit, byteLimit: byteLimit) { try views.storedRecordSize(zoneKey: zoneKey, name: $0, txn) }
-            var after = from.0
-            let skip = from.1
-            // Feed entries are read a few at a time, then more: each is decoded whole
-            // (a name per change), and a page of 200 changes from commits of 400 had
-            // decoded 256 of them, 100,000 names, for the one it used.
-            var batch = 2
-            outer: while true {
-                let entries = try store.zoneFeed(database, zone, after: after, limit: batch, in: txn)
-                batch = min(batch * 2, 256)
-                if entries.isEmpty { break }
-                for entry in entries {
-                    let first = entry.zoneSequence == from.0 + 1 ? Int(skip) : 0
-                    if try !walk.consume(entry.zoneSequence, entry.sequence, entry.changes, skipping: first) { break outer }
-                    after = entry.zoneSequence
+            return try views.withRecordsCursor(txn) { cursor in
+                let find = { (name: String) in try views.storedRecord(zoneKey: zoneKey, name: name, cursor: cursor) }
+                var walk = FeedWalk(limit: limit, byteLimit: byteLimit, find: find)
+                var after = from.0
+                let skip = from.1
+                // Feed entries are read a few at a time, then more: each is decoded whole
+                // (a name per change), and a page of 200 changes from commits of 400 had
+                // decoded 256 of them, 100,000 names, for the one it used.
+                var batch = 2
+                outer: while true {
+                    let entries = try store.zoneFeed(database, zone, after: after, limit: batch, in: txn)
+                    batch = min(batch * 2, 256)
+                    if entries.isEmpty { break }
+                    for entry in entries {
+                        let first = entry.zoneSequence == from.0 + 1 ? Int(skip) : 0
+                        if try !walk.consume(entry.zoneSequence, entry.sequence, entry.changes, skipping: first) { break outer }
+                        after = entry.zoneSequence
+                    }
                 }
-            }
-            return (walk.states, walk.order, walk.next ?? (after, 0), walk.stopped, current, walk.lastSequence, walk.bytes)
-        }
-
-        // Build the answer in one snapshot: current records, and tombstones from the log.
-        let desired = desiredKeys.map(Set.init)
-        var deleted: [RecordDeletion] = []
-        var commits: [UInt64: Commit] = [:]
-        let clientToken = try store.environment.read { txn -> [UInt8]? in
-            // In the public database, records of types the caller may not read (the
-            // schema's READ grants) are left out. A tombstone no longer says who created
-            // the record, so one of a type only `_creator` reads is left out for everyone.
-            let access = try ReadAccess(
-                views: views, database: database, schema: views.schema(SchemaID(database), in: txn), actor: actor, txn: txn)
-            // Through the shared database: only what the shares open, as this snapshot has them.
-            let shared = try participant.map { try openSharedZone(zone, actor: $0, txn) }
-            var hints = RecordDecodeHints()
-            var changed: [UnsafeRawBufferPointer] = []
-            for name in page.order {
-                guard let state = page.changes[name] else { continue }
-                let recordID = RecordID(recordName: name, zoneID: zone)
-                switch state {
-                case .changed:
-                    // A record changed again after this page (or deleted) is reported by
-                    // the page that holds its last change, so a client paging through the
-                    // history sees each record once, at its latest version.
-                    guard let stored = try views.storedRecord(zoneKey: zoneKey, name: name, txn),
-                        try !Self.changedAfter(stored: stored, page.lastSequence), try access.denial(stored) == nil
-                    else { continue }
-                    // Share visibility is decided on the record (its parent chain).
-                    if let shared {
-                        hints.recordID = recordID
-                        let record = try RecordCodec.decodeForReading(stored, hints: &hints)
-                        if try isVisible(record, in: shared, txn) {
-                            changed.append(stored)
+                let more = walk.stopped
+                // In the public database, records of types the caller may not read (the
+                // schema's READ grants) are left out. A tombstone no longer says who created
+                // the record, so one of a type only `_creator` reads is left out for everyone.
+                let access = try ReadAccess(
+                    views: views, database: database, schema: views.schema(SchemaID(database), in: txn), actor: actor, txn: txn)
+                // Through the shared database: only what the shares open, as this snapshot has them.
+                let shared = try participant.map { try openSharedZone(zone, actor: $0, txn) }
+                var hints = RecordDecodeHints()
+                var changed: [UnsafeRawBufferPointer] = []
+                for item in walk.items {
+                    let name = item.name
+                    let recordID = RecordID(recordName: name, zoneID: zone)
+                    switch item.state {
+                    case .changed:
+                        // A record changed again after this page (or deleted) is reported by
+                        // the page that holds its last change, so a client paging through the
+                        // history sees each record once, at its latest version.
+                        guard let stored = try item.looked ? item.stored : find(name),
+                            try !Self.changedAfter(stored: stored, walk.lastSequence), try access.denial(stored) == nil
+                        else { continue }
+                        // Share visibility is decided on the record (its parent chain).
+                        if let shared {
+                            hints.recordID = recordID
+                            let record = try RecordCodec.decodeForReading(stored, hints: &hints)
+                            if try isVisible(record, in: shared, txn) {
+                                changed.append(stored)
+                                continue
+                            }
+                            // Moved out of a shared hierarchy (its parent changed): for the
+                            // participant it is gone, if the version before was theirs to see.
+                            if let tag = record.recordChangeTag, let written = UInt64(tag, radix: 36),
+                                try wasVisible(recordID, deletedAt: written, in: shared, txn)
+                            {
+                                deleted.append(RecordDeletion(recordID: recordID, recordType: record.recordType, cause: .direct))
+                            }
                             continue
                         }
-                        // Moved out of a shared hierarchy (its parent changed): for the
-                        // participant it is gone, if the version before was theirs to see.
-                        if let tag = record.recordChangeTag, let written = UInt64(tag, radix: 36),
-                            try wasVisible(recordID, deletedAt: written, in: shared, txn)
-                        {
-                            deleted.append(RecordDeletion(recordID: recordID, recordType: record.recordType, cause: .direct))
+                        changed.append(stored)
+                    case .deleted(let sequence):
+                        // Re-created after this page: a later page reports it as changed.
+                        if more, try views.recordExists(recordID, in: database, txn) { continue }
+                        // A deletion whose commit retention dropped is reported without its
+                        // type and cause (as `nil` below), rather than not at all.
+                        if commits[sequence] == nil {
+                            do { commits[sequence] = try store.read(sequence) } catch LogError.truncated {}
                         }
-                        continue
+                        var type = ""
+                        var cause = DeleteCause.direct
+                        for case .recordDeleted(let db, let deletedID, let recordType, let why) in commits[sequence]?.events ?? []
+                        where db == database && deletedID == recordID {
+                            type = recordType
+                            cause = why
+                        }
+                        // In the public database a tombstone whose type retention dropped is
+                        // left out: whether the caller may read that type cannot be told.
+                        guard database.scope != .public
+                            || (!type.isEmpty && access.schema.allows(.read, on: type, roles: access.roles, actor: actor, creator: nil))
+                        else { continue }
+                        // A hierarchy share reports the deletions of records it opened.
+                        if let shared, !shared.scope.shares.contains(where: \.isZoneWide),
+                            try !wasVisible(recordID, deletedAt: sequence, in: shared, txn)
+                        { continue }
+                        deleted.append(RecordDeletion(recordID: recordID, recordType: type, cause: cause))
                     }
-                    changed.append(stored)
-                case .deleted(let sequence):
-                    // Re-created after this page: a later page reports it as changed.
-                    if page.more, try views.recordExists(recordID, in: database, txn) { continue }
-                    // A deletion whose commit retention dropped is reported without its
-                    // type and cause (as `nil` below), rather than not at all.
-                    if commits[sequence] == nil {
-                        do { commits[sequence] = try store.read(sequence) } catch LogError.truncated {}
-                    }
-                    var type = ""
-                    var cause = DeleteCause.direct
-                    for case .recordDeleted(let db, let deletedID, let recordType, let why) in commits[sequence]?.events ?? []
-                    where db == database && deletedID == recordID {
-                        type = recordType
-                        cause = why
-                    }
-                    // In the public database a tombstone whose type retention dropped is
-                    // left out: whether the caller may read that type cannot be told.
-                    guard database.scope != .public
-                        || (!type.isEmpty && access.schema.allows(.read, on: type, roles: access.roles, actor: actor, creator: nil))
-                    else { continue }
-                    // A hierarchy share reports the deletions of records it opened.
-                    if let shared, !shared.scope.shares.contains(where: \.isZoneWide),
-                        try !wasVisible(recordID, deletedAt: sequence, in: shared, txn)
-                    { continue }
-                    deleted.append(RecordDeletion(recordID: recordID, recordType: type, cause: cause))
                 }
+                try body(StoredRecordPage(records: changed, desiredKeys: desired))
+                let clientToken = try actor.flatMap { try views.clientChangeToken(zoneKey, actor: $0, in: txn) }
+                return (walk.next ?? (after, 0), more, current, walk.bytes, clientToken)
             }
-            try body(StoredRecordPage(records: changed, desiredKeys: desired))
-            return try actor.flatMap { try views.clientChangeToken(zoneKey, actor: $0, in: txn) }
         }
         let next = ChangeToken.make(
             ChangeToken.Contents(
@@ -191,7 +194,7 @@ extension Database {
                 incarnation: page.incarnation, position: page.next.0, offset: page.next.1),
             secret: secret)
         return ZoneChanges(
-            changed: [], deleted: deleted, token: next, moreComing: page.more, clientChangeTokenData: clientToken,
+            changed: [], deleted: deleted, token: next, moreComing: page.more, clientChangeTokenData: page.clientToken,
             storedBytes: page.bytes)
     }
 
@@ -316,15 +319,28 @@ extension Database {
 
     /// Accumulates feed changes into per-record states until the page is full: `limit`
     /// changes, or records of `byteLimit` stored bytes (at least one change).
+    ///
+    /// Lifetime: the buffers ``find`` returns, kept in ``items``, are borrowed from the
+    /// read transaction the walk runs in; a walk does not outlive it.
     struct FeedWalk {
+        /// One record the page touches, in the order the feed first named it.
+        struct Item {
+            let name: String
+            var state: ChangeState
+            /// The record's stored bytes, once looked up (``looked``): by the walk when it
+            /// counts bytes, so the page's answer need not look again.
+            var stored: UnsafeRawBufferPointer?
+            var looked = false
+        }
+
         let limit: Int
         let byteLimit: Int
-        /// The stored size of a record by name, read only when `byteLimit` is finite.
-        let size: (String) throws -> Int
-        /// Each record's state, and whether its bytes are counted: one hash-table
-        /// lookup a change (three were most of a 200-change page's walk).
-        private var entries: [String: (state: ChangeState, counted: Bool)] = [:]
-        var order: [String] = []
+        /// A record's stored bytes by name, looked up only when `byteLimit` is finite.
+        let find: (String) throws -> UnsafeRawBufferPointer?
+        /// Where each record's item is: one hash-table lookup a change (three were most
+        /// of a 200-change page's walk).
+        private var index: [String: Int] = [:]
+        private(set) var items: [Item] = []
         var consumed = 0
         /// Stored bytes of the records this page reports as changed, each counted once.
         var bytes = 0
@@ -333,17 +349,17 @@ extension Database {
         var lastSequence: UInt64 = 0
         var stopped: Bool { next != nil }
 
-        init(limit: Int, byteLimit: Int = .max, size: @escaping (String) throws -> Int = { _ in 0 }) {
+        init(limit: Int, byteLimit: Int = .max, find: @escaping (String) throws -> UnsafeRawBufferPointer? = { _ in nil }) {
             self.limit = limit
             self.byteLimit = byteLimit
-            self.size = size
+            self.find = find
         }
 
         /// Consumes one entry's changes (after skipping `skip`); `false` once the page is full.
         mutating func consume(
             _ zoneSequence: UInt64, _ sequence: UInt64, _ changes: [ZoneFeedEntry.Change], skipping skip: Int
         ) throws -> Bool {
-            for (index, change) in changes.enumerated() where index >= skip {
+            for (offset, change) in changes.enumerated() where offset >= skip {
                 let name: String
                 let state: ChangeState
                 switch change {
@@ -357,35 +373,30 @@ extension Database {
                     continue
                 }
                 if consumed == limit || (consumed > 0 && bytes >= byteLimit) {
-                    next = (zoneSequence - 1, UInt32(index))
+                    next = (zoneSequence - 1, UInt32(offset))
                     return false
                 }
                 consumed += 1
                 lastSequence = sequence
                 var isNew = false
-                var needsSize = false
-                let counts = byteLimit < .max
-                Self.update(&entries[name, default: { isNew = true; return (state, false) }()], to: state, counting: counts, &needsSize)
-                if isNew { order.append(name) }
-                if needsSize { bytes += try size(name) }
+                let at = Self.slot(&index[name, default: { isNew = true; return items.count }()])
+                if isNew {
+                    items.append(Item(name: name, state: state))
+                } else {
+                    items[at].state = state
+                }
+                if byteLimit < .max, case .changed = state, !items[at].looked {
+                    items[at].looked = true
+                    items[at].stored = try find(name)
+                    bytes += items[at].stored?.count ?? 0
+                }
             }
             return true
         }
 
-        /// Sets `entry` to `state`; a change whose record's bytes are not counted yet
-        /// (when `counting`) marks it counted and sets `needsSize`.
-        private static func update(
-            _ entry: inout (state: ChangeState, counted: Bool), to state: ChangeState, counting: Bool, _ needsSize: inout Bool
-        ) {
-            entry.state = state
-            if counting, case .changed = state, !entry.counted {
-                entry.counted = true
-                needsSize = true
-            }
-        }
-
-        /// Each record's state after the changes consumed.
-        var states: [String: ChangeState] { entries.mapValues(\.state) }
+        /// The slot an entry holds, inserting its default with the one hash of the
+        /// subscript's `modify`.
+        private static func slot(_ value: inout Int) -> Int { value }
     }
 
     /// Whether the record's current version was written after global sequence

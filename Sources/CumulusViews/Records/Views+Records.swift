@@ -249,12 +249,6 @@ extension Views {
         try ViewKeys.withRecordKey(zoneKey, name) { key in try cursor.seek(to: key)?.value }
     }
 
-    /// How many bytes the record `name` in the zone `zoneKey` takes as stored (0 if
-    /// there is none), without decoding it.
-    public func storedRecordSize(zoneKey: [UInt8], name: String, _ txn: LMDBReadTransaction) throws -> Int {
-        try txn.withValue(tables.records, key: ViewKeys.record(zoneKey, name)) { $0.count } ?? 0
-    }
-
     /// The type of the record `name` in the zone `zoneKey`, or `nil` if there is none:
     /// read from the stored header, without decoding the fields.
     public func recordType(zoneKey: [UInt8], name: String, _ txn: LMDBReadTransaction) throws -> String? {
