@@ -300,7 +300,7 @@ struct NotificationRoutesTests {
 
 @Suite("Operations endpoints")
 struct OperationsTests {
-    @Test("/healthz answers; /metrics counts requests by route and status, commits and group sizes")
+    @Test("/healthz answers; /metrics counts requests by route and status, commits, group sizes and the writer's CPU")
     func metrics() async throws {
         let world = try APIWorld()
         let metrics = ServerMetrics()
@@ -313,12 +313,14 @@ struct OperationsTests {
         let query = ["ckAPIToken": world.apiToken, "ckWebAuthToken": world.aliceToken]
         _ = await api.handle(APIRequest(method: "GET", path: base + "/zones/list", query: query))
         _ = await api.handle(APIRequest(method: "POST", path: base + "/records/modify", query: query, body: Array("{".utf8)))
-        metrics.recordGroup(LogWriter.GroupReport(commits: 3, bytes: 900, append: .milliseconds(1), commit: .milliseconds(2)))
+        metrics.recordGroup(
+            LogWriter.GroupReport(commits: 3, bytes: 900, append: .milliseconds(1), commit: .milliseconds(2), cpu: .milliseconds(5)))
         let text = await api.handle(APIRequest(method: "GET", path: "/metrics", headers: operator_)).text ?? ""
         #expect(text.contains(#"cumulus_requests_total{route="zones/list",status="200"} 1"#))
         #expect(text.contains(#"cumulus_requests_total{route="records/modify",status="400"} 1"#))
         #expect(text.contains("cumulus_commits_total 3"))
         #expect(text.contains("cumulus_commit_seconds_bucket"))
+        #expect(text.contains("cumulus_writer_cpu_seconds_total 0.005"), "\(text)")
         #expect(text.contains("cumulus_map_used_bytes"))
     }
 

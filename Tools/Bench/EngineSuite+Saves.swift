@@ -28,9 +28,11 @@ extension EngineSuite {
         var sqliteRate = 0.0
         var sqliteWritten: Double?
         var likeRate = 0.0
+        var rawRate = 0.0
         for (callers, count) in sizes.saves {
             var best = 0.0
             var factor = 0.0
+            var writerCPU = 0.0
             var written: Double?
             for _ in 0..<sizes.rounds {
                 // The baseline does not depend on the caller count: measure it next to
@@ -42,13 +44,15 @@ extension EngineSuite {
                     let like = try sqliteSingleRowRate(
                         lists, items, warmUp: sizes.warmUp, timed: sizes.sqliteSaves, indexes: .likeProduction)
                     likeRate = max(likeRate, like.rate)
+                    rawRate = max(rawRate, try rawDurableRate(items, warmUp: sizes.warmUp, timed: sizes.sqliteSaves))
                 }
-                let (rate, groupFactor, bytes) = try await cumulusSaveRate(
+                let (rate, groupFactor, bytes, cpu) = try await cumulusSaveRate(
                     lists, items, warmUp: sizes.warmUp, timed: count, callers: callers)
                 written = bytes
                 if rate > best {
                     best = rate
                     factor = groupFactor
+                    writerCPU = cpu
                 }
             }
             report.compare(
@@ -57,7 +61,16 @@ extension EngineSuite {
             report.compare(
                 "  (same, SQLite with the same indexes)", Figure(best, "saves/s"),
                 baseline: "SQLite + indexes + FTS5", Figure(likeRate, "commits/s"))
+            if callers == 1 {
+                // The floor one caller nears: every save waits for its own fsync.
+                report.compare(
+                    "  (same, beside LMDB's own floor)", Figure(best, "saves/s"),
+                    baseline: "raw LMDB 1 put/durable txn", Figure(rawRate, "commits/s"))
+            }
             report.info("  commits per group (fsync)", Figure(factor, "commits"))
+            // What the one serial thread pays per save bounds the rate however many call:
+            // 1 s / this is the most saves a second one writer thread can take.
+            report.info("  writer thread CPU per save", Figure(writerCPU, "µs"))
             if let written, let sqliteWritten {
                 report.compare(
                     "  bytes written to disk per save", Figure(written, "B"), baseline: "SQLite, per commit",
@@ -66,11 +79,25 @@ extension EngineSuite {
         }
     }
 
-    /// Cumulus: `callers` tasks saving one record per `modify`. Returns the rate and
-    /// the mean commits per write transaction.
+    /// LMDB's floor for one caller: one durable write transaction per put of a
+    /// record's stored bytes (fsync each time, as a lone save's commit is).
+    private static func rawDurableRate(_ items: [EngineRow], warmUp: Int, timed: Int) throws -> Double {
+        let directory = ScratchDirectory("saves-raw")
+        defer { directory.remove() }
+        let raw = try RawLMDB(path: directory.path, table: "records")
+        let values = items.map(\.bytes)
+        let count = min(timed, values.count - warmUp)
+        try raw.put(values, 0..<warmUp, perTransaction: 1)
+        let elapsed = try measure { try raw.put(values, warmUp..<(warmUp + count), perTransaction: 1) }
+        return Double(count) / elapsed
+    }
+
+    /// Cumulus: `callers` tasks saving one record per `modify`. Returns the rate, the
+    /// mean commits per write transaction, the bytes written per save, and the writer
+    /// thread's CPU per save in microseconds (`LogWriter.Statistics.cpu`).
     private static func cumulusSaveRate(
         _ lists: [EngineRow], _ items: [EngineRow], warmUp: Int, timed: Int, callers: Int
-    ) async throws -> (rate: Double, commitsPerGroup: Double, bytesWritten: Double?) {
+    ) async throws -> (rate: Double, commitsPerGroup: Double, bytesWritten: Double?, writerCPU: Double) {
         let store = try await CumulusStore("saves-\(callers)", productionSchema: productionSchema)
         defer { store.close() }
         try await store.save(lists[...])
@@ -87,7 +114,9 @@ extension EngineSuite {
         let found = try store.existing(records[warmUp..<(warmUp + timed)].map(\.recordID))
         guard found == timed else { throw BenchFailure("Cumulus saves: \(found) of \(timed) records found afterwards") }
         let factor = Double(after.commits - before.commits) / Double(max(1, after.groups - before.groups))
-        return (Double(timed) / elapsed, factor, written)
+        let cpu = after.cpu - before.cpu
+        let cpuMicroseconds = Double(cpu.components.seconds) * 1e6 + Double(cpu.components.attoseconds) / 1e12
+        return (Double(timed) / elapsed, factor, written, cpuMicroseconds / Double(timed))
     }
 
     /// Saves `records[range]` one per `modify` from `callers` tasks, each taking every

@@ -1,9 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import CumulusModel
+import CumulusStorage
 
 /// The CPU time one request may spend on one thread: a query page's walk, or the
 /// writer's planning of one operation (issue 40). The work checks it cooperatively,
@@ -34,12 +30,12 @@ final class WorkBudget {
     init(_ limit: Duration, for what: String) {
         self.limit = limit
         self.what = what
-        started = Self.threadCPUTime()
+        started = ThreadCPUClock.now()
     }
 
     /// Starts the budget again, on the calling thread.
     func start() {
-        started = Self.threadCPUTime()
+        started = ThreadCPUClock.now()
         sinceCheck = 0
     }
 
@@ -53,19 +49,12 @@ final class WorkBudget {
 
     /// Throws `limitExceeded` if the budget is spent.
     func check() throws {
-        let used = Self.threadCPUTime() - started
+        let used = ThreadCPUClock.now() - started
         guard used > limit else { return }
         let milliseconds = limit.components.seconds * 1_000 + limit.components.attoseconds / 1_000_000_000_000_000
         throw CumulusError(
             .limitExceeded,
             "\(what) used more than its \(milliseconds) ms of CPU time (the per-request budget); "
                 + "narrow it with filters on indexed fields, or split it")
-    }
-
-    /// The calling thread's CPU time.
-    private static func threadCPUTime() -> Duration {
-        var time = timespec()
-        guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time) == 0 else { return .zero }
-        return .seconds(Int64(time.tv_sec)) + .nanoseconds(Int64(time.tv_nsec))
     }
 }

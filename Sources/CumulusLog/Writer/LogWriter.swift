@@ -77,13 +77,19 @@ public final class LogWriter: Sendable {
         public var append: Duration
         /// Time spent committing the transaction, which includes the fsync.
         public var commit: Duration
+        /// CPU time the writer's thread used for the group, from taking it off the queue
+        /// to its transaction committed (planning, appending, applying, LMDB's own work;
+        /// not the time it waited for the fsync): what the one serial thread pays per
+        /// commit, the figure a write's throughput is bounded by.
+        public var cpu: Duration
 
         /// A report.
-        public init(commits: Int, bytes: Int, append: Duration, commit: Duration) {
+        public init(commits: Int, bytes: Int, append: Duration, commit: Duration, cpu: Duration = .zero) {
             self.commits = commits
             self.bytes = bytes
             self.append = append
             self.commit = commit
+            self.cpu = cpu
         }
     }
 
@@ -93,6 +99,8 @@ public final class LogWriter: Sendable {
         public var groups = 0
         /// Commits appended.
         public var commits = 0
+        /// CPU time the writer's thread spent on committed groups (``GroupReport/cpu``).
+        public var cpu: Duration = .zero
     }
 
     /// Counters since the writer started: `commits / groups` is the group-commit factor.
@@ -327,13 +335,14 @@ public final class LogWriter: Sendable {
     private func appendFrames(_ batch: FrameBatch) throws -> [Commit] {
         let clock = ContinuousClock()
         let started = clock.now
+        let cpuStarted = ThreadCPUClock.now()
         let applier = applier
         let appended = try store.appendFrames(batch.frames, decoded: batch.decoded) { index, commit, txn in
             if let apply = batch.apply { try apply(index, commit, txn) } else { try applier?(commit, txn) }
         }
         publish(appended.outcome, GroupReport(
             commits: appended.commits.count, bytes: appended.bytes, append: appended.body,
-            commit: clock.now - started - appended.body))
+            commit: clock.now - started - appended.body, cpu: ThreadCPUClock.now() - cpuStarted))
         return appended.commits
     }
 
@@ -344,6 +353,7 @@ public final class LogWriter: Sendable {
         stats.withLock {
             $0.groups += 1
             $0.commits += report.commits
+            $0.cpu += report.cpu
         }
     }
 
@@ -352,6 +362,7 @@ public final class LogWriter: Sendable {
         let now = Timestamp.now()
         let clock = ContinuousClock()
         let started = clock.now
+        let cpuStarted = ThreadCPUClock.now()
         var bodyEnded = started
         var results: [Result<(Commit?, any Sendable), any Error>?] = []
         var taken = 0
@@ -389,7 +400,7 @@ public final class LogWriter: Sendable {
             }
             publish(outcome, GroupReport(
                 commits: appended.count, bytes: appended.reduce(0) { $0 + $1.bytes.count },
-                append: bodyEnded - started, commit: clock.now - bodyEnded))
+                append: bodyEnded - started, commit: clock.now - bodyEnded, cpu: ThreadCPUClock.now() - cpuStarted))
             if trainer.observe(appended) { startTraining() }
             let (held, outcomes) = (Array(batch[..<taken]), results)
             let (gate, barrier) = acknowledgement.withLock { ($0.gate, $0.barrier) }

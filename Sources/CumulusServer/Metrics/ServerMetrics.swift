@@ -5,7 +5,7 @@ import Synchronization
 
 /// What `/metrics` reports, in Prometheus's text format (swift-prometheus):
 /// requests by route and status, commits and group sizes, append and commit (fsync)
-/// latency, map size used, log head, open notification streams, and the hits of
+/// latency, the writer thread's CPU time, map size used, log head, open notification streams, and the hits of
 /// every limit (``ServerLimits/Hit``).
 ///
 /// There is no notifier lag to report: notifications are written in the very
@@ -17,6 +17,7 @@ public final class ServerMetrics: Sendable {
     private let groupSize: ValueHistogram
     private let appendLatency: DurationHistogram
     private let commitLatency: DurationHistogram
+    private let writerCPU: Counter
     private let openStreams: Gauge
     private let mapUsed: Gauge
     private let logHead: Gauge
@@ -35,6 +36,10 @@ public final class ServerMetrics: Sendable {
             descriptor: Self.name("append", "seconds", "Planning, appending and applying views per group"), buckets: latencies)
         commitLatency = registry.makeDurationHistogram(
             descriptor: Self.name("commit", "seconds", "Committing a group's transaction, fsync included"), buckets: latencies)
+        writerCPU = registry.makeCounter(
+            descriptor: Self.name(
+                "writer_cpu", "seconds_total",
+                "CPU time of the log writer's one thread (planning, appending, applying views; not fsync waits)"))
         openStreams = registry.makeGauge(descriptor: Self.name("open_notification", "streams", "Open SSE notification streams"))
         mapUsed = registry.makeGauge(descriptor: Self.name("map_used", "bytes", "Bytes of the LMDB map in use"))
         logHead = registry.makeGauge(descriptor: Self.name("log_head", "sequence", "Sequence of the last commit"))
@@ -64,6 +69,7 @@ public final class ServerMetrics: Sendable {
         groupSize.record(Double(report.commits))
         appendLatency.record(report.append)
         commitLatency.record(report.commit)
+        writerCPU.increment(by: Double(report.cpu.components.seconds) + Double(report.cpu.components.attoseconds) / 1e18)
     }
 
     /// Counts one answered request.

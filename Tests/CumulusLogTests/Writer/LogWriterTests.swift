@@ -16,6 +16,8 @@ struct LogWriterTests {
         defer { writer.close() }
         var rng = SeededRandom(seed: 11)
         let requests = (0..<256).map { sampleRequest($0, rng: &rng) }
+        let clock = ContinuousClock()
+        let started = clock.now
         let sequences = try await withThrowingTaskGroup(of: (String, UInt64).self) { group in
             for request in requests {
                 group.addTask { (request.requestID, try await writer.append(request).sequence) }
@@ -32,6 +34,9 @@ struct LogWriterTests {
         #expect(try store.verifyChain().verified == 256)
         #expect(writer.statistics.commits == 256)
         #expect(writer.statistics.groups < 256, "group commit should put several commits in one transaction")
+        // The writer's CPU is its one thread's: some, and never more than the time that passed.
+        let cpu = writer.statistics.cpu
+        #expect(cpu > .zero && cpu <= clock.now - started, "\(cpu)")
     }
 
     @Test("a failing plan fails only its own submission")
