@@ -24,6 +24,16 @@ public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertibl
         return false
     }
 
+    /// What happened, without the words naming the kind: what a serving node sends
+    /// as its answer's reason (the status says the kind, ``httpStatus``).
+    public var reason: String {
+        switch self {
+        case .protocolViolation(let why), .refused(let why), .diverged(let why), .staleEpoch(let why),
+            .badFrame(let why), .unreachable(let why), .behindRetention(let why):
+            why
+        }
+    }
+
     /// A sentence for operators.
     public var description: String {
         switch self {

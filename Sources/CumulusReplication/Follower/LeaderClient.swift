@@ -61,9 +61,9 @@ public final class LeaderClient: Sendable {
     /// The leader's identity and head. A follower says its name and epoch, so a
     /// leader that was superseded learns it.
     public func hello(follower: String? = nil, epoch: UInt64? = nil) async throws -> ReplicationHello {
-        var path = "/replication/hello"
-        if let follower, let epoch { path += "?follower=\(Self.escape(follower))&epoch=\(epoch)" }
-        let bytes = try await fetch(path, limit: 1 << 16)
+        var query: [(ReplicationRoute.Parameter, String)] = []
+        if let follower, let epoch { query = [(.follower, follower), (.epoch, String(epoch))] }
+        let bytes = try await fetch(.hello, query, limit: 1 << 16)
         do {
             return try JSONDecoder().decode(ReplicationHello.self, from: Data(bytes))
         } catch {
@@ -74,7 +74,7 @@ public final class LeaderClient: Sendable {
     /// The leader's credentials and server secret.
     public func configuration() async throws -> ReplicatedConfiguration {
         var decoder = ReplicationMessageDecoder()
-        decoder.append(try await fetch("/replication/configuration", limit: ReplicationMessage.maxLength))
+        decoder.append(try await fetch(.configuration, limit: ReplicationMessage.maxLength))
         guard case .configuration(let configuration) = try decoder.next() else {
             throw ReplicationError.protocolViolation("the leader sent no configuration")
         }
@@ -83,8 +83,7 @@ public final class LeaderClient: Sendable {
 
     /// Reports the last sequence this follower applied.
     public func report(follower: String, applied: UInt64) async throws {
-        _ = try await fetch(
-            "/replication/ack?follower=\(Self.escape(follower))&applied=\(applied)", method: .POST, limit: 1 << 16)
+        _ = try await fetch(.ack, [(.follower, follower), (.applied, String(applied))], limit: 1 << 16)
     }
 
     /// The bytes of the asset file named `checksum`, checked against it:
@@ -94,7 +93,7 @@ public final class LeaderClient: Sendable {
     /// this node could never take the file).
     public func asset(_ checksum: AssetChecksum) async throws -> [UInt8] {
         let bytes = try await fetch(
-            "/replication/asset?checksum=\(checksum.hex)", limit: Int(maxAssetBytes),
+            .asset, [(.checksum, checksum.hex)], limit: Int(maxAssetBytes),
             tooLong: ", this node's largest asset; give every node the same --max-asset-bytes")
         guard Array(SHA256.hash(data: bytes)) == checksum.bytes else {
             throw ReplicationError.unreachable("\(leaderURL) sent bytes for asset \(checksum) that hash to something else")
@@ -104,7 +103,7 @@ public final class LeaderClient: Sendable {
 
     /// Any node's replication status (`cumulus status`).
     public func status() async throws -> ReplicationStatus {
-        let bytes = try await fetch("/replication/status", limit: 16 << 20)
+        let bytes = try await fetch(.status, limit: 16 << 20)
         do {
             return try JSONDecoder().decode(ReplicationStatus.self, from: Data(bytes))
         } catch {
@@ -118,9 +117,11 @@ public final class LeaderClient: Sendable {
         follower: String, identity: LogStore.Identity, after: UInt64, hash: [UInt8], opened: () throws -> Void = {},
         _ body: ([UInt8]) async throws -> Void
     ) async throws {
-        let path = "/replication/stream?follower=\(Self.escape(follower))&logID=\(Hex.encode(identity.logID))"
-            + "&epoch=\(identity.epoch)&after=\(after)&hash=\(Hex.encode(hash))"
-        let response = try await open(path, method: .GET)
+        let target = ReplicationRoute.stream.target([
+            (.follower, follower), (.logID, Hex.encode(identity.logID)), (.epoch, String(identity.epoch)),
+            (.after, String(after)), (.hash, Hex.encode(hash)),
+        ])
+        let response = try await open(target, method: .GET)
         try await check(response)
         try opened()
         do {
@@ -136,7 +137,7 @@ public final class LeaderClient: Sendable {
 
     /// Downloads a snapshot of the leader's environment into `file`; returns its size.
     public func downloadSnapshot(to file: String, progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> Int {
-        let response = try await open("/replication/snapshot", method: .GET, using: snapshotClient, deadline: .hours(24))
+        let response = try await open(ReplicationRoute.snapshot.target(), method: .GET, using: snapshotClient, deadline: .hours(24))
         try await check(response)
         // A leader sends its copy while writing it, so it does not know the size: the
         // chunked response's end says the copy is whole (and a copy that fails ends the
@@ -191,7 +192,7 @@ public final class LeaderClient: Sendable {
             request.method = method
             for (name, value) in session.headers { request.headers.add(name: name, value: value) }
             let response = try await execute(request, using: client ?? self.client, deadline: deadline)
-            if response.status == .unauthorized, attempt == 0 { continue }
+            if response.status.code == ReplicationRoute.unknownSessionStatus, attempt == 0 { continue }
             return response
         }
         throw ReplicationError.refused("\(leaderURL) forgot the replication session as soon as it was made")
@@ -201,7 +202,8 @@ public final class LeaderClient: Sendable {
     private func session(renew: Bool) async throws -> ReplicationHandshake.Credentials {
         if !renew, let current = credentials.withLock({ $0 }) { return current }
         let initiator = ReplicationHandshake.Initiator(secret: secret)
-        var request = HTTPClientRequest(url: leaderURL + "/replication/handshake?nonce=\(Hex.encode(initiator.nonce))")
+        let target = ReplicationRoute.handshake.target([(.nonce, Hex.encode(initiator.nonce))])
+        var request = HTTPClientRequest(url: leaderURL + target)
         request.method = .POST
         let response = try await execute(request, using: client, deadline: .seconds(30))
         try await check(response)
@@ -209,7 +211,7 @@ public final class LeaderClient: Sendable {
         do {
             body = try await response.body.collect(upTo: 1 << 12)
         } catch {
-            throw ReplicationError.unreachable("\(leaderURL)/replication/handshake: \(error)")
+            throw ReplicationError.unreachable("\(leaderURL)\(ReplicationRoute.handshake.target()): \(error)")
         }
         guard let answer = try? JSONDecoder().decode([String: String].self, from: Data(body.readableBytesView)),
             let nonce = answer["nonce"].flatMap(Hex.decode), let proof = answer["proof"].flatMap(Hex.decode)
@@ -241,8 +243,11 @@ public final class LeaderClient: Sendable {
     /// The body of `path`, refused as it arrives once it passes `limit` bytes: a body
     /// that long is final (``ReplicationError/refused(_:)``, `tooLong` saying what to
     /// do), as asking again brings the same bytes.
-    private func fetch(_ path: String, method: HTTPMethod = .GET, limit: Int, tooLong: String = "") async throws -> [UInt8] {
-        let response = try await open(path, method: method)
+    private func fetch(
+        _ route: ReplicationRoute, _ query: [(ReplicationRoute.Parameter, String)] = [], limit: Int, tooLong: String = ""
+    ) async throws -> [UInt8] {
+        let path = route.target(query)
+        let response = try await open(path, method: HTTPMethod(rawValue: route.method))
         try await check(response)
         do {
             return Array(try await response.body.collect(upTo: limit).readableBytesView)
@@ -258,19 +263,7 @@ public final class LeaderClient: Sendable {
         guard response.status != .ok else { return }
         let body = (try? await response.body.collect(upTo: 1 << 16)).map { String(buffer: $0) } ?? ""
         let reason = (try? JSONDecoder().decode([String: String].self, from: Data(body.utf8)))?["reason"] ?? body
-        switch response.status.code {
-        case 401, 403: throw ReplicationError.refused(reason)
-        case 409: throw ReplicationError.diverged(reason)
-        case 410: throw ReplicationError.behindRetention(reason)
-        case 503: throw ReplicationError.unreachable("\(leaderURL) cannot serve replication now: \(reason)")
-        case 412: throw ReplicationError.staleEpoch(reason)
-        case 400: throw ReplicationError.protocolViolation(reason)
-        default: throw ReplicationError.unreachable("HTTP \(response.status.code): \(reason)")
-        }
-    }
-
-    static func escape(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "follower"
+        throw ReplicationError(status: Int(response.status.code), reason: reason, node: leaderURL)
     }
 }
 

@@ -1,4 +1,5 @@
 import CumulusModel
+import CumulusReplication
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
@@ -101,7 +102,7 @@ public enum CumulusHTTPServer {
                 body: Array(body.readableBytesView), clientAddress: channel?.remoteAddress?.ipAddress)
             received.overTLS = overTLS
             let apiRequest = received
-            if request.uri.path.hasPrefix("/replication/") {
+            if request.uri.path.hasPrefix(ReplicationRoute.prefix) {
                 return await replication(apiRequest, api: api)
             }
             if request.method == .get, request.uri.path.hasSuffix("/notifications/stream") {

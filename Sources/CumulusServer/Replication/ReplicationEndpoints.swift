@@ -55,80 +55,78 @@ public struct ReplicationEndpoints: Sendable {
 
     /// Answers one request to `path` (after `/replication/`).
     public func answer(_ request: APIRequest) async -> Answer {
-        let operation = request.path.split(separator: "/").dropFirst().joined(separator: "/")
-        if operation == "handshake" { return handshake(request) }
+        // A handshake by any method is answered, so a wrong one learns how to make it.
+        if request.path == ReplicationRoute.handshake.target() { return handshake(request) }
+        guard let route = ReplicationRoute(method: request.method, path: request.path) else {
+            return Self.failure(404, "no replication endpoint \(request.method) \(request.path)")
+        }
         switch sessions.admit(
             session: request.headers[ReplicationHandshake.sessionHeader], proof: request.headers[ReplicationHandshake.proofHeader])
         {
         case .admitted: break
         case .unknownSession:
-            return Self.failure(401, "no replication session, or one this node forgot: POST /replication/handshake first")
+            return Self.failure(
+                ReplicationRoute.unknownSessionStatus,
+                "no replication session, or one this node forgot: POST \(ReplicationRoute.handshake.target()) first")
         case .wrongProof:
-            return Self.failure(403, "the session's proof is wrong: the caller does not hold this node's replication secret")
+            return Self.failure(
+                ReplicationRoute.wrongProofStatus,
+                "the session's proof is wrong: the caller does not hold this node's replication secret")
         }
         do {
-            switch (request.method, operation) {
-            case ("GET", "hello"):
-                if let epoch = request.query["epoch"].flatMap(UInt64.init) {
-                    leader?.observe(epoch: epoch, from: "follower \(request.query["follower"]?.prefix(128) ?? "?")")
+            let query = { (parameter: ReplicationRoute.Parameter) in request.query[parameter.rawValue] }
+            switch route {
+            case .hello:
+                if let epoch = query(.epoch).flatMap(UInt64.init) {
+                    leader?.observe(epoch: epoch, from: "follower \(query(.follower)?.prefix(128) ?? "?")")
                 }
                 return .json(200, Array(try JSONEncoder().encode(ReplicationHello.of(container))))
-            case ("GET", "status"):
+            case .status:
                 return .json(200, Array(try JSONEncoder().encode(status())))
-            case ("GET", "asset"):
+            case .asset:
                 // Any node serves the files it holds: a follower fetches what a frame
                 // or a snapshot refers to from whoever it follows.
-                guard let checksum = request.query["checksum"].flatMap(AssetChecksum.init(hex:)) else {
+                guard let checksum = query(.checksum).flatMap(AssetChecksum.init(hex:)) else {
                     return Self.failure(400, "asset needs checksum (64 lower-case hex digits)")
                 }
                 guard container.assets.contains(checksum) else {
                     return Self.failure(404, "the asset \(checksum) is not stored on this node")
                 }
                 return .bytes(try container.assets.read(checksum))
-            default: break
+            case .handshake, .configuration, .stream, .snapshot, .ack: break
             }
             guard let leader else {
                 return Self.failure(503, "this node is not a leader (\(container.role)); replicate from the leader")
             }
-            switch (request.method, operation) {
-            case ("GET", "configuration"):
+            switch route {
+            case .configuration:
                 return .bytes(ReplicationMessage.configuration(try ReplicatedConfiguration.read(from: container.store.environment)).encoded())
-            case ("GET", "stream"):
-                let query = request.query
-                guard let follower = query["follower"], !follower.isEmpty, follower.utf8.count <= 128,
-                    let logID = query["logID"].flatMap(Hex.decode), logID.count == 16,
-                    let epoch = query["epoch"].flatMap(UInt64.init), epoch >= 1,
-                    let after = query["after"].flatMap(UInt64.init),
-                    let hash = query["hash"].flatMap(Hex.decode), hash.count == Frame.hashLength
+            case .stream:
+                guard let follower = query(.follower), !follower.isEmpty, follower.utf8.count <= 128,
+                    let logID = query(.logID).flatMap(Hex.decode), logID.count == 16,
+                    let epoch = query(.epoch).flatMap(UInt64.init), epoch >= 1,
+                    let after = query(.after).flatMap(UInt64.init),
+                    let hash = query(.hash).flatMap(Hex.decode), hash.count == Frame.hashLength
                 else {
                     return Self.failure(400, "stream needs follower (≤ 128 bytes), logID (32 hex), epoch (≥ 1), after, hash (64 hex)")
                 }
                 return .stream(try leader.openStream(
                     follower: follower, identity: LogStore.Identity(logID: logID, epoch: epoch), after: after, hash: hash))
-            case ("GET", "snapshot"):
+            case .snapshot:
                 return .snapshot(try await leader.snapshot())
-            case ("POST", "ack"):
-                guard let follower = request.query["follower"], !follower.isEmpty, follower.utf8.count <= 128,
-                    let applied = request.query["applied"].flatMap(UInt64.init)
+            case .ack:
+                guard let follower = query(.follower), !follower.isEmpty, follower.utf8.count <= 128,
+                    let applied = query(.applied).flatMap(UInt64.init)
                 else {
                     return Self.failure(400, "ack needs follower (≤ 128 bytes) and applied")
                 }
                 leader.report(follower: follower, applied: applied)
                 return .json(200, Array(#"{"status":"ok"}"#.utf8))
-            default:
-                return Self.failure(404, "no replication endpoint \(request.method) \(operation)")
+            case .handshake, .hello, .status, .asset:
+                return Self.failure(404, "no replication endpoint \(request.method) \(request.path)")
             }
         } catch let error as ReplicationError {
-            switch error {
-            case .diverged(let why): return Self.failure(409, why)
-            case .staleEpoch(let why): return Self.failure(412, why)
-            case .refused(let why): return Self.failure(503, why)
-            case .protocolViolation(let why): return Self.failure(400, why)
-            case .unreachable(let why): return Self.failure(503, why)
-            case .badFrame(let why): return Self.failure(500, why)
-            // Gone: the commits the follower needs are no longer kept here.
-            case .behindRetention(let why): return Self.failure(410, why)
-            }
+            return Self.failure(error.httpStatus, error.reason)
         } catch {
             return Self.failure(500, "\(error)")
         }
@@ -151,7 +149,8 @@ public struct ReplicationEndpoints: Sendable {
     /// `POST /replication/handshake?nonce=`: this node's nonce and proof
     /// (``ReplicationHandshake``), the only endpoint open without a session.
     func handshake(_ request: APIRequest) -> Answer {
-        guard request.method == "POST", let nonce = request.query["nonce"].flatMap(Hex.decode),
+        guard request.method == ReplicationRoute.handshake.method,
+            let nonce = request.query[ReplicationRoute.Parameter.nonce.rawValue].flatMap(Hex.decode),
             let (answer, proof) = sessions.answer(initiatorNonce: nonce)
         else {
             return Self.failure(400, "handshake is POST with nonce (\(ReplicationHandshake.nonceLength * 2) hex digits)")
