@@ -180,6 +180,19 @@ struct RoutesTests {
         #expect(answer.json["zones"]?[0]?["moreComing"] == true)
         answer = try await world.post("changes/zone", #"{"zones":[{"zoneID":{"zoneName":"Lists"},"syncToken":"AAAA"}]}"#)
         #expect(answer.json["zones"]?[0]?["serverErrorCode"] == "CHANGE_TOKEN_EXPIRED")
+        // Many zones sharing the request's desiredKeys and resultsLimit: the defaults are
+        // read from the body once, not once a zone (each build counts against the
+        // body's memory, 64 KiB for a body this small).
+        let keys = (0..<50).map { #""field\#($0)""# }.joined(separator: ",")
+        let zones = (0..<60).map { index -> String in
+            let name = index == 0 ? "Lists" : "Nope\(index)"
+            return #"{"zoneID":{"zoneName":"\#(name)"}}"#
+        }.joined(separator: ",")
+        answer = try await world.post("changes/zone", #"{"resultsLimit":2,"desiredKeys":[\#(keys)],"zones":[\#(zones)]}"#)
+        #expect(answer.status == 200, "\(answer.json)")
+        #expect(answer.json["zones"]?.arrayValue?.count == 60)
+        #expect(answer.json["zones"]?[0]?["records"]?.arrayValue?.count == 2)
+        #expect(answer.json["zones"]?[1]?["serverErrorCode"] == "ZONE_NOT_FOUND")
         answer = try await world.post("users/current", "")
         #expect(answer.json["userRecordName"]?.stringValue == world.alice)
         answer = try await world.post("users/caller", "", token: world.bobToken)

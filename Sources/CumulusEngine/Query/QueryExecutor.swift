@@ -158,9 +158,11 @@ struct QueryExecutor {
         let query: Query
         let compiled: CompiledFilters?
 
-        init(_ query: Query) {
+        /// `compiling`: whether the bytes will be checked (no caller's access to
+        /// decide first, which needs the record).
+        init(_ query: Query, compiling: Bool) {
             self.query = query
-            compiled = query.matchesNothing ? nil : CompiledFilters(query.filters)
+            compiled = !compiling || query.matchesNothing ? nil : CompiledFilters(query.filters)
         }
     }
 
@@ -216,14 +218,14 @@ struct QueryExecutor {
 
     /// The query without the filters an index answered exactly for `candidates`.
     private func residual(_ query: Query, candidatesFromIndex: Bool, selectiveOnly: Bool = false) -> Residual {
-        guard candidatesFromIndex else { return Residual(query) }
+        guard candidatesFromIndex else { return Residual(query, compiling: visible == nil) }
         var rest = query
         rest.filters = query.filters.filter { filter in
             let used = !selectiveOnly
                 || ![.lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals].contains(filter.comparator)
             return !(used && CandidateFinder.isExact(filter))
         }
-        return Residual(rest)
+        return Residual(rest, compiling: visible == nil)
     }
 
     /// What a plan walking the index of `field` needs: the candidates of the selective

@@ -166,8 +166,12 @@ public struct CompiledFilters: Sendable {
             guard count > 0 else { throw reader.failure("empty list written with an element type") }
         }
         guard let type = FieldValue.ValueType(rawValue: typeTag) else { throw reader.failure("unknown value type \(tag)") }
-        for _ in 0..<count {
-            if try element(compiled, test, type, &reader, home) { return true }
+        for done in 1...count where try element(compiled, test, type, &reader, home) {
+            // Answered, but the rest of the value is still checked as a full decode of
+            // it would check it: damage anywhere in the value the filter read is an
+            // error, not a match.
+            for _ in done..<count { try RecordReader.skipScalar(type, &reader, checking: home) }
+            return true
         }
         return false
     }

@@ -172,9 +172,18 @@ public final class JSONDocument: Sendable {
         /// The number as a `Double` (integers converted), if this is a number.
         public var doubleValue: Double? { number?.doubleValue }
 
-        /// The elements, if this is an array.
+        /// The elements, if this is an array. The nodes count against the document's
+        /// memory limit as values built from it do: a body of two million elements
+        /// would otherwise make 32 MB of them before anything could count the elements.
         public var arrayValue: [Node]? {
-            guard entry.kind == .array else { return nil }
+            get throws {
+                guard entry.kind == .array else { return nil }
+                try document.spend(MemoryLayout<Node>.stride * Int(entry.a), built: 0)
+                return elements
+            }
+        }
+
+        private var elements: [Node] {
             var nodes: [Node] = []
             nodes.reserveCapacity(Int(entry.a))
             var at = index + 1

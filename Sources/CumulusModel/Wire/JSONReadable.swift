@@ -10,8 +10,9 @@ public protocol JSONReadable: Sendable {
     var boolValue: Bool? { get }
     /// The number as an `Int64`, if it is one exactly (an integral double in range counts).
     var int64Value: Int64? { get }
-    /// The elements, if this is an array.
-    var arrayValue: [Self]? { get }
+    /// The elements, if this is an array (for a node, counted against its document's
+    /// memory limit).
+    var arrayValue: [Self]? { get throws }
     /// Whether this is `null`.
     var isNull: Bool { get }
     /// Whether this is an object.

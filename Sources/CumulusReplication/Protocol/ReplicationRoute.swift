@@ -54,9 +54,14 @@ public enum ReplicationRoute: String, Sendable, CaseIterable {
         return Self.prefix + rawValue + "?" + pairs.joined(separator: "&")
     }
 
+    /// `text` with every byte but ASCII letters, digits and `-._~` percent-encoded
+    /// (Foundation's `.alphanumerics` would let other scripts' letters through raw).
     static func escape(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
     }
+
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     // MARK: - Statuses
 

@@ -17,7 +17,7 @@ extension CloudKitAPI {
     /// recordType, fieldName}]}` → `{tokens: [{recordName, recordType, fieldName, url}]}`.
     /// A token without `recordName` gets a fresh one, as a save without one would.
     func requestUploadURLs(_ context: Context) throws -> APIResponse {
-        guard let requested = context.body["tokens"]?.arrayValue else {
+        guard let requested = try context.body["tokens"]?.arrayValue else {
             throw CumulusError(.invalidArguments, "'tokens' must be a list of {recordName?, recordType, fieldName}")
         }
         try checkItemCount(requested.count, of: "tokens")

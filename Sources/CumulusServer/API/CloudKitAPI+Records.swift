@@ -12,7 +12,7 @@ extension CloudKitAPI {
 
     func desiredKeys<JSON: JSONReadable>(_ json: JSON?) throws -> Set<String>? {
         guard let json, !json.isNull else { return nil }
-        guard let items = json.arrayValue else { throw CumulusError(.invalidArguments, "'desiredKeys' must be a list of field names") }
+        guard let items = try json.arrayValue else { throw CumulusError(.invalidArguments, "'desiredKeys' must be a list of field names") }
         return Set(try items.map { item in
             guard let key = item.stringValue else { throw CumulusError(.invalidArguments, "'desiredKeys' must hold strings") }
             return key
@@ -21,7 +21,7 @@ extension CloudKitAPI {
 
     func modifyRecords(_ context: Context) async throws -> APIResponse {
         let body = context.body
-        guard let operations = body["operations"]?.arrayValue else {
+        guard let operations = try body["operations"]?.arrayValue else {
             throw CumulusError(.invalidArguments, "'operations' must be a list of {operationType, record}")
         }
         try checkItemCount(operations.count, of: "operations")
@@ -106,7 +106,7 @@ extension CloudKitAPI {
     static let lookupChunk = 20
 
     func lookupRecords(_ context: Context) throws -> APIResponse {
-        guard let requested = context.body["records"]?.arrayValue else {
+        guard let requested = try context.body["records"]?.arrayValue else {
             throw CumulusError(.invalidArguments, "'records' must be a list of {recordName}")
         }
         try checkItemCount(requested.count, of: "records")

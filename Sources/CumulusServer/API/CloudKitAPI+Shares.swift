@@ -16,7 +16,7 @@ extension CloudKitAPI {
     /// The short GUIDs of a resolve or accept request: `shortGUIDs` as ShortGUID
     /// dictionaries (`{value}`) or strings; a share URL stands for the GUID it ends in.
     func shortGUIDs(_ body: some JSONReadable) throws -> (guids: [String], fetchRoot: Bool) {
-        guard let entries = body["shortGUIDs"]?.arrayValue else {
+        guard let entries = try body["shortGUIDs"]?.arrayValue else {
             throw CumulusError(.invalidArguments, "'shortGUIDs' must be a list of {value} (a share's short GUID or URL)")
         }
         try checkItemCount(entries.count, of: "short GUIDs")

@@ -76,7 +76,7 @@ extension CloudKitAPI {
     }
 
     func lookupSubscriptions(_ context: Context) throws -> APIResponse {
-        guard let requested = context.body["subscriptions"]?.arrayValue else {
+        guard let requested = try context.body["subscriptions"]?.arrayValue else {
             throw CumulusError(.invalidArguments, "'subscriptions' must be a list of {subscriptionID}")
         }
         try checkItemCount(requested.count, of: "subscriptions")
@@ -96,7 +96,7 @@ extension CloudKitAPI {
     }
 
     func modifySubscriptions(_ context: Context) async throws -> APIResponse {
-        guard let operations = context.body["operations"]?.arrayValue else {
+        guard let operations = try context.body["operations"]?.arrayValue else {
             throw CumulusError(.invalidArguments, "'operations' must be a list of {operationType, subscription}")
         }
         try checkItemCount(operations.count, of: "operations")

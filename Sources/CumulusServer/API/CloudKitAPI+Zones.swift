@@ -22,7 +22,7 @@ extension CloudKitAPI {
     }
 
     func lookupZones(_ context: Context) throws -> APIResponse {
-        guard let requested = context.body["zones"]?.arrayValue else {
+        guard let requested = try context.body["zones"]?.arrayValue else {
             throw CumulusError(.invalidArguments, "'zones' must be a list of zone IDs")
         }
         try checkItemCount(requested.count, of: "zones")
@@ -39,7 +39,7 @@ extension CloudKitAPI {
     }
 
     func modifyZones(_ context: Context) async throws -> APIResponse {
-        guard let operations = context.body["operations"]?.arrayValue else {
+        guard let operations = try context.body["operations"]?.arrayValue else {
             throw CumulusError(.invalidArguments, "'operations' must be a list of {operationType, zone}")
         }
         try checkItemCount(operations.count, of: "operations")
@@ -93,10 +93,16 @@ extension CloudKitAPI {
     }
 
     func zoneChanges(_ context: Context) async throws -> APIResponse {
-        guard let requested = context.body["zones"]?.arrayValue else {
+        guard let requested = try context.body["zones"]?.arrayValue else {
             throw CumulusError(.invalidArguments, "'zones' must be a list of {zoneID, syncToken?}")
         }
         try checkItemCount(requested.count, of: "zones")
+        // The request's defaults for every zone, built once (not once a zone: each
+        // build counts against the body's memory, and each lookup reads the body).
+        var defaults: [String: JSONValue] = [:]
+        for key in ["resultsLimit", "desiredKeys"] {
+            if let value = context.body[key] { defaults[key] = try value.json() }
+        }
         // The zones' pages are written into the answer's own buffer.
         var answers = JSONWriter(capacity: 64 << 10)
         answers.beginObject()
@@ -109,9 +115,10 @@ extension CloudKitAPI {
         var bytes = limits.responseBytes
         var budgetSpent = false  // counted once per response
         for (index, entry) in requested.enumerated() {
-            guard let zoneJSON = entry["zoneID"] else { throw CumulusError(.invalidArguments, "zones[\(index)] needs a 'zoneID'") }
+            let entryJSON = try entry.json()
+            guard let zoneJSON = entryJSON["zoneID"] else { throw CumulusError(.invalidArguments, "zones[\(index)] needs a 'zoneID'") }
             // Answered as stored, errors included: never the owner placeholder.
-            let zoneID = context.database.storedZoneID(try ZoneID(wire: zoneJSON.json(), field: "zones[\(index)].zoneID"))
+            let zoneID = context.database.storedZoneID(try ZoneID(wire: zoneJSON, field: "zones[\(index)].zoneID"))
             guard budget > 0, bytes > 0 else {
                 if !budgetSpent { metrics?.recordLimitHit(.recordsPerResponse) }
                 budgetSpent = true
@@ -121,10 +128,8 @@ extension CloudKitAPI {
                         + "\(limits.responseBytes - bytes) bytes; ask for this zone's changes again")))
                 continue
             }
-            var options = try entry.json().objectValue ?? [:]
-            for key in ["resultsLimit", "desiredKeys"] where options[key] == nil {
-                if let value = context.body[key] { options[key] = try value.json() }
-            }
+            var options = entryJSON.objectValue ?? [:]
+            options.merge(defaults) { own, _ in own }
             // A limit the zone asked for is kept when it fits (a bad one is its error).
             let asked = options["resultsLimit"].map { $0.int64Value.map { Int(clamping: $0) } }
             switch asked {

@@ -55,11 +55,9 @@ public struct ReplicationEndpoints: Sendable {
 
     /// Answers one request to `path` (after `/replication/`).
     public func answer(_ request: APIRequest) async -> Answer {
+        let operation = request.path.split(separator: "/").dropFirst().joined(separator: "/")
         // A handshake by any method is answered, so a wrong one learns how to make it.
-        if request.path == ReplicationRoute.handshake.target() { return handshake(request) }
-        guard let route = ReplicationRoute(method: request.method, path: request.path) else {
-            return Self.failure(404, "no replication endpoint \(request.method) \(request.path)")
-        }
+        if operation == ReplicationRoute.handshake.rawValue { return handshake(request) }
         switch sessions.admit(
             session: request.headers[ReplicationHandshake.sessionHeader], proof: request.headers[ReplicationHandshake.proofHeader])
         {
@@ -72,6 +70,10 @@ public struct ReplicationEndpoints: Sendable {
             return Self.failure(
                 ReplicationRoute.wrongProofStatus,
                 "the session's proof is wrong: the caller does not hold this node's replication secret")
+        }
+        // Only a caller with a session learns which endpoints there are.
+        guard let route = ReplicationRoute(rawValue: operation), route.method == request.method else {
+            return Self.failure(404, "no replication endpoint \(request.method) \(operation)")
         }
         do {
             let query = { (parameter: ReplicationRoute.Parameter) in request.query[parameter.rawValue] }

@@ -143,5 +143,16 @@ struct CompiledFiltersTests {
                 try invalid.withUnsafeBytes { try filter.matches($0, home: Self.home) }
             }
         }
+        // Damage after an element that already answers: the value is still checked whole.
+        var list = try record(["tags": .list([.string("zebra"), .string("yak c")])])
+        let second = try #require((0...(list.count - 5)).first { Array(list[$0..<$0 + 5]) == Array("yak c".utf8) })
+        list[second + 4] = 0xFF
+        for comparator in [QueryComparator.listContains, .notEquals, .in, .beginsWith] {
+            let value: FieldValue = comparator.testsMembership ? .list([.string("zebra")]) : .string("zebra")
+            let filter = try #require(CompiledFilters([QueryFilter(key: .field("tags"), comparator: comparator, value: value)]))
+            #expect(throws: CumulusError.self, "\(comparator) on a damaged list") {
+                try list.withUnsafeBytes { try filter.matches($0, home: Self.home) }
+            }
+        }
     }
 }

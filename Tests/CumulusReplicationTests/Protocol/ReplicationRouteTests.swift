@@ -18,6 +18,8 @@ struct ReplicationRouteTests {
         #expect(
             ReplicationRoute.ack.target([(.follower, "node a&b=c"), (.applied, "7")])
                 == "/replication/ack?follower=node%20a%26b%3Dc&applied=7")
+        // Letters of other scripts are escaped too, byte by byte.
+        #expect(ReplicationRoute.hello.target([(.follower, "nœud")]) == "/replication/hello?follower=n%C5%93ud")
     }
 
     @Test("an error answered by a node is read back as its kind; a leader's refusal as something to retry")
