@@ -9,9 +9,9 @@ import Synchronization
 /// a part of the body that a wire decoder takes as ``JSONValue``, builds them from
 /// the tape with ``Node/json()``, within the document's memory limit.
 ///
-/// Memory: the tape (12 bytes a value, sized before it is written) and the values
-/// built from the document share its `memoryLimit`, however many parts of it are
-/// built and by how many calls.
+/// Memory: the tape (12 bytes a value, sized before it is written), the nodes of the
+/// arrays read (``Node/arrayValue``) and the values built from the document share its
+/// `memoryLimit`, however many parts of it are built and by how many calls.
 ///
 /// Lifetime: a document owns its bytes (an array, shared, not copied), and its
 /// ``Node``s hold the document; a ``Node`` stays valid as long as it is held.
