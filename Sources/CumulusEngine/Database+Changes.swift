@@ -349,7 +349,7 @@ extension Database {
         var lastSequence: UInt64 = 0
         var stopped: Bool { next != nil }
 
-        init(limit: Int, byteLimit: Int = .max, find: @escaping (String) throws -> UnsafeRawBufferPointer? = { _ in nil }) {
+        init(limit: Int, byteLimit: Int, find: @escaping (String) throws -> UnsafeRawBufferPointer?) {
             self.limit = limit
             self.byteLimit = byteLimit
             self.find = find

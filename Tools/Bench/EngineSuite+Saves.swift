@@ -114,9 +114,7 @@ extension EngineSuite {
         let found = try store.existing(records[warmUp..<(warmUp + timed)].map(\.recordID))
         guard found == timed else { throw BenchFailure("Cumulus saves: \(found) of \(timed) records found afterwards") }
         let factor = Double(after.commits - before.commits) / Double(max(1, after.groups - before.groups))
-        let cpu = after.cpu - before.cpu
-        let cpuMicroseconds = Double(cpu.components.seconds) * 1e6 + Double(cpu.components.attoseconds) / 1e12
-        return (Double(timed) / elapsed, factor, written, cpuMicroseconds / Double(timed))
+        return (Double(timed) / elapsed, factor, written, seconds(after.cpu - before.cpu) * 1e6 / Double(timed))
     }
 
     /// Saves `records[range]` one per `modify` from `callers` tasks, each taking every

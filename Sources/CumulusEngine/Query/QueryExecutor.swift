@@ -595,9 +595,9 @@ struct QueryExecutor {
     /// sort field's index (at least twice the page).
     static let candidateSortLimit = 256
 
-    /// Where `found` (named `name`, in `zone`) sits in `sort`'s order. A one-key order
-    /// on a field reads that one value from the record's bytes; any other decodes it.
-    /// Appends `found`'s place in the order `sort` to `positions`.
+    /// Appends where `found` (named `name`, in `zone`) sits in `sort`'s order to
+    /// `positions`. A one-key order on a field reads that one value from the record's
+    /// bytes; any other decodes it.
     private func appendPosition(
         _ found: inout Found, name: String, zone: ZoneID, sort: [QuerySort], zoneKey: [UInt8], to positions: inout [UInt8]
     ) throws {

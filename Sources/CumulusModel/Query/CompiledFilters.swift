@@ -233,9 +233,7 @@ public struct CompiledFilters: Sendable {
         case .greater: return QueryEvaluator.compare(element, value).map { $0 > 0 } ?? false
         case .greaterOrEqual: return QueryEvaluator.compare(element, value).map { $0 >= 0 } ?? false
         case .beginsWith: return QueryEvaluator.beginsWith(element, value)
-        case .member:
-            if let set = compiled.filter.members { return set.contains(element) }
-            return compiled.members.contains { QueryEvaluator.equal(element, $0) }
+        case .member: return QueryEvaluator.isMember(element, compiled.filter, compiled.members)
         }
     }
 }

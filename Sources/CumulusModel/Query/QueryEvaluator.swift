@@ -136,8 +136,13 @@ public enum QueryEvaluator {
     /// Whether some element equals a member of the filter's list: by lookup in the
     /// filter's ``MemberSet``, built once per filter.
     static func contains(anyOf elements: [FieldValue], _ filter: QueryFilter, _ members: [FieldValue]) -> Bool {
-        if let set = filter.members { return elements.contains { set.contains($0) } }
-        return elements.contains { element in members.contains { equal(element, $0) } }
+        elements.contains { isMember($0, filter, members) }
+    }
+
+    /// Whether `element` equals a member of the filter's list (`members`, its scalars).
+    static func isMember(_ element: FieldValue, _ filter: QueryFilter, _ members: [FieldValue]) -> Bool {
+        if let set = filter.members { return set.contains(element) }
+        return members.contains { equal(element, $0) }
     }
 
     /// Whether every member equals some element. Small lists are compared pairwise;

@@ -30,8 +30,6 @@ struct JSONParser {
     private var depth = 0
     /// The tape being written, in document order.
     private var tape: [JSONDocument.Entry] = []
-    /// Where an escaped string's bytes are decoded to be checked, kept between strings.
-    private var scratch: [UInt8] = []
 
     private init(_ bytes: UnsafeRawBufferPointer, capacity: Int = 0) {
         self.bytes = bytes
@@ -150,7 +148,6 @@ struct JSONParser {
         let start = index
         var escaped = false
         var runStart = index
-        scratch.removeAll(keepingCapacity: true)
         while true {
             guard let byte = current else { throw failure("unterminated string") }
             switch byte {
@@ -169,10 +166,7 @@ struct JSONParser {
                 }
                 escaped = true
                 index += 1
-                var decoded = scratch
-                scratch = []
-                defer { scratch = decoded }
-                try escape(into: &decoded)
+                _ = try escape()
                 runStart = index
             case 0..<0x20:
                 throw failure("a control character in a string")
@@ -194,7 +188,7 @@ struct JSONParser {
             if bytes[parser.index] == UInt8(ascii: "\\") {
                 utf8.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<parser.index]))
                 parser.index += 1
-                do { try parser.escape(into: &utf8) } catch { return utf8 }
+                do { utf8.append(contentsOf: Character(try parser.escape()).utf8) } catch { return utf8 }
                 runStart = parser.index
             } else {
                 parser.index += 1
@@ -204,16 +198,18 @@ struct JSONParser {
         return utf8
     }
 
-    private mutating func escape(into utf8: inout [UInt8]) throws(CumulusError) {
+    /// The character one escape (after its backslash) stands for, checked: what the
+    /// parse validates and ``unescape(_:_:)`` writes, read by the one function.
+    private mutating func escape() throws(CumulusError) -> Unicode.Scalar {
         guard let byte = current else { throw failure("unterminated string") }
         index += 1
         switch byte {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): utf8.append(byte)
-        case UInt8(ascii: "b"): utf8.append(0x08)
-        case UInt8(ascii: "f"): utf8.append(0x0C)
-        case UInt8(ascii: "n"): utf8.append(0x0A)
-        case UInt8(ascii: "r"): utf8.append(0x0D)
-        case UInt8(ascii: "t"): utf8.append(0x09)
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): return Unicode.Scalar(byte)
+        case UInt8(ascii: "b"): return "\u{08}"
+        case UInt8(ascii: "f"): return "\u{0C}"
+        case UInt8(ascii: "n"): return "\n"
+        case UInt8(ascii: "r"): return "\r"
+        case UInt8(ascii: "t"): return "\t"
         case UInt8(ascii: "u"):
             var scalar = UInt32(try hex4())
             if (0xD800...0xDBFF).contains(scalar) {
@@ -227,7 +223,7 @@ struct JSONParser {
                 throw failure("an unpaired surrogate")
             }
             guard let character = Unicode.Scalar(scalar) else { throw failure("an invalid \\u escape") }
-            utf8.append(contentsOf: Character(character).utf8)
+            return character
         default:
             throw failure("an invalid escape")
         }
