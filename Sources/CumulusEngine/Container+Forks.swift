@@ -25,12 +25,9 @@ extension Container {
         // refuses): nothing this node knows of ended it.
         guard epoch < store.epoch else { return }
         let store = self.store
-        let end = try store.environment.read { txn -> UInt64? in
-            guard let end = try store.lastSequence(ofEpoch: epoch, in: txn) else { return nil }
-            if let covered = try last(txn), covered <= end { return nil }
-            return end
-        }
-        guard let end else { return }
+        // Epoch starts are the log's; feeds, which `last` reads, the views'.
+        guard let end = try store.logEnvironment.read({ try store.lastSequence(ofEpoch: epoch, in: $0) }) else { return }
+        if let covered = try store.environment.read({ try last($0) }), covered <= end { return }
         throw CumulusError(
             .changeTokenExpired,
             "the \(what) was issued by the leader of epoch \(epoch), which was superseded before the commits it covers were replicated (that epoch ends at commit \(end) here); fetch again without a token")

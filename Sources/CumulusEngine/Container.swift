@@ -21,6 +21,11 @@ public final class Container: Sendable {
     public let views: Views
     /// The writer.
     public let writer: LogWriter
+    /// Makes the views durable now and then (`nil` on a read-only directory).
+    public let viewsSyncer: ViewsSyncer?
+    /// Whether opening found the views torn by a crash of the machine and made them
+    /// again from the log (``LogStore/open(path:options:)``).
+    public let viewsRemade: Bool
     /// The asset files beside the LMDB files (`DATA/assets`).
     public let assets: AssetStore
     /// Upload URLs used and bytes uploaded lately, for one use per URL and the upload quotas.
@@ -50,23 +55,42 @@ public final class Container: Sendable {
     /// follower or read-only node refuses every write with `notLeader`; only a
     /// leader runs the `firesOnce` reaper (a follower gets the leader's deletions
     /// through the log). `indexBuildObserver` hears of index builds a schema change
-    /// causes (``Views/indexBuildObserver``), for progress on a terminal.
+    /// causes (``Views/indexBuildObserver``), for progress on a terminal;
+    /// `catchUpObserver` hears how far views found behind the log have caught up.
+    /// Views a crash of the machine may have torn are never opened but made again from
+    /// the log (``viewsRemade``); `viewsSync` says how often the views are made durable.
     public init(
         path: String, environmentOptions: LMDBEnvironment.Options = .init(), writerOptions: LogWriter.Options = .init(),
-        role: NodeRole = .leader, indexBuildObserver: (@Sendable (SchemaID, String, Int) -> Void)? = nil
+        role: NodeRole = .leader, viewsSync: ViewsSyncer.Policy = .init(),
+        indexBuildObserver: (@Sendable (SchemaID, String, Int) -> Void)? = nil, catchUpObserver: ((UInt64) -> Void)? = nil
     ) throws {
         self.path = path
         writable = !environmentOptions.readOnly
-        let environment = try LMDBEnvironment(path: path, options: environmentOptions)
-        let store = try LogStore(environment: environment)
+        let (store, opened) = try LogStore.open(path: path, options: environmentOptions)
         self.store = store
-        let views = try Views(environment: environment, indexBuildObserver: indexBuildObserver)
+        viewsRemade = opened == .remade
+        let views = try Views(environment: store.environment, indexBuildObserver: indexBuildObserver)
         self.views = views
         assets = try AssetStore(dataDirectory: path)
-        webCourier = try WebCourierPositions(environment: environment)
-        // Views made by an older layout are rebuilt from the log before anything reads them.
+        webCourier = try WebCourierPositions(environment: store.logEnvironment)
+        // Views behind the log (a crash between the log's commit and theirs, views made
+        // afresh) catch up, then views of an older layout are rebuilt, before anything
+        // reads them.
+        if writable { try store.catchUpViews(applying: views.apply, progress: catchUpObserver) }
         try ViewRebuilder.upgradeIfNeeded(views, from: store)
-        secret = try DataLayout.loadOrCreateServerSecret(in: environment)
+        // The views as opened are made durable, and the boot they are used in recorded,
+        // before any write: from here on a crash of the machine is told apart.
+        let syncer = writable ? ViewsSyncer(store: store, policy: viewsSync, synced: try store.syncViews()) : nil
+        self.viewsSyncer = syncer
+        var writerOptions = writerOptions
+        if let syncer {
+            let observer = writerOptions.observer
+            writerOptions.observer = { report in
+                observer?(report)
+                syncer.noteCommits(report.commits)
+            }
+        }
+        secret = try DataLayout.loadOrCreateServerSecret(in: store.logEnvironment)
         let writer = LogWriter(store: store, options: writerOptions) { commit, txn in
             try views.apply(commit, in: txn)
         }
@@ -213,7 +237,11 @@ public final class Container: Sendable {
     /// Drops every view and replays the log into them.
     @discardableResult
     public func rebuild(progress: ((UInt64) -> Void)? = nil) throws -> UInt64 {
-        try ViewRebuilder.rebuild(views, from: store, progress: progress)
+        let last = try ViewRebuilder.rebuild(views, from: store, progress: progress)
+        // Rewritten without a commit of the log: only a sync lets them be trusted after
+        // a crash of the machine (``ViewsDurability``).
+        try store.syncViews()
+        return last
     }
 
     /// Rebuilds the views from the log in a scratch directory and compares them with
@@ -231,10 +259,13 @@ public final class Container: Sendable {
     public func close() {
         roleState.withLock { $0.reaper?.cancel() }
         writer.close()
+        // After the last write: the views closed cleanly need no remaking after a restart.
+        try? viewsSyncer?.close()
     }
 
     deinit {
         roleState.withLock { $0.reaper?.cancel() }
         writer.close()
+        try? viewsSyncer?.close()
     }
 }

@@ -23,7 +23,7 @@ final class APIWorld: @unchecked Sendable {
     init(_ label: String = #function) throws {
         path = NSTemporaryDirectory() + "cumulus-api-\(label.filter(\.isLetter))-\(UUID().uuidString)"
         container = try Container(path: path)
-        auth = try AuthStore(environment: container.store.environment)
+        auth = try AuthStore(environment: container.store.logEnvironment)
         api = CloudKitAPI(container: container, auth: auth)
         apiToken = try auth.createAPIToken(container: Self.containerName, environment: .development)
         productionAPIToken = try auth.createAPIToken(container: Self.containerName, environment: .production)
@@ -41,7 +41,7 @@ final class APIWorld: @unchecked Sendable {
         path = other.path + "-restarted"
         try FileManager.default.copyItem(atPath: other.path, toPath: path)
         container = try Container(path: path)
-        auth = try AuthStore(environment: container.store.environment)
+        auth = try AuthStore(environment: container.store.logEnvironment)
         api = CloudKitAPI(container: container, auth: auth)
         (apiToken, productionAPIToken) = (other.apiToken, other.productionAPIToken)
         (alice, aliceToken, bob, bobToken) = (other.alice, other.aliceToken, other.bob, other.bobToken)

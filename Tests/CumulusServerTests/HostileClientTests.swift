@@ -64,7 +64,7 @@ struct HostileClientTests {
         }
         // A token as stored before tokens were bound: the container alone.
         let unbound = AuthStore.randomHex(32)
-        try world.container.store.environment.write { txn in
+        try world.container.store.logEnvironment.write { txn in
             try txn.put(world.auth.table, key: [0x61] + AuthStore.hash(unbound), value: Array(APIWorld.containerName.utf8))
         }
         #expect(try world.auth.unboundAPITokenCount() == 1)

@@ -121,7 +121,7 @@ final class HTTPBenchStore: Sendable {
         writerOptions.observer = { metrics.recordGroup($0) }
         self.metrics = metrics
         container = try Container(path: directory.path, environmentOptions: environmentOptions, writerOptions: writerOptions)
-        auth = try AuthStore(environment: container.store.environment)
+        auth = try AuthStore(environment: container.store.logEnvironment)
         user = try auth.addUser()
         apiToken = try auth.createAPIToken(container: HTTPSuite.containerName, environment: .development)
         webToken = try auth.createWebAuthToken(for: user, container: HTTPSuite.containerName)

@@ -91,10 +91,10 @@ extension LogSuite {
     /// without a writer, and publishes the outcome.
     static func appendDirect(_ store: LogStore, _ requests: some Collection<CommitRequest>) throws {
         let now = Timestamp.now()
-        let outcome = try store.environment.write { txn -> AppendSession.Outcome in
+        let (_, outcome) = try store.appendWrite(catchUp: LogStore.withoutViews) { txn -> ((), AppendSession.Outcome) in
             var session = try store.beginAppend(in: txn)
             for request in requests { _ = try session.append(request, now: now, in: txn) }
-            return try session.finish(in: txn)
+            return ((), try session.finish(in: txn))
         }
         store.didCommit(outcome)
     }

@@ -65,7 +65,7 @@ enum ReplicationSuite: BenchSuite {
             logger.logLevel = .warning
             side = ReplicationLeader(container: leader, logger: logger)
             let endpoints = ReplicationEndpoints(container: leader, secret: secret, leader: side, follower: nil)
-            let auth = try AuthStore(environment: leader.store.environment)
+            let auth = try AuthStore(environment: leader.store.logEnvironment)
             let api = CloudKitAPI(container: leader, auth: auth, replication: endpoints)
             let app = CumulusHTTPServer.application(api: api, host: "127.0.0.1", port: port, logger: logger)
             server = Task { try await app.runService(gracefulShutdownSignals: []) }

@@ -1,14 +1,17 @@
 import CumulusModel
 import CumulusStorage
 
-/// Appends commits to a ``LogStore`` inside one LMDB write transaction.
+/// Appends commits to a ``LogStore`` inside one write transaction of its views
+/// environment.
 ///
 /// Obtained from ``LogStore/beginAppend(in:)``; valid only inside the transaction
 /// it was begun in. Each append assigns the next global sequence and the next
 /// position in every zone and database feed the commit touches, chains the hash,
-/// compresses, and writes the frame and the feed indexes. ``finish(in:)`` stores
-/// the new head; after the transaction commits, hand its outcome to
-/// ``LogStore/didCommit(_:)``.
+/// compresses, writes the feed indexes and the record history into the views
+/// transaction and holds the frame back. ``finish(in:)`` stores the feed heads and
+/// the views' applied head and returns the frames; ``LogStore/commitLog(_:also:)``
+/// makes them durable before the views transaction commits, and after both have
+/// committed, hand the outcome to ``LogStore/didCommit(_:)``.
 public struct AppendSession {
     /// A dictionary installed by a commit of this session.
     public struct Installed: Sendable {
@@ -17,14 +20,32 @@ public struct AppendSession {
         /// The dictionary.
         public let dictionary: ZstdDictionary
         let compressor: ZstdCompressor
+        /// Its bytes, as the log's `dictionaries` table stores them.
+        let bytes: [UInt8]
+        /// The commit that installed it.
+        let sequence: UInt64
     }
 
-    /// What a finished session changed, to publish once its transaction commits.
+    /// A frame held back for the log environment.
+    public struct PendingFrame: Sendable {
+        /// Its sequence, the log's key.
+        public let sequence: UInt64
+        /// The frame as stored.
+        public let bytes: [UInt8]
+    }
+
+    /// What a finished session changed: the log's writes, and what to publish once
+    /// both transactions have committed.
     public struct Outcome: Sendable {
         /// The new head.
         public let head: LogHead
         /// Dictionaries installed, in order; the last is now current.
         public let installed: [Installed]
+        /// The frames appended, in order: empty when the session only caught views up
+        /// with frames the log already holds.
+        public let frames: [PendingFrame]
+        /// Epochs begun by the session's commits.
+        let epochStarts: [LogStore.EpochStart]
     }
 
     let store: LogStore
@@ -36,9 +57,15 @@ public struct AppendSession {
     public private(set) var appendedBytes = 0
     /// The feed heads advanced so far, stored by ``finish(in:)``.
     var heads = FeedIndex.PendingHeads()
+    /// Frames for the log environment, unless the session catches views up.
+    var frames: [PendingFrame] = []
+    var epochStarts: [LogStore.EpochStart] = []
+    /// Whether the frames are the log's already (catching the views up to it).
+    let indexOnly: Bool
 
-    init(store: LogStore, head: LogHead, current: LogStore.CurrentDictionary?) {
+    init(store: LogStore, head: LogHead, current: LogStore.CurrentDictionary?, indexOnly: Bool = false) {
         self.store = store
+        self.indexOnly = indexOnly
         self.head = head
         self.current = current
     }
@@ -134,11 +161,12 @@ public struct AppendSession {
         appendedBytes += bytes.count
     }
 
-    /// Stores the new head; returns what to publish after the transaction commits.
+    /// Stores the feed heads and the views' applied head in `txn`; returns the frames
+    /// for ``LogStore/commitLog(_:also:)`` and what to publish after both commit.
     public func finish(in txn: LMDBWriteTransaction) throws -> Outcome {
         try store.feeds.write(heads, in: txn)
-        try txn.put(store.tables.meta, key: LogStore.metaHead, value: BigEndian.bytes(head.sequence) + head.hash)
-        return Outcome(head: head, installed: installed)
+        try txn.put(store.tables.viewsState, key: LogStore.viewsApplied, value: BigEndian.bytes(head.sequence) + head.hash)
+        return Outcome(head: head, installed: installed, frames: frames, epochStarts: epochStarts)
     }
 
     private func compress(_ sequence: UInt64, _ bytes: [UInt8], _ hash: [UInt8]) throws -> Frame {
@@ -159,29 +187,28 @@ public struct AppendSession {
         _ commit: Commit, _ positions: FeedIndex.Positions, frameBytes: [UInt8], hash: [UInt8],
         in txn: LMDBWriteTransaction
     ) throws {
-        let stored = try txn.put(
-            store.tables.log, key: BigEndian.bytes(commit.sequence), value: frameBytes, flags: [.noOverwrite, .append])
-        guard stored else { throw LogError.doesNotContinue(expected: head.sequence + 1, got: commit.sequence, reason: "sequence taken") }
+        if !indexOnly { frames.append(PendingFrame(sequence: commit.sequence, bytes: frameBytes)) }
         try store.feeds.index(commit, positions: positions, pending: &heads, in: txn)
         try store.history?.index(commit, keys: store.feeds.keys, in: txn)
         for event in commit.events {
             if case .epochBegan(let epoch) = event {
-                try store.recordEpochStart(epoch, at: commit.sequence, in: txn)
+                if let last = epochStarts.last, last.epoch >= epoch {
+                    throw LogError.corruptFrame(
+                        sequence: commit.sequence, reason: "epoch \(epoch) begins after epoch \(last.epoch) began at \(last.sequence)")
+                }
+                epochStarts.append(LogStore.EpochStart(epoch: epoch, sequence: commit.sequence))
                 continue
             }
             guard case .dictionaryInstalled(let id, let bytes) = event else { continue }
             guard id != 0 else { throw LogError.corruptFrame(sequence: commit.sequence, reason: "dictionary ID 0") }
-            let dictionary = try ZstdDictionary(bytes: bytes)
-            let key = BigEndian.bytes(id)
-            if let existing = try txn.get(store.tables.dictionaries, key: key) {
-                guard existing == bytes else {
+            if let known = store.dictionary(id) ?? installed.first(where: { $0.id == id })?.dictionary {
+                guard known.bytes == bytes else {
                     throw LogError.corruptFrame(sequence: commit.sequence, reason: "dictionary \(id) installed twice")
                 }
-            } else {
-                try txn.put(store.tables.dictionaries, key: key, value: bytes)
             }
+            let dictionary = try ZstdDictionary(bytes: bytes)
             let compressor = try LogStore.compressor(for: dictionary)
-            installed.append(Installed(id: id, dictionary: dictionary, compressor: compressor))
+            installed.append(Installed(id: id, dictionary: dictionary, compressor: compressor, bytes: bytes, sequence: commit.sequence))
             current = LogStore.CurrentDictionary(id: id, compressor: compressor)
         }
         head = LogHead(sequence: commit.sequence, hash: hash)

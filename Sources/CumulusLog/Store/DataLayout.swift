@@ -5,33 +5,47 @@ import CumulusStorage
 /// tables are named where they are owned, by `CumulusViews`' `ViewTables.Name`: this
 /// module knows the log, not what is projected from it.
 ///
-/// A data directory is one LMDB environment. Its tables fall in four groups:
-/// - **the log** (``Table/log``, ``Table/meta``, ``Table/dictionaries``, the feed
-///   indexes and ``Table/recordHistory``): the truth, and indexes of it kept in the
-///   transaction that appends each commit;
-/// - **configuration** that is not a log event (``Table/auth``, ``Table/secrets``):
-///   copied whole to followers, replays and checkpoints (``configurationTables``);
-/// - **node state** (``Table/webCourier``): what this node remembers of its own
-///   clients, neither derived nor replicated — losing it costs a client repeats,
-///   never a loss;
-/// - **views** (records, references, query indexes, zones, subscriptions,
-///   notifications, schemas, asset reference counts, bytes held per user): derived
-///   from the log, dropped and rebuilt at will; named by `ViewTables.Name`.
+/// A data directory is two LMDB environments (``Home``):
+/// - **the log environment** (`DATA/log/`, durable: fsynced once per commit group
+///   before any caller is answered) holds what must survive a crash of the machine:
+///   - **the log** (``Table/log``, ``Table/meta``, ``Table/dictionaries``): frames,
+///     the head, epochs, and where the views were last made durable;
+///   - **configuration** that is not a log event (``Table/auth``, ``Table/secrets``):
+///     copied whole to followers, replays and checkpoints (``configurationTables``);
+///   - **node state** (``Table/webCourier``): what this node remembers of its own
+///     clients, neither derived nor replicated — losing it costs a client repeats,
+///     never a loss;
+/// - **the views environment** (`DATA/`, committed without fsync) holds everything
+///   derived from the log, which a crash of the machine may tear and the log can
+///   make again: the feed indexes, ``Table/recordHistory``, ``Table/viewsState`` (the
+///   commit the views have applied) and the views themselves (records, references,
+///   query indexes, zones, subscriptions, notifications, schemas, asset reference
+///   counts, bytes held per user), named by `ViewTables.Name`.
 ///
-/// Asset files are not in the environment: they sit beside it in `assets/`
+/// Asset files are not in either environment: they sit beside them in `assets/`
 /// (``assetDirectoryName``; `Docs/LOG-FORMAT.md` §16).
 public enum DataLayout {
-    /// A table's name in the environment.
+    /// Which environment of a data directory holds a table.
+    public enum Home: Sendable {
+        /// `DATA/log/`: durable on every commit group.
+        case log
+        /// `DATA/`: derived, committed without fsync, made durable by views syncs.
+        case views
+    }
+
+    /// A table's name in its environment.
     public enum Table: String, Sendable, CaseIterable {
         // The log.
         case log
         case meta
         case dictionaries
+        // Indexes of the log, derived (in the views environment).
         case zoneFeed
         case zoneHeads
         case databaseFeed = "dbFeed"
         case databaseHeads = "dbHeads"
         case recordHistory
+        case viewsState
         // Configuration.
         case auth
         case secrets
@@ -40,7 +54,28 @@ public enum DataLayout {
 
         /// LMDB flags the table is created with.
         public var options: LMDBTable.Options { [] }
+
+        /// The environment the table lives in.
+        public var home: Home {
+            switch self {
+            case .log, .meta, .dictionaries, .auth, .secrets, .webCourier: .log
+            case .zoneFeed, .zoneHeads, .databaseFeed, .databaseHeads, .recordHistory, .viewsState: .views
+            }
+        }
     }
+
+    /// The log environment's directory inside a data directory (the views environment
+    /// is the data directory itself).
+    public static let logDirectoryName = "log"
+
+    /// The log environment's path for the data directory (views environment) at `path`.
+    public static func logPath(_ path: String) -> String {
+        (path.hasSuffix("/") ? path : path + "/") + logDirectoryName
+    }
+
+    /// The tables the log environment holds, in the order an upgrade copies them
+    /// (``Table/meta`` last: its log ID marks the copy complete).
+    public static let logTables: [Table] = Table.allCases.filter { $0.home == .log && $0 != .meta } + [.meta]
 
     /// The directory beside the LMDB files holding a data directory's asset files.
     public static let assetDirectoryName = "assets"
@@ -50,11 +85,29 @@ public enum DataLayout {
 
     /// Opens (creating, unless the environment is read-only) `table` in `environment`.
     /// Call outside any transaction, as LMDB requires.
+    /// Refuses a table opened in the other environment of its data directory, where it
+    /// would be made empty (and, for the log's, not durable).
     public static func open(_ table: Table, in environment: LMDBEnvironment) throws -> LMDBTable {
-        try environment.table(table.rawValue, options: table.options)
+        guard isLogEnvironment(environment) == (table.home == .log) else {
+            throw LogError.storage("table \(table.rawValue) belongs to the \(table.home) environment, not \(environment.path)")
+        }
+        return try environment.table(table.rawValue, options: table.options)
     }
 
-    /// The `meta` key a replayed copy (`cumulus replay`, a checkpoint) records the
+    /// Whether `environment` is a data directory's log environment (at `DATA/log`).
+    public static func isLogEnvironment(_ environment: LMDBEnvironment) -> Bool {
+        var path = Substring(environment.path)
+        while path.hasSuffix("/") { path = path.dropLast() }
+        return path == Substring(logDirectoryName) || path.hasSuffix("/" + logDirectoryName)
+    }
+
+    /// The log environment of the data directory whose views environment is `views`,
+    /// opened with the same options. Open it once per process, like any environment.
+    public static func openLogEnvironment(of views: LMDBEnvironment) throws -> LMDBEnvironment {
+        try LMDBEnvironment(path: logPath(views.path), options: views.options)
+    }
+
+    /// The `viewsState` key a replayed copy (`cumulus replay`, a checkpoint) records the
     /// last sequence it replayed under; a data directory without it is a live one.
     public static let replayedThroughKey: [UInt8] = Array("replayedThrough".utf8)
 

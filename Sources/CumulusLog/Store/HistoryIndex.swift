@@ -127,6 +127,12 @@ struct HistoryIndex: Sendable {
     /// Builds the index from the log when it is not marked complete (a log written
     /// before the index existed), in batches; then marks it. Entries are idempotent
     /// puts, so an interrupted backfill simply runs again on the next open.
+    /// Marks the index complete without building it: views made afresh, which
+    /// catching up fills from the first commit on.
+    func markComplete(in environment: LMDBEnvironment) throws {
+        try environment.write { txn in try txn.put(meta, key: Self.markerKey, value: [UInt8(1)]) }
+    }
+
     func backfillIfNeeded(_ store: LogStore) throws {
         guard !store.environment.options.readOnly else { return }
         if try store.environment.read({ try isComplete(in: $0) }) { return }

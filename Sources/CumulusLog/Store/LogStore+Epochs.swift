@@ -51,7 +51,7 @@ extension LogStore {
 
     /// Every recorded epoch start, oldest first.
     public func epochStarts() throws -> [EpochStart] {
-        try environment.read { txn in
+        try logEnvironment.read { txn in
             var starts: [EpochStart] = []
             try scanEpochStarts(from: 0, in: txn) { starts.append($0); return true }
             return starts
@@ -111,18 +111,30 @@ extension LogStore {
         choosing choose: (_ stored: UInt64, _ empty: Bool) throws -> UInt64,
         apply: ((Commit, LMDBWriteTransaction) throws -> Void)?
     ) throws -> (epoch: UInt64, commit: Commit?) {
-        let (epoch, commit, outcome) = try environment.write { txn -> (UInt64, Commit?, AppendSession.Outcome?) in
-            let stored = try txn.get(tables.meta, key: Self.metaEpoch).flatMap { BigEndian.decode(UInt64.self, from: $0) } ?? 1
-            let head = try Self.readHead(tables.meta, in: txn)
-            let epoch = try choose(stored, head.sequence == 0)
+        let tables = self.tables
+        let stored = try logEnvironment.read { txn in
+            try txn.get(tables.meta, key: Self.metaEpoch).flatMap { BigEndian.decode(UInt64.self, from: $0) } ?? 1
+        }
+        let storeEpoch = { (epoch: UInt64, txn: LMDBWriteTransaction) throws in
             try txn.put(tables.meta, key: Self.metaEpoch, value: BigEndian.bytes(epoch))
             _ = try txn.delete(tables.meta, key: Self.metaRole)
-            guard head.sequence > 0 else { return (epoch, nil, nil) }
-            var session = try beginAppend(in: txn)
-            let request = CommitRequest(actor: "", requestID: "epoch-\(epoch)", events: [.epochBegan(epoch: epoch)])
-            let (commit, _) = try session.append(request, now: .now(), in: txn)
-            try apply?(commit, txn)
-            return (epoch, commit, try session.finish(in: txn))
+        }
+        let epoch: UInt64
+        var commit: Commit?
+        var outcome: AppendSession.Outcome?
+        if head.sequence == 0 {
+            epoch = try choose(stored, true)
+            try logEnvironment.write { try storeEpoch(epoch, $0) }
+        } else {
+            epoch = try choose(stored, false)
+            (commit, outcome) = try appendWrite(also: { try storeEpoch(epoch, $0) }, catchUp: { try apply?($0, $1) }) {
+                txn -> (Commit?, AppendSession.Outcome) in
+                var session = try beginAppend(in: txn)
+                let request = CommitRequest(actor: "", requestID: "epoch-\(epoch)", events: [.epochBegan(epoch: epoch)])
+                let (commit, _) = try session.append(request, now: .now(), in: txn)
+                try apply?(commit, txn)
+                return (commit, try session.finish(in: txn))
+            }
         }
         state.withLock { $0.epoch = epoch }
         if let outcome { didCommit(outcome) }

@@ -65,7 +65,7 @@ extension LogStore {
     /// The commits at `sequences` (any order), read in one snapshot; a missing
     /// sequence throws ``LogError/missing(sequence:)``.
     public func commits(at sequences: [UInt64]) throws -> [Commit] {
-        try environment.read { txn in
+        try logEnvironment.read { txn in
             try sequences.map { sequence in
                 let commit = try txn.withValue(tables.log, key: BigEndian.bytes(sequence)) { buffer in
                     try decodeCommit(FrameView(parsing: buffer, expectedSequence: sequence))
@@ -89,7 +89,7 @@ extension LogStore {
         let start = max(from, 1)
         guard start <= through else { return }
         let end: [UInt8]? = through == .max ? nil : BigEndian.bytes(through + 1)
-        try environment.read { txn in
+        try logEnvironment.read { txn in
             try checkRetained(start, in: txn)
             var previous = LogHead.genesisHash
             let base = try Self.readRetainedBase(tables.meta, in: txn)
@@ -113,16 +113,17 @@ extension LogStore {
         }
     }
 
-    /// Opens a log in an empty `environment` that takes the identity (log ID and
-    /// epoch) of another log, so a copy of a prefix of that log — a replayed data
-    /// directory — is recognisably the same log. Refuses an environment that
-    /// already holds a log.
+    /// Opens a log in an empty data directory whose views environment is `environment`
+    /// that takes the identity (log ID and epoch) of another log, so a copy of a prefix
+    /// of that log — a replayed data directory — is recognisably the same log. Refuses
+    /// a directory that already holds a log.
     public static func emptyCopy(in environment: LMDBEnvironment, logID: [UInt8], epoch: UInt64) throws -> LogStore {
-        let meta = try DataLayout.open(.meta, in: environment)
-        guard try environment.read({ try $0.get(meta, key: metaLogID) }) == nil else {
+        let log = try DataLayout.openLogEnvironment(of: environment)
+        let meta = try DataLayout.open(.meta, in: log)
+        guard try log.read({ try $0.get(meta, key: metaLogID) }) == nil else {
             throw LogError.storage("\(environment.path) already holds a log")
         }
-        try seedIdentity(Identity(logID: logID, epoch: epoch), in: environment)
-        return try LogStore(environment: environment)
+        try seedIdentity(Identity(logID: logID, epoch: epoch), in: log)
+        return try LogStore(logEnvironment: log, viewsEnvironment: environment)
     }
 }

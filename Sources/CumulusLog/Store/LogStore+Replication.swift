@@ -42,7 +42,7 @@ extension LogStore {
     public func appendFrames(
         _ frames: [[UInt8]], applying apply: ((Commit, LMDBWriteTransaction) throws -> Void)?
     ) throws -> FramesAppended {
-        try appendFrames(frames, decoded: []) { _, commit, txn in try apply?(commit, txn) }
+        try appendFrames(frames, decoded: [], catchUp: { try apply?($0, $1) }) { _, commit, txn in try apply?(commit, txn) }
     }
 
     /// ``appendFrames(_:applying:)`` with frames decoded ahead (``FrameDecoder``):
@@ -50,17 +50,15 @@ extension LogStore {
     /// here). `apply` also gets each commit's index in `frames`, so a caller that
     /// derived more from the batch ahead can find its part.
     public func appendFrames(
-        _ frames: [[UInt8]], decoded: [DecodedFrame?],
+        _ frames: [[UInt8]], decoded: [DecodedFrame?], catchUp catchUpApply: ViewApplier = LogStore.withoutViews,
         applying apply: (Int, Commit, LMDBWriteTransaction) throws -> Void
     ) throws -> FramesAppended {
         precondition(decoded.isEmpty || decoded.count == frames.count, "one decoding per frame, or none")
         let clock = ContinuousClock()
         let started = clock.now
         var body = Duration.zero
-        var commits: [Commit] = []
-        var bytes = 0
-        let outcome = try environment.write { txn -> AppendSession.Outcome in
-            commits = []
+        let ((commits, bytes), outcome) = try appendWrite(catchUp: catchUpApply) { txn in
+            var commits: [Commit] = []
             var session = try beginAppend(in: txn)
             for (index, frame) in frames.enumerated() {
                 let commit: Commit
@@ -72,15 +70,14 @@ extension LogStore {
                 try apply(index, commit, txn)
                 commits.append(commit)
             }
-            bytes = session.appendedBytes
             let outcome = try session.finish(in: txn)
             body = clock.now - started
-            return outcome
+            return ((commits, session.appendedBytes), outcome)
         }
         return FramesAppended(commits: commits, bytes: bytes, outcome: outcome, body: body)
     }
 
-    /// Writes `identity` into the environment `environment` before a ``LogStore`` is
+    /// Writes `identity` into the log environment `environment` before a ``LogStore`` is
     /// opened on it, so a follower's log carries its leader's identity from its first
     /// commit. Refuses an environment that holds commits of another log; never lowers
     /// a stored epoch. With `follower`, also marks the directory as a follower's (see
@@ -111,7 +108,7 @@ extension LogStore {
     static let metaRole: [UInt8] = Array("role".utf8)
     static let metaSupersededBy: [UInt8] = Array("supersededBy".utf8)
 
-    /// Marks the data directory in `environment` as a follower's (a downloaded snapshot,
+    /// Marks the data directory whose log environment is `environment` as a follower's (a downloaded snapshot,
     /// before it is moved into place).
     public static func markFollower(in environment: LMDBEnvironment) throws {
         let meta = try DataLayout.open(.meta, in: environment)
@@ -122,20 +119,20 @@ extension LogStore {
     /// without `--follow`, it must still take no writes, or its log would fork from
     /// its leader's in the same epoch.
     public var isFollowerDirectory: Bool {
-        (try? environment.read { try $0.get(tables.meta, key: Self.metaRole) }) == Array("follower".utf8)
+        (try? logEnvironment.read { try $0.get(tables.meta, key: Self.metaRole) }) == Array("follower".utf8)
     }
 
     /// The newer epoch this node learned of while it led, kept so a restart does not
     /// forget it was superseded (`nil`: never).
     public var storedSupersededBy: UInt64? {
-        (try? environment.read { try $0.get(tables.meta, key: Self.metaSupersededBy) })?
+        (try? logEnvironment.read { try $0.get(tables.meta, key: Self.metaSupersededBy) })?
             .flatMap { BigEndian.decode(UInt64.self, from: $0) }
     }
 
     /// Records that this node learned of `epoch` and was superseded.
     public func recordSuperseded(by epoch: UInt64) throws {
-        guard !environment.options.readOnly else { return }
-        try environment.write { txn in
+        guard !logEnvironment.options.readOnly else { return }
+        try logEnvironment.write { txn in
             let stored = try txn.get(tables.meta, key: Self.metaSupersededBy).flatMap { BigEndian.decode(UInt64.self, from: $0) } ?? 0
             if epoch > stored { try txn.put(tables.meta, key: Self.metaSupersededBy, value: BigEndian.bytes(epoch)) }
         }
@@ -149,7 +146,7 @@ extension LogStore {
     /// from an older one.
     public func adoptEpoch(_ epoch: UInt64) throws {
         guard epoch > self.epoch else { return }
-        try environment.write { txn in
+        try logEnvironment.write { txn in
             let stored = try txn.get(tables.meta, key: Self.metaEpoch).flatMap { BigEndian.decode(UInt64.self, from: $0) } ?? 1
             if epoch > stored { try txn.put(tables.meta, key: Self.metaEpoch, value: BigEndian.bytes(epoch)) }
         }
@@ -188,7 +185,7 @@ extension LogStore {
     /// that follows is not to take writes if it is later opened on its own.
     public func markFollower() throws {
         guard !isFollowerDirectory else { return }
-        try Self.markFollower(in: environment)
+        try Self.markFollower(in: logEnvironment)
     }
 
     /// The stored frames from `from` on, byte for byte as a follower receives them:
@@ -198,7 +195,7 @@ extension LogStore {
         var frames: [[UInt8]] = []
         var bytes = 0
         guard limit > 0 else { return frames }
-        try environment.read { txn in
+        try logEnvironment.read { txn in
             var expected = max(from, 1)
             try checkRetained(expected, in: txn)
             try txn.scan(tables.log, from: BigEndian.bytes(expected), to: nil) { key, value in
@@ -221,7 +218,7 @@ extension LogStore {
     /// one throws ``LogError/truncated(sequence:firstRetained:)``.
     public func chainHash(at sequence: UInt64) throws -> [UInt8]? {
         guard sequence > 0 else { return LogHead.genesisHash }
-        return try environment.read { txn in
+        return try logEnvironment.read { txn in
             let base = try Self.readRetainedBase(tables.meta, in: txn)
             if sequence == base.sequence { return base.hash }
             try checkRetained(sequence, in: txn)

@@ -60,7 +60,7 @@ extension LogStore {
     public func dropCommits(through target: UInt64, limit: Int) throws -> Int {
         guard limit > 0 else { return 0 }
         let tables = self.tables
-        let (dropped, base) = try environment.write { txn -> (Int, LogHead) in
+        let (dropped, base) = try logEnvironment.write { txn -> (Int, LogHead) in
             let base = try Self.readRetainedBase(tables.meta, in: txn)
             let head = try Self.readHead(tables.meta, in: txn)
             guard head.sequence > 0 else { return (0, base) }

@@ -7,23 +7,35 @@ import Synchronization
 /// The log: the source of truth of a Cumulus data directory (SPEC §10, DESIGN.md).
 ///
 /// Commits are stored as frames (``Frame``) under their global sequence in the
-/// `log` table, each chained to its predecessor by SHA-256, compressed with zstd
-/// (with a trained dictionary once the log has one), next to the zone and database
-/// feed indexes that are derived from them.
+/// `log` table of the **log environment** (``logEnvironment``, `DATA/log/`), each
+/// chained to its predecessor by SHA-256, compressed with zstd (with a trained
+/// dictionary once the log has one). The zone and database feed indexes and the
+/// record history derived from them live in the **views environment**
+/// (``environment``, `DATA/`) beside the views, with the sequence the views have
+/// applied (``appliedHead``): the log environment is fsynced on every commit group,
+/// the views environment never is (``DataLayout``).
 ///
-/// **Writing** happens only inside a caller's LMDB write transaction, through an
-/// ``AppendSession`` (``beginAppend(in:)``), so views can be updated in the very same
-/// transaction. After that transaction commits, the caller passes the session's
-/// outcome to ``didCommit(_:)`` so readers waiting in ``tail(from:)`` wake up.
-/// ``LogWriter`` does all of this with group commit; use it rather than appending
-/// by hand.
+/// **Writing** happens inside a caller's write transaction of the views environment,
+/// through an ``AppendSession`` (``beginAppend(in:)``), so views are updated in the
+/// very transaction that indexes the commit; the session holds the frames back, and
+/// ``commitLog(_:also:)`` writes them to the log environment and makes them durable
+/// before that views transaction commits. So a crash leaves the views at or behind
+/// the log, never ahead, and ``catchUpViews(applying:progress:)`` brings them level.
+/// After both have committed, the caller passes the session's outcome to
+/// ``didCommit(_:)`` so readers waiting in ``tail(from:)`` wake up: a reader woken
+/// for a sequence finds it in the views too. ``LogWriter`` does all of this with
+/// group commit; use it rather than appending by hand.
 ///
 /// **Reading** (``read(_:)``, ``commits(from:through:_:)``, ``tail(from:)``,
 /// ``verifyChain(from:through:progress:)``) takes its own read transactions and may
 /// run on any thread, concurrently with the writer.
 public final class LogStore: Sendable {
-    /// The environment the log lives in; views share it, so one transaction covers both.
+    /// The views environment: the feeds, the record history and the views, which
+    /// readers take their snapshots of. Committed without fsync (``DataLayout``).
     public let environment: LMDBEnvironment
+    /// The log environment: frames, the head, epochs, dictionaries, configuration and
+    /// node state. Durable on every commit.
+    public let logEnvironment: LMDBEnvironment
     /// A random ID fixed when the log was created: tokens and followers use it to
     /// tell this log from any other.
     public let logID: [UInt8]
@@ -36,9 +48,12 @@ public final class LogStore: Sendable {
     private let decompressors = Mutex<[ZstdDecompressor]>([])
 
     struct Tables: Sendable {
+        /// In the log environment.
         let log: LMDBTable
         let meta: LMDBTable
         let dictionaries: LMDBTable
+        /// In the views environment.
+        let viewsState: LMDBTable
     }
 
     struct State: Sendable {
@@ -62,25 +77,48 @@ public final class LogStore: Sendable {
     static let metaEpoch: [UInt8] = Array("epoch".utf8)
     static let metaHead: [UInt8] = Array("head".utf8)
     static let metaFormat: [UInt8] = Array("format".utf8)
-    /// The storage layout version written to `meta`.
-    public static let storageFormat: UInt8 = 1
+    /// `viewsState` key: the last commit the views applied (u64 sequence ‖ chain hash).
+    static let viewsApplied: [UInt8] = Array("applied".utf8)
+    /// The storage layout version written to `meta`: 2 since the log and the views
+    /// have an environment each (1: one environment; upgraded on open).
+    public static let storageFormat: UInt8 = 2
 
     /// Compressor for frames before the log has a dictionary.
     let plainCompressor: ZstdCompressor
 
-    /// Opens the log in `environment`, creating its tables and identity on first use.
-    public init(environment: LMDBEnvironment) throws {
+    /// Opens the log of the data directory whose views environment is `environment`:
+    /// the log environment is opened at `DATA/log/` with the same options. See
+    /// ``init(logEnvironment:viewsEnvironment:)``.
+    public convenience init(environment: LMDBEnvironment) throws {
+        try self.init(logEnvironment: DataLayout.openLogEnvironment(of: environment), viewsEnvironment: environment)
+    }
+
+    /// Opens the log in `logEnvironment` with its derived indexes in `viewsEnvironment`,
+    /// creating tables and identity on first use; from now on the views environment's
+    /// commits do not flush. A data directory of the one-environment layout (format 1)
+    /// is upgraded first: its log tables are copied into the log environment.
+    ///
+    /// The views may be behind the log afterwards (a crash between the two commits, a
+    /// views environment made afresh): whoever applies views calls
+    /// ``catchUpViews(applying:progress:)`` before anything reads them.
+    public init(logEnvironment: LMDBEnvironment, viewsEnvironment environment: LMDBEnvironment) throws {
         self.environment = environment
+        self.logEnvironment = logEnvironment
+        if !logEnvironment.options.readOnly {
+            try LayoutUpgrade.upgradeIfNeeded(log: logEnvironment, views: environment)
+        }
         tables = Tables(
-            log: try DataLayout.open(.log, in: environment),
-            meta: try DataLayout.open(.meta, in: environment),
-            dictionaries: try DataLayout.open(.dictionaries, in: environment))
+            log: try DataLayout.open(.log, in: logEnvironment),
+            meta: try DataLayout.open(.meta, in: logEnvironment),
+            dictionaries: try DataLayout.open(.dictionaries, in: logEnvironment),
+            viewsState: try DataLayout.open(.viewsState, in: environment))
         feeds = FeedIndex(
             zoneFeed: try DataLayout.open(.zoneFeed, in: environment),
             zoneHeads: try DataLayout.open(.zoneHeads, in: environment),
             databaseFeed: try DataLayout.open(.databaseFeed, in: environment),
             databaseHeads: try DataLayout.open(.databaseHeads, in: environment))
-        history = try HistoryIndex.open(in: environment, meta: tables.meta)
+        history = try HistoryIndex.open(in: environment, meta: tables.viewsState)
+        if !environment.options.readOnly { try environment.setSyncOnCommit(false) }
         plainCompressor = try ZstdCompressor(level: ZstdCompressor.defaultLevel, dictionary: nil, includeDictionaryID: false)
         let tables = self.tables
         let identity = { (txn: LMDBReadTransaction) throws -> ([UInt8], UInt64, LogHead)? in
@@ -92,13 +130,13 @@ public final class LogStore: Sendable {
             return (logID, epoch, try Self.readHead(tables.meta, in: txn))
         }
         let found: ([UInt8], UInt64, LogHead)
-        if environment.options.readOnly {
-            guard let existing = try environment.read(identity) else {
+        if logEnvironment.options.readOnly {
+            guard let existing = try logEnvironment.read(identity) else {
                 throw LogError.storage("\(environment.path) holds no Cumulus log")
             }
             found = existing
         } else {
-            found = try environment.write { txn in
+            found = try logEnvironment.write { txn in
                 if let existing = try identity(txn) { return existing }
                 // A new log: a random identity, format and epoch, fixed from now on.
                 var random = SystemRandomNumberGenerator()
@@ -112,7 +150,7 @@ public final class LogStore: Sendable {
         let (logID, epoch, head) = found
         self.logID = logID
         var dictionaries: [UInt32: ZstdDictionary] = [:]
-        try environment.read { txn in
+        try logEnvironment.read { txn in
             try txn.scan(tables.dictionaries) { key, value in
                 guard let id = BigEndian.decode(UInt32.self, from: key) else {
                     throw LogError.storage("malformed dictionary key")
@@ -125,8 +163,12 @@ public final class LogStore: Sendable {
         if let newest = dictionaries.keys.max(), let dictionary = dictionaries[newest] {
             current = CurrentDictionary(id: newest, compressor: try Self.compressor(for: dictionary))
         }
-        let retainedBase = try environment.read { try Self.readRetainedBase(tables.meta, in: $0) }
+        let retainedBase = try logEnvironment.read { try Self.readRetainedBase(tables.meta, in: $0) }
         state = Mutex(State(head: head, retainedBase: retainedBase, epoch: epoch, dictionaries: dictionaries, current: current))
+        if !environment.options.readOnly, try appliedHead() == .empty, retainedBase == .empty {
+            // Views made afresh: catching up indexes every commit's history, no backfill needed.
+            try history?.markComplete(in: environment)
+        }
         try history?.backfillIfNeeded(self)
     }
 
@@ -149,7 +191,22 @@ public final class LogStore: Sendable {
 
     /// The last sequence, read from storage (sees other processes' commits too).
     public func lastSequence() throws -> UInt64 {
-        try environment.read { try Self.readHead(tables.meta, in: $0).sequence }
+        try logEnvironment.read { try Self.readHead(tables.meta, in: $0).sequence }
+    }
+
+    /// The last commit the views (and the feeds and history beside them) have applied,
+    /// read from storage: at or behind the log's head, level with it once caught up.
+    public func appliedHead() throws -> LogHead {
+        try environment.read { try appliedHead(in: $0) }
+    }
+
+    /// ``appliedHead()`` as `txn`, a transaction of the views environment, sees it.
+    public func appliedHead(in txn: LMDBReadTransaction) throws -> LogHead {
+        guard let bytes = try txn.get(tables.viewsState, key: Self.viewsApplied) else { return .empty }
+        guard bytes.count == 8 + Frame.hashLength, let sequence = BigEndian.decode(UInt64.self, from: bytes) else {
+            throw LogError.storage("malformed applied head in viewsState")
+        }
+        return LogHead(sequence: sequence, hash: Array(bytes[8...]))
     }
 
     /// The leader epoch stored with the log; followers and tokens compare it.
@@ -160,11 +217,50 @@ public final class LogStore: Sendable {
 
     // MARK: - Appending
 
-    /// Starts appending in `txn`: reads the head as `txn` sees it.
+    /// Starts appending in `txn`, a write transaction of the views environment, after
+    /// the commit the views have applied, which must be the log's head (the views
+    /// caught up). Commit the outcome's frames with ``commitLog(_:also:)`` before `txn`.
     public func beginAppend(in txn: LMDBWriteTransaction) throws -> AppendSession {
-        let head = try Self.readHead(tables.meta, in: txn)
-        let current = state.withLock { $0.current }
-        return AppendSession(store: self, head: head, current: current)
+        let head = try appliedHead(in: txn)
+        let logHead = try logEnvironment.read { try Self.readHead(tables.meta, in: $0) }
+        guard head == logHead else {
+            throw LogError.storage(
+                "the views have applied commit \(head.sequence) but the log holds \(logHead.sequence): they must catch up first")
+        }
+        return AppendSession(store: self, head: head, current: state.withLock { $0.current })
+    }
+
+    /// Writes a finished session's frames, dictionaries, epoch starts and head to the
+    /// log environment in one transaction (with `also`'s writes) and commits it: once
+    /// this returns, the commits are durable. Call it inside the views transaction the
+    /// session indexed them in, after that transaction's last write
+    /// (`writeAllDeferred()`), so the views commit only after the log has.
+    public func commitLog(_ outcome: AppendSession.Outcome, also: ((LMDBWriteTransaction) throws -> Void)? = nil) throws {
+        let tables = self.tables
+        try logEnvironment.write { txn in
+            for frame in outcome.frames {
+                let stored = try txn.put(
+                    tables.log, key: BigEndian.bytes(frame.sequence), value: frame.bytes, flags: [.noOverwrite, .append])
+                guard stored else {
+                    throw LogError.doesNotContinue(expected: frame.sequence, got: frame.sequence, reason: "sequence taken")
+                }
+            }
+            for item in outcome.installed {
+                let key = BigEndian.bytes(item.id)
+                if let existing = try txn.get(tables.dictionaries, key: key) {
+                    guard existing == item.bytes else {
+                        throw LogError.corruptFrame(sequence: item.sequence, reason: "dictionary \(item.id) installed twice")
+                    }
+                } else {
+                    try txn.put(tables.dictionaries, key: key, value: item.bytes)
+                }
+            }
+            for start in outcome.epochStarts { try recordEpochStart(start.epoch, at: start.sequence, in: txn) }
+            if !outcome.frames.isEmpty {
+                try txn.put(tables.meta, key: Self.metaHead, value: BigEndian.bytes(outcome.head.sequence) + outcome.head.hash)
+            }
+            try also?(txn)
+        }
     }
 
     /// Publishes a committed session: advances ``head``, switches to dictionaries it
@@ -193,14 +289,14 @@ public final class LogStore: Sendable {
     /// The stored frame bytes of commit `sequence`, exactly as a follower receives
     /// them, or `nil` if there is none.
     public func frameBytes(_ sequence: UInt64) throws -> [UInt8]? {
-        try environment.read { txn in try txn.get(tables.log, key: BigEndian.bytes(sequence)) }
+        try logEnvironment.read { txn in try txn.get(tables.log, key: BigEndian.bytes(sequence)) }
     }
 
     /// Commit `sequence`, or `nil` if the log has none. A damaged frame throws
     /// ``LogError/corruptFrame(sequence:reason:)`` rather than returning garbage, and
     /// one dropped by retention ``LogError/truncated(sequence:firstRetained:)``.
     public func read(_ sequence: UInt64) throws -> Commit? {
-        try environment.read { txn -> Commit? in
+        try logEnvironment.read { txn -> Commit? in
             let commit = try txn.withValue(tables.log, key: BigEndian.bytes(sequence)) { buffer in
                 try decodeCommit(FrameView(parsing: buffer, expectedSequence: sequence))
             }
@@ -223,7 +319,7 @@ public final class LogStore: Sendable {
     public func commitViews(from: UInt64, through: UInt64 = .max, _ body: (CommitView) throws -> Bool) throws {
         guard from <= through else { return }
         let end: [UInt8]? = through == .max ? nil : BigEndian.bytes(through + 1)
-        try environment.read { txn in
+        try logEnvironment.read { txn in
             try checkRetained(max(from, 1), in: txn)
             try txn.scan(tables.log, from: BigEndian.bytes(max(from, 1)), to: end) { key, value in
                 guard let sequence = BigEndian.decode(UInt64.self, from: key) else {
@@ -366,7 +462,7 @@ public final class LogStore: Sendable {
         from: UInt64 = 1, through: UInt64 = .max, progress: ((UInt64) -> Void)? = nil
     ) throws -> ChainReport {
         var report = ChainReport(from: max(from, 1), verified: 0)
-        try environment.read { txn in
+        try logEnvironment.read { txn in
             let storedHead = try Self.readHead(tables.meta, in: txn)
             let base = try Self.readRetainedBase(tables.meta, in: txn)
             let start = max(from, base.sequence + 1, 1)

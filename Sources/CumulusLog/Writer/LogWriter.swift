@@ -75,7 +75,8 @@ public final class LogWriter: Sendable {
         public var bytes: Int
         /// Time spent planning, appending and applying views.
         public var append: Duration
-        /// Time spent committing the transaction, which includes the fsync.
+        /// Time spent committing: the log's transaction, which includes the fsync, and
+        /// then the views'.
         public var commit: Duration
         /// CPU time the writer's thread used for the group, from taking it off the queue
         /// to its transaction committed (planning, appending, applying, LMDB's own work;
@@ -337,7 +338,9 @@ public final class LogWriter: Sendable {
         let started = clock.now
         let cpuStarted = ThreadCPUClock.now()
         let applier = applier
-        let appended = try store.appendFrames(batch.frames, decoded: batch.decoded) { index, commit, txn in
+        let appended = try store.appendFrames(
+            batch.frames, decoded: batch.decoded, catchUp: { try applier?($0, $1) }
+        ) { index, commit, txn in
             if let apply = batch.apply { try apply(index, commit, txn) } else { try applier?(commit, txn) }
         }
         publish(appended.outcome, GroupReport(
@@ -368,7 +371,8 @@ public final class LogWriter: Sendable {
         var taken = 0
         var appended: [(commit: Commit, bytes: [UInt8])] = []
         do {
-            let outcome = try store.environment.write { txn -> AppendSession.Outcome in
+            let applier = applier
+            let (_, outcome) = try store.appendWrite(catchUp: { try applier?($0, $1) }) { txn -> ((), AppendSession.Outcome) in
                 // The body may run again after map growth: start from scratch.
                 results = Array(repeating: nil, count: batch.count)
                 appended = []
@@ -396,7 +400,7 @@ public final class LogWriter: Sendable {
                 }
                 let outcome = try session.finish(in: txn)
                 bodyEnded = clock.now
-                return outcome
+                return ((), outcome)
             }
             publish(outcome, GroupReport(
                 commits: appended.count, bytes: appended.reduce(0) { $0 + $1.bytes.count },

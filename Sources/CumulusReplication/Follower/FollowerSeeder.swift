@@ -91,7 +91,8 @@ public enum FollowerSeeder {
             try seedIdentity(path: staging, identity: identity, configuration: configuration)
             outcome = .identity
         case .snapshot:
-            let bytes = try await client.downloadSnapshot(to: staging + "/data.mdb", progress: progress)
+            let bytes = try await client.downloadSnapshot(to: staging + "/snapshot", progress: progress)
+            try SnapshotLayout.unpack(staging + "/snapshot", into: staging)
             let head = try check(snapshot: staging, identity: identity)
             let assets = try await fetchAssets(into: staging, from: client)
             if assets > 0 { logger.info("fetched \(assets) asset files the snapshot's records refer to") }
@@ -145,10 +146,10 @@ public enum FollowerSeeder {
         return "this copy holds commits up to \(head), and the leader keeps its log from commit \(first) on"
     }
 
-    /// Writes `identity`, the follower mark and `configuration` into a new environment
-    /// at `path`, in one transaction.
+    /// Writes `identity`, the follower mark and `configuration` into the log
+    /// environment of a new data directory at `path`, in one transaction.
     public static func seedIdentity(path: String, identity: LogStore.Identity, configuration: ReplicatedConfiguration) throws {
-        let environment = try LMDBEnvironment(path: path)
+        let environment = try LMDBEnvironment(path: DataLayout.logPath(path))
         let handles = try ReplicatedConfiguration.openTables(in: environment)
         try LogStore.seedIdentity(identity, follower: true, in: environment) { txn in
             try configuration.write(to: handles, in: txn)
@@ -191,7 +192,7 @@ public enum FollowerSeeder {
         guard report.isIntact else {
             throw ReplicationError.badFrame("the snapshot's log is damaged: \(report)")
         }
-        try LogStore.markFollower(in: environment)
+        try LogStore.markFollower(in: store.logEnvironment)
         return head
     }
 }

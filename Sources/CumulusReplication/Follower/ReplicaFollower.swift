@@ -292,7 +292,7 @@ public final class ReplicaFollower: Sendable {
                 throw ReplicationError.diverged(
                     "the leader's server secret is not this node's, so tokens would not carry over; start it with --reseed")
             }
-            let environment = container.store.environment
+            let environment = container.store.logEnvironment
             let handles = try ReplicatedConfiguration.openTables(in: environment)
             try environment.write { txn in try configuration.write(to: handles, in: txn) }
             noteContact(leaderHead: 0)

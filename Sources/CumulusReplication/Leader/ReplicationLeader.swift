@@ -53,8 +53,8 @@ public final class ReplicationLeader: Sendable {
         if let snapshotCopy {
             self.snapshotCopy = snapshotCopy
         } else {
-            let environment = container.store.environment
-            self.snapshotCopy = { descriptor throws(StorageError) in try environment.copy(toDescriptor: descriptor, compact: true) }
+            let store = container.store
+            self.snapshotCopy = { descriptor throws(StorageError) in try SnapshotLayout.write(store, to: descriptor) }
         }
         snapshotDirectory = container.path + "/snapshots"
         // Snapshots left by a crash are of no use to anyone.
@@ -160,8 +160,8 @@ public final class ReplicationLeader: Sendable {
         return sync
     }
 
-    /// A consistent, compacted copy of the whole environment — log, views,
-    /// credentials and secret — sent while it is written to a scratch file (see
+    /// A consistent, compacted copy of both environments — log, views,
+    /// credentials and secret (``SnapshotLayout``) — sent while it is written to a scratch file (see
     /// ``SnapshotFile``). The file is deleted when the stream ends.
     public func snapshot() async throws -> SnapshotFile {
         let busy = copying.withLock { copying -> Bool in

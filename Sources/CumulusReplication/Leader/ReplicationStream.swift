@@ -50,7 +50,7 @@ public struct ReplicationStream: AsyncSequence, Sendable {
             // Credentials change rarely: look at most once per heartbeat.
             if configuration == nil || ContinuousClock.now - configurationCheckedAt >= leader.heartbeatInterval {
                 configurationCheckedAt = .now
-                let current = try ReplicatedConfiguration.read(from: store.environment)
+                let current = try ReplicatedConfiguration.read(from: store.logEnvironment)
                 if current != configuration {
                     configuration = current
                     return ReplicationMessage.configuration(current).encoded()

@@ -102,7 +102,7 @@ public struct ReplicationEndpoints: Sendable {
             }
             switch route {
             case .configuration:
-                return .bytes(ReplicationMessage.configuration(try ReplicatedConfiguration.read(from: container.store.environment)).encoded())
+                return .bytes(ReplicationMessage.configuration(try ReplicatedConfiguration.read(from: container.store.logEnvironment)).encoded())
             case .stream:
                 guard let follower = query(.follower), !follower.isEmpty, follower.utf8.count <= 128,
                     let logID = query(.logID).flatMap(Hex.decode), logID.count == 16,

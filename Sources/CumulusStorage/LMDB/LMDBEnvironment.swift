@@ -391,6 +391,41 @@ public final class LMDBEnvironment: @unchecked Sendable {
         try StorageError.check(mdb_env_sync(handle, force ? 1 : 0), "mdb_env_sync")
     }
 
+    /// Whether the environment holds a table named `name`, without creating it: the
+    /// table is looked up in a read transaction that is then aborted, which closes the
+    /// handle it opened (lmdb.h, `mdb_dbi_open`). Call outside any transaction.
+    public func hasTable(_ name: String) throws(StorageError) -> Bool {
+        if tables.withLock({ $0[name] }) != nil { return true }
+        guard threadState.current.depth == 0 else {
+            throw .invalidArgument("hasTable(_:) called inside a transaction")
+        }
+        // mdb_dbi_open must not run in two transactions at once: borrow the writer lock.
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        do {
+            return try readTransaction(commit: false) { txn throws(StorageError) in
+                var dbi: MDB_dbi = 0
+                let rc = mdb_dbi_open(try txn.txnHandle(), name, 0, &dbi)
+                if rc == MDB_NOTFOUND { return false }
+                try StorageError.check(rc, "mdb_dbi_open(\(name))")
+                return true
+            }
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw .invalidArgument("unexpected error looking up table \(name): \(error)")
+        }
+    }
+
+    /// Whether each commit flushes to disk from now on (`MDB_NOSYNC` off or on), for
+    /// this handle only. An environment committed without flushing keeps atomicity and
+    /// consistency across a crash of the process (the pages are in the OS's cache), not
+    /// across a crash of the machine: then its file may be torn, and LMDB has no page
+    /// checksums to tell. Only for data that can be made again (views of a log).
+    public func setSyncOnCommit(_ sync: Bool) throws(StorageError) {
+        try StorageError.check(mdb_env_set_flags(handle, UInt32(MDB_NOSYNC), sync ? 0 : 1), "mdb_env_set_flags")
+    }
+
     /// Current map size and usage. Safe to call from any thread at any time.
     public func info() throws(StorageError) -> LMDBEnvironmentInfo {
         var info = MDB_envinfo()

@@ -205,7 +205,9 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
     }
 
     /// Writes everything held back; `LMDBEnvironment.write` calls it before committing.
-    func writeAllDeferred() throws(StorageError) {
+    /// A body calls it itself when something must follow the transaction's last write
+    /// but precede its commit (the log's commit, before the views' that derive from it).
+    public func writeAllDeferred() throws(StorageError) {
         guard let deferred, !deferred.isEmpty else { return }
         for work in deferred.takeAll() { try writeDeferred(work) }
     }

@@ -92,9 +92,14 @@ public enum Checkpoints {
             try manager.createDirectory(
                 atPath: scratch, withIntermediateDirectories: true,
                 attributes: [.posixPermissions: Int(FilePermissions.directory)])
-            try manager.copyItem(atPath: start.path + "/data.mdb", toPath: scratch + "/data.mdb")
-            // The copy keeps the checkpoint's mode; it is written to from here on.
-            try FilePermissions.set(FilePermissions.file, on: scratch + "/data.mdb")
+            try manager.createDirectory(
+                atPath: DataLayout.logPath(scratch), withIntermediateDirectories: true,
+                attributes: [.posixPermissions: Int(FilePermissions.directory)])
+            for file in Replayer.environmentFiles {
+                try manager.copyItem(atPath: start.path + file, toPath: scratch + file)
+                // The copy keeps the checkpoint's mode; it is written to from here on.
+                try FilePermissions.set(FilePermissions.file, on: scratch + file)
+            }
         }
         var made: [Checkpoint] = []
         var options = LMDBEnvironment.Options()
@@ -113,7 +118,7 @@ public enum Checkpoints {
             // A partial copy must never look like a checkpoint: copy, then rename.
             let partial = directory + "/.partial-\(name(sequence))"
             try? manager.removeItem(atPath: partial)
-            try environment.copy(to: partial)
+            try store.copyEnvironments(to: partial)
             try? manager.removeItem(atPath: path)
             try manager.moveItem(atPath: partial, toPath: path)
             made.append(Checkpoint(sequence: sequence, path: path))

@@ -56,9 +56,14 @@ public enum Replayer {
             try manager.createDirectory(
                 atPath: outPath, withIntermediateDirectories: true,
                 attributes: [.posixPermissions: Int(FilePermissions.directory)])
-            try manager.copyItem(atPath: start.path + "/data.mdb", toPath: outPath + "/data.mdb")
-            // The copy keeps the checkpoint's mode; it is written to from here on.
-            try FilePermissions.set(FilePermissions.file, on: outPath + "/data.mdb")
+            try manager.createDirectory(
+                atPath: DataLayout.logPath(outPath), withIntermediateDirectories: true,
+                attributes: [.posixPermissions: Int(FilePermissions.directory)])
+            for file in Self.environmentFiles {
+                try manager.copyItem(atPath: start.path + file, toPath: outPath + file)
+                // The copy keeps the checkpoint's mode; it is written to from here on.
+                try FilePermissions.set(FilePermissions.file, on: outPath + file)
+            }
         }
         do {
             var options = LMDBEnvironment.Options()
@@ -70,12 +75,13 @@ public enum Replayer {
                 : try LogStore(environment: environment)
             let views = try Views(environment: environment)
             try appendAndApply(source, through: sequence, into: store, views, progress: progress)
-            try copyTables(from: source.environment, to: environment)
+            try copyTables(from: source.logEnvironment, to: store.logEnvironment)
             try markReplayed(environment, through: sequence)
             try ViewRebuilder.markCurrent(environment)
             try environment.sync(force: true)
+            try store.logEnvironment.sync(force: true)
         }
-        try FilePermissions.set(FilePermissions.readOnlyFile, on: outPath + "/data.mdb")
+        for file in Self.environmentFiles { try FilePermissions.set(FilePermissions.readOnlyFile, on: outPath + file) }
         return Result(sequence: sequence, path: outPath, checkpoint: start?.sequence)
     }
 
@@ -142,8 +148,11 @@ public enum Replayer {
         }
     }
 
+    /// The data files of a data directory's two environments, from its path.
+    static let environmentFiles = ["/data.mdb", "/" + DataLayout.logDirectoryName + "/data.mdb"]
+
     static func markReplayed(_ environment: LMDBEnvironment, through sequence: UInt64) throws {
-        let meta = try DataLayout.open(.meta, in: environment)
+        let meta = try DataLayout.open(.viewsState, in: environment)
         try environment.write { txn in
             try txn.put(meta, key: DataLayout.replayedThroughKey, value: BigEndian.bytes(sequence))
         }
@@ -151,7 +160,7 @@ public enum Replayer {
 
     /// The sequence a replayed directory stops at, or `nil` for a live directory.
     public static func replayedThrough(_ store: LogStore) throws -> UInt64? {
-        guard let meta = try? DataLayout.open(.meta, in: store.environment) else { return nil }
+        guard let meta = try? DataLayout.open(.viewsState, in: store.environment) else { return nil }
         return try store.environment.read { txn in
             try txn.get(meta, key: DataLayout.replayedThroughKey).flatMap { BigEndian.decode(UInt64.self, from: $0) }
         }

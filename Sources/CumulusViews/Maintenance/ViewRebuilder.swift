@@ -8,7 +8,7 @@ public enum ViewRebuilder {
     /// small enough to keep a transaction's dirty pages modest.
     public static let batchSize = 5_000
 
-    /// The views' layout version, kept in `meta`: a data directory whose views were
+    /// The views' layout version, kept in `viewsState`: a data directory whose views were
     /// built by an older layout has them rebuilt from the log when it is opened
     /// writable (``upgradeIfNeeded(_:from:progress:)``). 2: schemas, roles and the
     /// zones of each container environment; only schema-declared indexes. 3: token
@@ -23,13 +23,13 @@ public enum ViewRebuilder {
 
     /// The views' layout version stored in `environment` (`nil`: none recorded).
     public static func storedFormat(in environment: LMDBEnvironment) throws -> UInt8? {
-        let meta = try DataLayout.open(.meta, in: environment)
+        let meta = try DataLayout.open(.viewsState, in: environment)
         return try environment.read { try $0.get(meta, key: formatKey)?.first }
     }
 
     /// Records that the views of `environment` follow the current ``format``.
     public static func markCurrent(_ environment: LMDBEnvironment) throws {
-        let meta = try DataLayout.open(.meta, in: environment)
+        let meta = try DataLayout.open(.viewsState, in: environment)
         try environment.write { try $0.put(meta, key: formatKey, value: [format]) }
     }
 
@@ -83,7 +83,7 @@ public enum ViewRebuilder {
 
     /// Whether `store` is a replayed copy: its `meta` records `replayedThrough`.
     private static func isReplayedCopy(_ store: LogStore) throws -> Bool {
-        let meta = try DataLayout.open(.meta, in: store.environment)
+        let meta = try DataLayout.open(.viewsState, in: store.environment)
         return try store.environment.read { try $0.get(meta, key: DataLayout.replayedThroughKey) != nil }
     }
 

@@ -231,7 +231,7 @@ struct ServeCommand: AsyncParsableCommand {
         } else {
             store = try Container(path: data, environmentOptions: environmentOptions, writerOptions: writerOptions, role: role)
         }
-        let auth = try AuthStore(environment: store.store.environment)
+        let auth = try AuthStore(environment: store.store.logEnvironment)
         if let unbound = try? auth.unboundAPITokenCount(), unbound > 0 {
             logger.warning("""
                 \(unbound) API token(s) open both environments (minted before tokens were bound to one); \
@@ -523,7 +523,7 @@ struct TokensCommand: ParsableCommand {
 /// Opens the auth table of a data directory (creating the directory if needed).
 func openAuth(_ path: String) throws -> AuthStore {
     let container = try Container(path: path)
-    return try AuthStore(environment: container.store.environment)
+    return try AuthStore(environment: container.store.logEnvironment)
 }
 
 /// `cumulus keys add`: register a server-to-server public key.

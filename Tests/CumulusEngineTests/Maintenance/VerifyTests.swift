@@ -83,7 +83,7 @@ struct VerifyTests {
             for (word, name) in [("kiwi", "b"), ("pear", "b"), ("pear", "a"), ("fig", "a")] {
                 try txn.put(tables.tokenIndex, key: IndexKeys.tokenKey(prefix, word) + Array(name.utf8), value: [])
             }
-            try txn.put(try DataLayout.open(.meta, in: environment), key: Array("viewsFormat".utf8), value: [2])
+            try txn.put(try DataLayout.open(.viewsState, in: environment), key: Array("viewsFormat".utf8), value: [2])
         }
         #expect(try ViewRebuilder.storedFormat(in: environment) == 2)
         // Format 2's entries are not blocks of postings: verify finds them damaged.
@@ -104,7 +104,7 @@ struct VerifyTests {
         try await world.save([Record.make("Note", "a", in: zone, ["body": .string("pear fig")])])
         let environment = world.container.store.environment
         try environment.write { txn in
-            try txn.put(try DataLayout.open(.meta, in: environment), key: Array("viewsFormat".utf8), value: [2])
+            try txn.put(try DataLayout.open(.viewsState, in: environment), key: Array("viewsFormat".utf8), value: [2])
         }
         world.container.close()
         var options = LMDBEnvironment.Options()
@@ -134,8 +134,8 @@ struct VerifyTests {
         let store = world.container.store
         guard var frame = try store.frameBytes(2) else { return }
         frame[10] ^= 0xFF
-        let log = try store.environment.table("log")
-        try store.environment.write { txn in try txn.put(log, key: BigEndian.bytes(UInt64(2)), value: frame) }
+        let log = try store.logEnvironment.table("log")
+        try store.logEnvironment.write { txn in try txn.put(log, key: BigEndian.bytes(UInt64(2)), value: frame) }
         let report = try? world.container.verify()
         #expect(report?.chain.firstBad == 2 || report == nil)
     }

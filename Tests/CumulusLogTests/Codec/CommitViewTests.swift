@@ -124,8 +124,8 @@ struct CommitViewTests {
             return
         }
         damaged[damaged.count / 2] ^= 0x40
-        let log = try store.environment.table("log")
-        try store.environment.write { txn in try txn.put(log, key: BigEndian.bytes(UInt64(9)), value: damaged) }
+        let log = try store.logEnvironment.table("log")
+        try store.logEnvironment.write { txn in try txn.put(log, key: BigEndian.bytes(UInt64(9)), value: damaged) }
         #expect(throws: LogError.self) { try store.commitViews(from: 1) { _ in true } }
     }
 }

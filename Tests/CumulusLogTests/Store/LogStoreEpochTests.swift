@@ -30,7 +30,7 @@ struct LogStoreEpochTests {
             #expect(try store.read(4) == commit)
             #expect(try store.epochStarts() == [LogStore.EpochStart(epoch: 4, sequence: 4)])
             // Epochs 1 to 3 end where epoch 4 began; epoch 4 has not ended here.
-            let ends = try store.environment.read { txn in
+            let ends = try store.logEnvironment.read { txn in
                 try [UInt64(1), 2, 3, 4, 9].map { try store.lastSequence(ofEpoch: $0, in: txn) }
             }
             #expect(ends == [3, 3, 3, nil, nil])
@@ -41,7 +41,7 @@ struct LogStoreEpochTests {
         let reopened = try openStore(directory)
         #expect(reopened.epoch == 5)
         #expect(try reopened.epochStarts() == [.init(epoch: 4, sequence: 4), .init(epoch: 5, sequence: 5)])
-        let ends = try reopened.environment.read { txn in
+        let ends = try reopened.logEnvironment.read { txn in
             try [UInt64(3), 4, 5].map { try reopened.lastSequence(ofEpoch: $0, in: txn) }
         }
         #expect(ends == [3, 4, nil])

@@ -28,8 +28,8 @@ struct LogStoreRetentionTests {
         #expect(store.firstRetained == 31)
         #expect(store.retainedBase == LogHead(sequence: 30, hash: hash30))
         #expect(try store.range(from: 31) == Array(commits[30...]))
-        let meta = try store.environment.table("meta")
-        let stored = try store.environment.read { try $0.get(meta, key: Array("retainedFrom".utf8)) }
+        let meta = try store.logEnvironment.table("meta")
+        let stored = try store.logEnvironment.read { try $0.get(meta, key: Array("retainedFrom".utf8)) }
         #expect(stored == BigEndian.bytes(UInt64(31)) + hash30)
         // Nothing more is due: a second call drops nothing.
         #expect(try store.dropCommits(through: 30, limit: 1_000) == 0)
@@ -97,8 +97,8 @@ struct LogStoreRetentionTests {
         #expect(report.verified == 18)
         #expect(try store.verifyChain(from: 20).isIntact)
         // A recorded hash that the first retained frame does not chain from is found.
-        let meta = try store.environment.table("meta")
-        try store.environment.write { txn in
+        let meta = try store.logEnvironment.table("meta")
+        try store.logEnvironment.write { txn in
             try txn.put(meta, key: Array("retainedFrom".utf8), value: BigEndian.bytes(UInt64(13)) + [UInt8](repeating: 7, count: 32))
         }
         let damaged = try store.verifyChain()

@@ -55,18 +55,18 @@ struct LogStoreTests {
             Issue.record("frame 17 missing")
             return
         }
-        let log = try store.environment.table("log")
+        let log = try store.logEnvironment.table("log")
         for index in [0, 5, 20, original.count / 2, original.count - 1] {
             var damaged = original
             damaged[index] ^= 0x10
-            try store.environment.write { txn in try txn.put(log, key: BigEndian.bytes(UInt64(17)), value: damaged) }
+            try store.logEnvironment.write { txn in try txn.put(log, key: BigEndian.bytes(UInt64(17)), value: damaged) }
             let report = try store.verifyChain()
             #expect(report.firstBad == 17, "byte \(index): \(report)")
             #expect(report.verified == 16)
             #expect(throws: LogError.self) { try store.read(17) }
             #expect(try store.read(16) != nil)
         }
-        try store.environment.write { txn in try txn.put(log, key: BigEndian.bytes(UInt64(17)), value: original) }
+        try store.logEnvironment.write { txn in try txn.put(log, key: BigEndian.bytes(UInt64(17)), value: original) }
         #expect(try store.verifyChain().isIntact)
     }
 
@@ -80,8 +80,8 @@ struct LogStoreTests {
         guard let bytes = try store.frameBytes(5) else { return }
         var frame = try Frame(parsing: bytes, expectedSequence: 5)
         frame.chainHash[0] ^= 1
-        let log = try store.environment.table("log")
-        try store.environment.write { txn in try txn.put(log, key: BigEndian.bytes(UInt64(5)), value: frame.encoded()) }
+        let log = try store.logEnvironment.table("log")
+        try store.logEnvironment.write { txn in try txn.put(log, key: BigEndian.bytes(UInt64(5)), value: frame.encoded()) }
         let report = try store.verifyChain()
         #expect(report.firstBad == 5)
         // Starting later, the first frame is checked against its predecessor's stored hash.
@@ -96,8 +96,8 @@ struct LogStoreTests {
         let store = try openStore(dir)
         var rng = SeededRandom(seed: 5)
         try appendDirect(store, (0..<10).map { sampleRequest($0, rng: &rng) })
-        let log = try store.environment.table("log")
-        try store.environment.write { txn in _ = try txn.delete(log, key: BigEndian.bytes(UInt64(4))) }
+        let log = try store.logEnvironment.table("log")
+        try store.logEnvironment.write { txn in _ = try txn.delete(log, key: BigEndian.bytes(UInt64(4))) }
         #expect(try store.verifyChain().firstBad == 4)
     }
 
@@ -122,7 +122,7 @@ struct LogStoreTests {
             total += try appendDirect(store, requests).count
         }
         #expect(total == 400)
-        #expect(try store.environment.info().mapSize > 256 << 10)
+        #expect(try store.logEnvironment.info().mapSize > 256 << 10)
         #expect(try store.verifyChain().verified == 400)
     }
 
@@ -134,8 +134,8 @@ struct LogStoreTests {
         var rng = SeededRandom(seed: 7)
         try appendDirect(store, (0..<5).map { sampleRequest($0, rng: &rng) })
         let more = (5..<10).map { sampleRequest($0, rng: &rng) }
-        try store.environment.read { txn in
-            let log = try store.environment.table("log")
+        let log = try store.logEnvironment.table("log")
+        try store.logEnvironment.read { (txn: LMDBReadTransaction) throws in
             #expect(try txn.count(log) == 5)
             // Commit from another thread while this snapshot is open.
             let done = DispatchSemaphore(value: 0)
@@ -254,10 +254,10 @@ struct LogStoreTests {
         defer { logs.cleanup() }
         let (leader, follower) = (logs.leader, logs.follower)
         let frames = try (1...40).compactMap { try leader.frameBytes(UInt64($0)) }
-        let outcome = try follower.environment.write { txn -> AppendSession.Outcome in
+        let (_, outcome) = try follower.appendWrite(catchUp: LogStore.withoutViews) { txn -> ((), AppendSession.Outcome) in
             var session = try follower.beginAppend(in: txn)
             for frame in frames { _ = try session.appendFrame(frame, in: txn) }
-            return try session.finish(in: txn)
+            return ((), try session.finish(in: txn))
         }
         follower.didCommit(outcome)
         #expect(follower.head == leader.head)
@@ -273,11 +273,12 @@ struct LogStoreTests {
         let (leader, other, follower) = (logs.leader, logs.other, logs.follower)
         func offer(_ frame: [UInt8]?) throws {
             guard let frame else { throw LogError.missing(sequence: 0) }
-            try follower.environment.write { txn in
+            let (_, outcome) = try follower.appendWrite(catchUp: LogStore.withoutViews) { txn -> ((), AppendSession.Outcome) in
                 var session = try follower.beginAppend(in: txn)
                 _ = try session.appendFrame(frame, in: txn)
-                follower.didCommit(try session.finish(in: txn))
+                return ((), try session.finish(in: txn))
             }
+            follower.didCommit(outcome)
         }
         #expect(throws: LogError.self) { try offer(leader.frameBytes(2)) }
         try offer(leader.frameBytes(1))

@@ -74,13 +74,13 @@ func sampleRequest(_ index: Int, rng: inout SeededRandom) -> CommitRequest {
 @discardableResult
 func appendDirect(_ store: LogStore, _ requests: [CommitRequest]) throws -> [Commit] {
     var commits: [Commit] = []
-    let outcome = try store.environment.write { txn -> AppendSession.Outcome in
+    let (_, outcome) = try store.appendWrite(catchUp: LogStore.withoutViews) { txn -> ((), AppendSession.Outcome) in
         commits = []
         var session = try store.beginAppend(in: txn)
         for request in requests {
             commits.append(try session.append(request, now: Timestamp(millisecondsSince1970: 0), in: txn).commit)
         }
-        return try session.finish(in: txn)
+        return ((), try session.finish(in: txn))
     }
     store.didCommit(outcome)
     return commits

@@ -101,9 +101,9 @@ struct FollowerApplyTests {
         let leader = try Container(path: leaderPath)
         let auth = try leader.store.environment.table("auth")
         try leader.store.environment.write { txn in try txn.put(auth, key: [0x61, 1, 2], value: Array("iCloud.x".utf8)) }
-        let configuration = try ReplicatedConfiguration.read(from: leader.store.environment)
+        let configuration = try ReplicatedConfiguration.read(from: leader.store.logEnvironment)
         let follower = try ReplicationWorld.follower(of: leader)
-        #expect(try ReplicatedConfiguration.read(from: follower.store.environment) == configuration)
+        #expect(try ReplicatedConfiguration.read(from: follower.store.logEnvironment) == configuration)
         #expect(follower.hasServerSecret(try #require(configuration.serverSecret)))
         #expect(follower.store.logID == leader.store.logID)
         leader.close()

@@ -49,7 +49,7 @@ struct ReplicationLeaderTests {
             Issue.record("the stream did not start with the configuration")
             return
         }
-        #expect(configuration == (try ReplicatedConfiguration.read(from: store.environment)))
+        #expect(configuration == (try ReplicatedConfiguration.read(from: store.logEnvironment)))
         decoder.append(try #require(try await iterator.next()))
         guard case .frames(let frames, let head)? = try decoder.next() else {
             Issue.record("no frames")
@@ -186,7 +186,8 @@ struct ReplicationLeaderTests {
         // What was sent is the environment: it opens, holding the leader's log.
         let copy = ReplicationWorld.temporaryPath()
         try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
-        #expect(FileManager.default.createFile(atPath: copy + "/data.mdb", contents: Data(bytes)))
+        #expect(FileManager.default.createFile(atPath: copy + "/snapshot", contents: Data(bytes)))
+        try SnapshotLayout.unpack(copy + "/snapshot", into: copy)
         let store = try LogStore(environment: try LMDBEnvironment(path: copy))
         #expect(store.identity == container.store.identity)
         #expect(store.head == container.store.head)

@@ -31,7 +31,7 @@ struct SharedDatabaseFollowerTests {
         init() throws {
             let leaderPath = ReplicationWorld.temporaryPath("shared-leader")
             leader = try Container(path: leaderPath)
-            let auth = try AuthStore(environment: leader.store.environment)
+            let auth = try AuthStore(environment: leader.store.logEnvironment)
             apiToken = try auth.createAPIToken(container: SharedDatabaseFollowerTests.containerName, environment: .development)
             alice = try auth.addUser()
             aliceToken = try auth.createWebAuthToken(for: alice, container: SharedDatabaseFollowerTests.containerName)
@@ -41,7 +41,7 @@ struct SharedDatabaseFollowerTests {
             // Users and tokens are configuration, copied to the follower when it is seeded.
             let followerPath = ReplicationWorld.temporaryPath("shared-follower")
             follower = try ReplicationWorld.follower(of: leader, path: followerPath)
-            followerAPI = CloudKitAPI(container: follower, auth: try AuthStore(environment: follower.store.environment))
+            followerAPI = CloudKitAPI(container: follower, auth: try AuthStore(environment: follower.store.logEnvironment))
             paths = [leaderPath, followerPath]
         }
 

@@ -23,7 +23,7 @@ enum ReplicationWorld {
     /// A follower of `leader` in a new directory: the leader's identity and
     /// configuration seeded before the container opens, as `FollowerSeeder` does.
     static func follower(of leader: Container, path: String = temporaryPath()) throws -> Container {
-        let configuration = try ReplicatedConfiguration.read(from: leader.store.environment)
+        let configuration = try ReplicatedConfiguration.read(from: leader.store.logEnvironment)
         try FollowerSeeder.seedIdentity(path: path, identity: leader.store.identity, configuration: configuration)
         return try Container(path: path, role: .follower(leaderURL: "http://leader.test:8765"))
     }

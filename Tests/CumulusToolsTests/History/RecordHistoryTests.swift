@@ -82,7 +82,7 @@ struct RecordHistoryTests {
         var expected: [HistoryEntry] = []
         do {
             let store = try LogStore(environment: LMDBEnvironment(path: path))
-            let outcome = try store.environment.write { txn -> AppendSession.Outcome in
+            let (_, outcome) = try store.appendWrite(catchUp: LogStore.withoutViews) { txn -> ((), AppendSession.Outcome) in
                 var session = try store.beginAppend(in: txn)
                 for index in 0..<5 {
                     var record = Record(recordType: "Note", recordID: RecordID(recordName: "n", zoneID: zone))
@@ -92,14 +92,14 @@ struct RecordHistoryTests {
                         events: [.recordSaved(database: database, record: record, changedKeys: ["i"])])
                     _ = try session.append(request, now: .now(), in: txn)
                 }
-                return try session.finish(in: txn)
+                return ((), try session.finish(in: txn))
             }
             store.didCommit(outcome)
             expected = try store.recordHistory(database, RecordID(recordName: "n", zoneID: zone))
             #expect(expected.map(\.sequence) == [1, 2, 3, 4, 5])
             // Make it look like a log from before the index.
             let table = try store.environment.table("recordHistory")
-            let meta = try store.environment.table("meta")
+            let meta = try store.environment.table("viewsState")
             try store.environment.write { txn in
                 try txn.clear(table)
                 _ = try txn.delete(meta, key: Array("historyIndex".utf8))

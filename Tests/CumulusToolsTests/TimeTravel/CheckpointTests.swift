@@ -75,7 +75,7 @@ struct CheckpointTests {
         // Make the checkpoints look as a build before views format 3 left them.
         for checkpoint in Checkpoints.list(in: directory) {
             let environment = try LMDBEnvironment(path: checkpoint.path)
-            let meta = try DataLayout.open(.meta, in: environment)
+            let meta = try DataLayout.open(.viewsState, in: environment)
             try environment.write { txn in _ = try txn.delete(meta, key: Array("viewsFormat".utf8)) }
         }
         let result = try Replayer.replay(world.store, through: 3, to: world.scratch("out"), checkpoints: directory)

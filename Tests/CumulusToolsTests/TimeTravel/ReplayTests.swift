@@ -70,7 +70,7 @@ struct ReplayTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: out + "/data.mdb")
         do {
             let environment = try LMDBEnvironment(path: out, options: LMDBEnvironment.Options(mapSize: 1 << 30))
-            let meta = try DataLayout.open(.meta, in: environment)
+            let meta = try DataLayout.open(.viewsState, in: environment)
             try environment.write { txn in try txn.put(meta, key: Array("viewsFormat".utf8), value: [2]) }
         }
         do {

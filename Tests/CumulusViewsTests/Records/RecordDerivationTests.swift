@@ -100,11 +100,11 @@ struct RecordDerivationTests {
     static func leader(_ requests: [CommitRequest]) throws -> Node {
         let node = try Node("leader")
         for request in requests {
-            let outcome = try node.store.environment.write { txn -> AppendSession.Outcome in
+            let (_, outcome) = try node.store.appendWrite(catchUp: node.views.apply) { txn -> ((), AppendSession.Outcome) in
                 var session = try node.store.beginAppend(in: txn)
                 let commit = try session.append(request, now: Timestamp(millisecondsSince1970: 1), in: txn).commit
                 try node.views.apply(commit, in: txn)
-                return try session.finish(in: txn)
+                return ((), try session.finish(in: txn))
             }
             node.store.didCommit(outcome)
         }
@@ -119,7 +119,9 @@ struct RecordDerivationTests {
         while next <= leader.store.head.sequence {
             let frames = try leader.store.rawFrames(from: next, limit: batch, maxBytes: .max)
             let prepared = try PreparedFrames(frames, decoder: &decoder, views: node.views, environment: node.store.environment)
-            let appended = try node.store.appendFrames(prepared.frames, decoded: prepared.decoded) { index, commit, txn in
+            let appended = try node.store.appendFrames(
+                prepared.frames, decoded: prepared.decoded, catchUp: node.views.apply
+            ) { index, commit, txn in
                 try prepared.apply(index, commit, to: node.views, in: txn)
             }
             node.store.didCommit(appended.outcome)

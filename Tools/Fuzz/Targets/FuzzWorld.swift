@@ -48,7 +48,7 @@ final class FuzzWorld: Sendable {
         var options = LMDBEnvironment.Options()
         options.durable = false
         container = try Container(path: path, environmentOptions: options)
-        let auth = try AuthStore(environment: container.store.environment)
+        let auth = try AuthStore(environment: container.store.logEnvironment)
         var api = CloudKitAPI(container: container, auth: auth)
         // Millions of inputs from one user: past the rate limit every one would be
         // THROTTLED before reaching the code under test.

@@ -18,7 +18,7 @@ struct SeedLog {
         let store = world.container.store
         let frames = try store.rawFrames(from: 1, limit: 1_000, maxBytes: .max)
         let commits = try store.range(from: 1).map { try CommitCodec.encode($0) }
-        let configuration = try ReplicatedConfiguration.read(from: store.environment)
+        let configuration = try ReplicatedConfiguration.read(from: store.logEnvironment)
         return SeedLog(frames: frames, commits: commits, configuration: configuration)
     }
 }

@@ -1,0 +1,161 @@
+import CumulusModel
+import CumulusStorage
+import Foundation
+
+/// How the views environment follows the log: every write goes through
+/// ``appendWrite(also:catchUp:_:)`` (the log's commit inside the views' transaction,
+/// before the views commit), and views found behind the log are brought level by
+/// ``catchUpViews(applying:progress:)`` through the same apply, from the frames the
+/// log holds.
+extension LogStore {
+    /// Applies a commit to the views in a write transaction of the views environment.
+    public typealias ViewApplier = (Commit, LMDBWriteTransaction) throws -> Void
+
+    /// The applier of a log kept without views (its feeds and history are still
+    /// caught up): applies nothing.
+    public static func withoutViews(_ commit: Commit, _ txn: LMDBWriteTransaction) {}
+
+    /// Commits caught up per transaction by ``catchUpViews(applying:progress:)``.
+    static let catchUpBatch = 1_000
+
+    /// Runs `body` in a write transaction of the views environment and, after its last
+    /// write, commits the outcome's frames to the log environment (with `also`'s
+    /// writes) before the views transaction commits: the one order in which a crash
+    /// leaves the views at or behind the log. Views found behind the log first catch
+    /// up, by `catchUp`, inside the same transaction. If the views' commit fails after
+    /// the log's (the map grew), the transaction runs again catching up instead of
+    /// calling `body`: the result of the first run is returned, its commits durable.
+    /// Publish the outcome with ``didCommit(_:)`` once this returns.
+    public func appendWrite<T>(
+        also: ((LMDBWriteTransaction) throws -> Void)? = nil, catchUp apply: ViewApplier,
+        _ body: (LMDBWriteTransaction) throws -> (T, AppendSession.Outcome)
+    ) throws -> (T, AppendSession.Outcome) {
+        var committed: (T, AppendSession.Outcome)?
+        return try environment.write { txn in
+            if let committed {
+                _ = try catchUp(in: txn, limit: .max, apply)
+                return committed
+            }
+            _ = try catchUp(in: txn, limit: .max, apply)
+            let result = try body(txn)
+            try txn.writeAllDeferred()
+            try commitLog(result.1, also: also)
+            committed = result
+            return result
+        }
+    }
+
+    /// Brings the views level with the log, applying each commit they miss with
+    /// `apply` in transactions of ``catchUpBatch`` commits; `progress` hears the last
+    /// sequence of each. Returns how many commits were applied. Views missing commits
+    /// that retention dropped cannot catch up: that throws ``LogError/truncated(sequence:firstRetained:)``.
+    @discardableResult
+    public func catchUpViews(applying apply: ViewApplier, progress: ((UInt64) -> Void)? = nil) throws -> Int {
+        var total = 0
+        while true {
+            let done = try environment.write { txn in try catchUp(in: txn, limit: Self.catchUpBatch, apply) }
+            guard done > 0 else { return total }
+            total += done
+            progress?(try appliedHead().sequence)
+        }
+    }
+
+    /// Applies, in `txn`, up to `limit` of the commits the log holds after the views'
+    /// applied head, indexing feeds and history as appending them did; returns how many.
+    func catchUp(in txn: LMDBWriteTransaction, limit: Int, _ apply: ViewApplier) throws -> Int {
+        let tables = self.tables
+        let applied = try appliedHead(in: txn)
+        let logHead = try logEnvironment.read { try Self.readHead(tables.meta, in: $0) }
+        guard applied.sequence < logHead.sequence else {
+            guard applied == logHead else {
+                throw LogError.storage(
+                    "the views have applied commit \(applied.sequence), past the log's head \(logHead.sequence): they belong to another log")
+            }
+            return 0
+        }
+        var session = AppendSession(store: self, head: applied, current: nil, indexOnly: true)
+        var count = 0
+        try logEnvironment.read { logTxn in
+            try checkRetained(applied.sequence + 1, in: logTxn)
+            try logTxn.scan(tables.log, from: BigEndian.bytes(applied.sequence + 1)) { _, value in
+                let commit = try session.appendFrame(Array(value), in: txn)
+                try apply(commit, txn)
+                count += 1
+                return count < limit
+            }
+        }
+        _ = try session.finish(in: txn)
+        return count
+    }
+
+    /// Writes a consistent pair of copies of the two environments into the data
+    /// directory `destination` (which must hold neither): the views first, then the
+    /// log, so the copy's log holds every commit its views applied; with no writer
+    /// running (a replay), both are at the same commit.
+    public func copyEnvironments(to destination: String, compact: Bool = false) throws {
+        try environment.copy(to: destination, compact: compact)
+        try logEnvironment.copy(to: DataLayout.logPath(destination), compact: compact)
+    }
+
+    // MARK: - Opening and views syncs
+
+    /// What ``open(path:options:)`` found.
+    public enum OpenedViews: Sendable, Hashable {
+        /// The views environment was opened as it was.
+        case kept
+        /// It was torn by a crash of the machine (``ViewsDurability``): it was deleted
+        /// unopened, and the views start empty, to be caught up from the log.
+        case remade
+    }
+
+    /// Opens the data directory at `path` as a server does: the log environment first,
+    /// then — unless its record says the views may be torn, in which case their files
+    /// are deleted without ever being opened — the views environment. Views deleted
+    /// so are made again by ``catchUpViews(applying:progress:)`` from the first commit,
+    /// which a log truncated by retention cannot do: that is refused, naming the ways
+    /// out. Returns the store and what happened to the views.
+    public static func open(path: String, options: LMDBEnvironment.Options = .init()) throws -> (LogStore, OpenedViews) {
+        let log = try LMDBEnvironment(path: DataLayout.logPath(path), options: options)
+        var opened = OpenedViews.kept
+        if !options.readOnly, let meta = try? DataLayout.open(.meta, in: log) {
+            let (record, head, base) = try log.read { txn in
+                (try ViewsDurability.record(in: txn, meta: meta), try readHead(meta, in: txn), try readRetainedBase(meta, in: txn))
+            }
+            if ViewsDurability.verdict(record: record, boot: ViewsDurability.currentBoot, logHead: head.sequence) == .torn {
+                guard base == .empty else {
+                    throw LogError.storage(
+                        "the views in \(path) may have been torn by a crash of the machine, and the log starts at commit "
+                            + "\(base.sequence + 1) (retention), so they cannot be made again from it: restore the directory "
+                            + "from a backup, or, on a follower, start it with --reseed")
+                }
+                for file in ["data.mdb", "lock.mdb"] {
+                    let file = (path.hasSuffix("/") ? path : path + "/") + file
+                    if FileManager.default.fileExists(atPath: file) { try FileManager.default.removeItem(atPath: file) }
+                }
+                opened = .remade
+            }
+        }
+        let views = try LMDBEnvironment(path: path, options: options)
+        return (try LogStore(logEnvironment: log, viewsEnvironment: views), opened)
+    }
+
+    /// A views sync: flushes the views environment, then records in the log
+    /// environment, durable, the applied sequence that flush covers, this boot, and
+    /// whether the node is `closing` (no writes follow). Returns the sequence covered.
+    @discardableResult
+    public func syncViews(closing: Bool = false) throws -> UInt64 {
+        // Read before the flush: what the flush writes covers at least this much.
+        let applied = try appliedHead().sequence
+        try environment.sync(force: true)
+        let record = ViewsDurability.Record(boot: ViewsDurability.currentBoot, clean: closing, synced: applied)
+        let meta = tables.meta
+        try logEnvironment.write { txn in try txn.put(meta, key: ViewsDurability.metaKey, value: record.bytes) }
+        return applied
+    }
+
+    /// The record of the last views sync, if any.
+    public func viewsRecord() throws -> ViewsDurability.Record? {
+        let meta = tables.meta
+        return try logEnvironment.read { try ViewsDurability.record(in: $0, meta: meta) }
+    }
+}

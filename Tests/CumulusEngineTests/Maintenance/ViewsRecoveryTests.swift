@@ -1,0 +1,179 @@
+import CumulusEngine
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+import CumulusViews
+import Foundation
+import Synchronization
+import Testing
+
+/// The views environment is committed without fsync (`DataLayout`): these tests hold
+/// what opening a data directory does with views that are behind the log, torn by a
+/// crash of the machine, or of the one-environment layout.
+@Suite("Views recovery")
+struct ViewsRecoveryTests {
+    static let user = EngineWorld.user
+
+    static func temporaryPath(_ label: String = #function) -> String {
+        NSTemporaryDirectory() + "cumulus-views-\(label.filter { $0.isLetter })-\(UUID().uuidString)"
+    }
+
+    static func database(_ container: Container) -> Database {
+        container.privateDatabase(container: EngineWorld.containerID, user: user)
+    }
+
+    /// Saves `names` in zone `Lists` (made if missing) through the writer.
+    static func save(_ container: Container, _ names: [String]) async throws {
+        let db = database(container)
+        let zone = ZoneID(zoneName: "Lists", ownerName: user)
+        _ = try await db.saveZones([zone], as: user)
+        let records = names.enumerated().map { Record.make("Item", $1, in: zone, ["n": .int64(Int64($0)), "title": .string("item \($1)")]) }
+        let result = try await db.modify(saving: records, savePolicy: .allKeys, atomic: true, as: user)
+        for save in result.saveResults { _ = try save.result.get() }
+    }
+
+    /// The names of the zone's records, read through the views.
+    static func names(_ container: Container) throws -> Set<String> {
+        let zone = ZoneID(zoneName: "Lists", ownerName: user)
+        let ids = (0..<40).map { RecordID(recordName: "r\($0)", zoneID: zone) }
+        return Set(try database(container).fetch(ids, as: user).compactMap { try? $0.result.get().recordID.recordName })
+    }
+
+    /// Writes the views record a crash of the machine leaves: another boot, not closed
+    /// cleanly, synced before the log's head.
+    static func simulateMachineCrash(_ path: String, synced: UInt64) throws {
+        let log = try LMDBEnvironment(path: DataLayout.logPath(path))
+        let meta = try DataLayout.open(.meta, in: log)
+        let record = ViewsDurability.Record(boot: [UInt8](repeating: 0xEE, count: 16), clean: false, synced: synced)
+        try log.write { try $0.put(meta, key: ViewsDurability.metaKey, value: record.bytes) }
+    }
+
+    /// Overwrites the views' data file with bytes LMDB would misread: a torn file.
+    static func tear(_ path: String) throws -> Data {
+        var random = SystemRandomNumberGenerator()
+        let garbage = Data((0..<(64 << 10)).map { _ in UInt8.random(in: 0...255, using: &random) })
+        try garbage.write(to: URL(fileURLWithPath: path + "/data.mdb"))
+        return garbage
+    }
+
+    @Test("the decision on open: views are trusted after a clean close, in the same boot, or with nothing committed since their sync")
+    func verdicts() {
+        let boot = [UInt8](repeating: 1, count: 16)
+        let other = [UInt8](repeating: 2, count: 16)
+        func verdict(_ record: ViewsDurability.Record?, head: UInt64 = 10) -> ViewsDurability.Verdict {
+            ViewsDurability.verdict(record: record, boot: boot, logHead: head)
+        }
+        #expect(verdict(nil) == .trusted)
+        #expect(verdict(.init(boot: other, clean: true, synced: 3)) == .trusted)
+        #expect(verdict(.init(boot: boot, clean: false, synced: 3)) == .trusted)
+        #expect(verdict(.init(boot: other, clean: false, synced: 10)) == .trusted)
+        #expect(verdict(.init(boot: other, clean: false, synced: 9)) == .torn)
+        #expect(verdict(.init(boot: other, clean: false, synced: 10), head: 11) == .torn)
+        let record = ViewsDurability.Record(boot: other, clean: true, synced: 1 << 40)
+        #expect(ViewsDurability.Record(record.bytes) == record)
+        #expect(ViewsDurability.Record(Array(record.bytes.dropLast())) == nil)
+    }
+
+    @Test("views behind the log catch up on open through the one apply, and equal a rebuild")
+    func viewsBehindCatchUp() async throws {
+        let path = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            let container = try Container(path: path)
+            try await Self.save(container, (0..<10).map { "r\($0)" })
+            container.close()
+        }
+        // The views as they were after the first ten: what a lost views commit leaves.
+        let early = try Data(contentsOf: URL(fileURLWithPath: path + "/data.mdb"))
+        let head: UInt64
+        do {
+            let container = try Container(path: path)
+            try await Self.save(container, (10..<20).map { "r\($0)" })
+            head = container.store.head.sequence
+            container.close()
+        }
+        try early.write(to: URL(fileURLWithPath: path + "/data.mdb"))
+        let caught = Mutex<[UInt64]>([])
+        let container = try Container(path: path, catchUpObserver: { sequence in caught.withLock { $0.append(sequence) } })
+        defer { container.close() }
+        #expect(container.viewsRemade == false)
+        #expect(caught.withLock { $0 } == [head])
+        #expect(try container.store.appliedHead() == container.store.head)
+        #expect(try Self.names(container) == Set((0..<20).map { "r\($0)" }))
+        #expect(try container.verify().isHealthy)
+        // The writer goes on from the head.
+        try await Self.save(container, ["r20"])
+        #expect(try Self.names(container).contains("r20"))
+    }
+
+    @Test("a crash of the machine: torn views are never opened but remade from the whole log")
+    func tornViewsRemade() async throws {
+        let path = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            let container = try Container(path: path)
+            try await Self.save(container, (0..<15).map { "r\($0)" })
+            container.close()
+        }
+        try Self.simulateMachineCrash(path, synced: 1)
+        _ = try Self.tear(path)
+        let container = try Container(path: path)
+        defer { container.close() }
+        #expect(container.viewsRemade)
+        #expect(try Self.names(container) == Set((0..<15).map { "r\($0)" }))
+        #expect(try container.verify().isHealthy)
+        // The record now names this boot: a restart opens the views as they are.
+        #expect(try container.store.viewsRecord()?.boot == ViewsDurability.currentBoot)
+    }
+
+    @Test("a crash of the machine with a truncated log: the torn views are left unopened and the open refused, saying why")
+    func tornViewsTruncatedLog() async throws {
+        let path = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            let container = try Container(path: path)
+            for batch in 0..<4 { try await Self.save(container, (batch * 5..<batch * 5 + 5).map { "r\($0)" }) }
+            #expect(try container.store.dropCommits(through: 3, limit: 100) > 0)
+            container.close()
+        }
+        try Self.simulateMachineCrash(path, synced: 2)
+        let garbage = try Self.tear(path)
+        #expect {
+            _ = try Container(path: path)
+        } throws: { error in
+            "\(error)".contains("restore the directory from a backup") && "\(error)".contains("--reseed")
+        }
+        // Nothing touched the torn file: it is still there, byte for byte.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path + "/data.mdb")) == garbage)
+    }
+
+    @Test("a data directory written by main before the log had its own environment is upgraded on open, and verifies")
+    func upgradesFormat1() throws {
+        let path = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        // Written by `cumulus serve` at 9837666: a zone, a folder and 30 notes
+        // referring to it, 5 edits, one delete (Tests/Fixtures).
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures/format1-main-9837666.mdb.zst")
+        let compressed = try [UInt8](Data(contentsOf: fixture))
+        let bytes = try ZstdDecompressor().decompress(compressed, dictionary: nil, maxOutputSize: 16 << 20)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        try Data(bytes).write(to: URL(fileURLWithPath: path + "/data.mdb"))
+        let owner = "_a97729f4b490c7a0041933bdd06cb8f5"
+        let zone = ZoneID(zoneName: "Notes", ownerName: owner)
+        for _ in 0..<2 {  // the second open finds it upgraded already
+            let container = try Container(path: path)
+            defer { container.close() }
+            #expect(container.store.head.sequence == 8)
+            #expect(try container.store.appliedHead() == container.store.head)
+            #expect(try container.verify().isHealthy)
+            let db = container.privateDatabase(container: "iCloud.com.example.cumulus", user: owner)
+            let ids = (0..<30).map { RecordID(recordName: "note-\($0)", zoneID: zone) }
+            let fetched = try db.fetch(ids, as: owner).compactMap { try? $0.result.get() }
+            #expect(fetched.count == 29)
+            #expect(fetched.first { $0.recordID.recordName == "note-3" }?["title"] == .string("edited 3"))
+            #expect(try container.store.recordHistory(db.id, RecordID(recordName: "note-3", zoneID: zone)).count == 2)
+        }
+        #expect(FileManager.default.fileExists(atPath: DataLayout.logPath(path) + "/data.mdb"))
+    }
+}
