@@ -151,7 +151,7 @@ let package = Package(
         // Tools: fault injection and benchmarks (not shipped).
         .executableTarget(
             name: "cumulus-crash",
-            dependencies: ["CumulusEngine", "CumulusLog", "CumulusModel", "CumulusStorage", "CumulusTestSupport"],
+            dependencies: ["CumulusEngine", "CumulusLog", "CumulusModel", "CumulusStorage", "CumulusTestSupport", "CumulusViews"],
             path: "Tools/CrashHarness"
         ),
         .executableTarget(

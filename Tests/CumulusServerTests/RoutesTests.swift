@@ -313,7 +313,7 @@ struct NotificationRoutesTests {
 
 @Suite("Operations endpoints")
 struct OperationsTests {
-    @Test("/healthz answers; /metrics counts requests by route and status, commits, group sizes and the writer's CPU")
+    @Test("/healthz answers; /metrics counts requests by route and status, commits, group sizes, the writer's CPU and the views' lag")
     func metrics() async throws {
         let world = try APIWorld()
         let metrics = ServerMetrics()
@@ -334,7 +334,12 @@ struct OperationsTests {
         #expect(text.contains("cumulus_commits_total 3"))
         #expect(text.contains("cumulus_commit_seconds_bucket"))
         #expect(text.contains("cumulus_writer_cpu_seconds_total 0.005"), "\(text)")
-        #expect(text.contains("cumulus_map_used_bytes"))
+        #expect(text.contains(#"cumulus_map_used_bytes{environment="log"}"#))
+        #expect(text.contains(#"cumulus_map_used_bytes{environment="views"}"#))
+        // The views are level with the log once the writer answers: none behind.
+        #expect(text.contains("cumulus_views_behind_commits 0"), "\(text)")
+        #expect(text.contains("cumulus_views_unsynced_commits"))
+        #expect(text.contains("cumulus_views_syncs_total"))
     }
 
     @Test("without the metrics token /healthz says only that it is alive and /metrics is refused; with no token set /metrics is not served")

@@ -116,16 +116,19 @@ struct EntryCount {
 extension CumulusStore {
     /// The entries of every table of the store's data directory, in one snapshot.
     func entryCount() throws -> EntryCount {
-        let environment = container.store.environment
+        let store = container.store
         // Opening is cached after the container's own start-up, and must happen
         // outside a transaction.
-        let tables = try DataLayout.Table.allCases.map { ($0.rawValue, try DataLayout.open($0, in: environment)) }
-            + ViewTables.Name.allCases.map { ($0.rawValue, try $0.open(in: environment)) }
-        return try environment.read { txn in
-            var counts: [String: Int] = [:]
-            for (name, table) in tables { counts[name] = try txn.count(table) }
-            return EntryCount(tables: counts)
+        var counts: [String: Int] = [:]
+        for (environment, home) in [(store.logEnvironment, DataLayout.Home.log), (store.environment, .views)] {
+            let tables = try DataLayout.Table.allCases.filter { $0.home == home }.map {
+                ($0.rawValue, try DataLayout.open($0, in: environment))
+            } + (home == .views ? ViewTables.Name.allCases.map { ($0.rawValue, try $0.open(in: environment)) } : [])
+            try environment.read { txn in
+                for (name, table) in tables { counts[name] = try txn.count(table) }
+            }
         }
+        return EntryCount(tables: counts)
     }
 }
 

@@ -28,6 +28,7 @@ extension EngineSuite {
         var sqliteRate = 0.0
         var sqliteWritten: Double?
         var likeRate = 0.0
+        var likeWritten: Double?
         var rawRate = 0.0
         for (callers, count) in sizes.saves {
             var best = 0.0
@@ -44,6 +45,7 @@ extension EngineSuite {
                     let like = try sqliteSingleRowRate(
                         lists, items, warmUp: sizes.warmUp, timed: sizes.sqliteSaves, indexes: .likeProduction)
                     likeRate = max(likeRate, like.rate)
+                    likeWritten = like.bytesWritten
                     rawRate = max(rawRate, try rawDurableRate(items, warmUp: sizes.warmUp, timed: sizes.sqliteSaves))
                 }
                 let (rate, groupFactor, bytes, cpu) = try await cumulusSaveRate(
@@ -57,10 +59,11 @@ extension EngineSuite {
             }
             report.compare(
                 "saves/s, \(callers) caller\(callers == 1 ? "" : "s")", Figure(best, "saves/s"),
-                baseline: "SQLite 1 row/commit", Figure(sqliteRate, "commits/s"), target: callers == 64 ? .atLeast(10) : nil)
+                baseline: "SQLite 1 row/commit", Figure(sqliteRate, "commits/s"))
+            // Targets are set against SQLite keeping what Cumulus keeps (issue 43).
             report.compare(
                 "  (same, SQLite with the same indexes)", Figure(best, "saves/s"),
-                baseline: "SQLite + indexes + FTS5", Figure(likeRate, "commits/s"))
+                baseline: "SQLite + indexes + FTS5", Figure(likeRate, "commits/s"), target: callers == 64 ? .atLeast(4) : nil)
             if callers == 1 {
                 // The floor one caller nears: every save waits for its own fsync.
                 report.compare(
@@ -71,10 +74,13 @@ extension EngineSuite {
             // What the one serial thread pays per save bounds the rate however many call:
             // 1 s / this is the most saves a second one writer thread can take.
             report.info("  writer thread CPU per save", Figure(writerCPU, "µs"))
-            if let written, let sqliteWritten {
+            if let written, let sqliteWritten, let likeWritten {
                 report.compare(
                     "  bytes written to disk per save", Figure(written, "B"), baseline: "SQLite, per commit",
                     Figure(sqliteWritten, "B"))
+                report.compare(
+                    "  (same, SQLite with the same indexes)", Figure(written, "B"), baseline: "SQLite + indexes + FTS5",
+                    Figure(likeWritten, "B"), target: .atMost(1))
             }
         }
     }

@@ -64,12 +64,13 @@ extension EngineSuite {
         let rows = Double(tree.grandchildren.count)
         report.compare(
             "records/s, 400 per operation (production schema)", Figure(rows / production.seconds, "records/s"),
-            baseline: "SQLite 400 rows/txn", Figure(rows / sqliteBulk, "records/s"), target: .atLeast(1))
+            baseline: "SQLite 400 rows/txn", Figure(rows / sqliteBulk, "records/s"))
         reportBytesWritten(production.bytesPerRecord, beside: sqliteWritten, report)
+        // Targets are set against SQLite keeping what Cumulus keeps (issue 43).
         report.compare(
             "  (same, SQLite with the same indexes)", Figure(rows / production.seconds, "records/s"),
-            baseline: "SQLite + indexes + FTS5", Figure(rows / likeBulk, "records/s"))
-        reportBytesWritten(production.bytesPerRecord, beside: likeWritten, report)
+            baseline: "SQLite + indexes + FTS5", Figure(rows / likeBulk, "records/s"), target: .atLeast(2))
+        reportBytesWritten(production.bytesPerRecord, beside: likeWritten, label: "SQLite + indexes + FTS5", target: .atMost(1), report)
         try await developmentBulk(tree, beside: cumulus, production, sqlite, sqliteBulk, report)
         try await randomNamesBulk(tree, report)
 
@@ -177,10 +178,12 @@ extension EngineSuite {
     /// The bytes-written line under a bulk figure, where both counts are available.
     /// `write_bytes` counts what the kernel sends to storage, which for LMDB's scattered
     /// page writes is several times what it writes (`Docs/PERFORMANCE.md`, sixth session).
-    private static func reportBytesWritten(_ cumulus: Double?, beside sqlite: Double?, _ report: Report) {
+    private static func reportBytesWritten(
+        _ cumulus: Double?, beside sqlite: Double?, label: String = "SQLite, per row", target: Target? = nil, _ report: Report
+    ) {
         guard let cumulus, let sqlite else { return }
         report.compare(
-            "  bytes written to disk per record", Figure(cumulus, "B"), baseline: "SQLite, per row", Figure(sqlite, "B"))
+            "  bytes written to disk per record", Figure(cumulus, "B"), baseline: label, Figure(sqlite, "B"), target: target)
     }
 
     /// A random UUID in CloudKit's default record-name form (upper-case, hyphenated).

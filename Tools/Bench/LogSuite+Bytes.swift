@@ -117,9 +117,9 @@ extension LogSuite {
             }
             return true
         }
-        let table = try DataLayout.open(.log, in: store.environment)
+        let table = try DataLayout.open(.log, in: store.logEnvironment)
         let installedAt = run.installedAt
-        try store.environment.read { txn in
+        try store.logEnvironment.read { txn in
             try txn.scan(table) { _, value in
                 let frame = try Frame(parsing: value, expectedSequence: nil)
                 guard frame.sequence != installedAt else { return true }
@@ -133,8 +133,8 @@ extension LogSuite {
                 return true
             }
         }
-        run.usedBytes = try store.environment.info().usedBytes
-        run.fileSize = directory.dataFileSize
+        run.usedBytes = try store.logEnvironment.info().usedBytes
+        run.fileSize = directory.logFileSize
         return run
     }
 

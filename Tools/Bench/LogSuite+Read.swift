@@ -20,7 +20,7 @@ extension LogSuite {
         var rawBest = 0.0
         var rawCount = 0
         do {
-            let raw = try RawLMDB(path: log.directory.path, mapSize: bulkMapSize, readOnly: true)
+            let raw = try RawLMDB(path: DataLayout.logPath(log.directory.path), mapSize: bulkMapSize, readOnly: true)
             _ = try raw.scan()
             for _ in 0..<3 {
                 var result = (count: 0, checksum: UInt64(0))
@@ -32,7 +32,7 @@ extension LogSuite {
         let rawRate = Figure(rawBest, "commits/s")
 
         let store = try openLog(log.directory, mapSize: bulkMapSize)
-        let table = try DataLayout.open(.log, in: store.environment)
+        let table = try DataLayout.open(.log, in: store.logEnvironment)
 
         // The floor a reader of this log cannot go below (issue 14): the same cursor
         // scan plus zstd decompression of every payload into one reused buffer, the
@@ -43,7 +43,7 @@ extension LogSuite {
         for _ in 0..<3 {
             inflated = 0
             let elapsed = try measure {
-                try store.environment.read { txn in
+                try store.logEnvironment.read { txn in
                     try txn.scan(table) { _, value in
                         let payload = try rawPayload(value)
                         if payload.compressed {
@@ -110,7 +110,7 @@ extension LogSuite {
         // then the floor's zstd, the remainder being the commit decoding itself.
         var parsedBytes = 0
         let parse = try measure {
-            try store.environment.read { txn in
+            try store.logEnvironment.read { txn in
                 try txn.scan(table) { _, value in
                     parsedBytes &+= try FrameView(parsing: value, expectedSequence: nil).payload.count
                     return true

@@ -20,9 +20,11 @@ struct ScratchDirectory {
         try? FileManager.default.removeItem(atPath: path)
     }
 
-    /// Size of LMDB's data file in bytes (0 if absent).
-    var dataFileSize: Int {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path + "/data.mdb")
+    /// Size of the log environment's data file in bytes (0 if absent).
+    var logFileSize: Int { Self.size(DataLayout.logPath(path) + "/data.mdb") }
+
+    private static func size(_ file: String) -> Int {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: file)
         return (attributes?[.size] as? NSNumber)?.intValue ?? 0
     }
 }

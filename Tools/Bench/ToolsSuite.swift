@@ -89,6 +89,7 @@ enum ToolsSuite: BenchSuite {
             try LogSuite.appendDirect(store, requests)
             start = end
         }
+        try store.logEnvironment.sync(force: true)
         try store.environment.sync(force: true)
     }
 

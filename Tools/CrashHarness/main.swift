@@ -14,11 +14,17 @@
 // Each round checks what is new since the previous one (``Checked``), so a round
 // costs the same at kill 500 as at kill 1, and the whole log is checked once at the
 // end: `make crash-soak` (500 kills) used to re-check the whole log every round.
+//
+// The child applies its commits to views, which are committed after the log and
+// without fsync: a kill between the two leaves them behind, and every round's open
+// catches them up as a server's does. Every 25th round (and at the end) the views
+// must equal a rebuild from the log, table by table (`ViewVerifier`).
 
 import CumulusLog
 import CumulusModel
 import CumulusStorage
 import CumulusTestSupport
+import CumulusViews
 import Foundation
 
 #if canImport(Glibc)
@@ -62,6 +68,15 @@ func openLog(_ dir: String) throws -> LogStore {
     return try LogStore(environment: LMDBEnvironment(path: dir, options: options))
 }
 
+/// The log and its views, caught up as a server's open does (the views may be behind
+/// after a kill).
+func openWithViews(_ dir: String) throws -> (LogStore, Views) {
+    let store = try openLog(dir)
+    let views = try Views(environment: store.environment)
+    try store.catchUpViews(applying: views.apply)
+    return (store, views)
+}
+
 func writeLine(_ line: String) {
     let data = Array((line + "\n").utf8)
     data.withUnsafeBytes { _ = write(STDOUT_FILENO, $0.baseAddress, $0.count) }
@@ -70,11 +85,11 @@ func writeLine(_ line: String) {
 // MARK: - Child: write until killed
 
 func runChild(_ arguments: Arguments) async throws {
-    let store = try openLog(arguments.dir)
+    let (store, views) = try openWithViews(arguments.dir)
     var options = LogWriter.Options()
     options.dictionary.firstTrainingAfter = 300
     options.dictionary.sampleCount = 300
-    let writer = LogWriter(store: store, options: options)
+    let writer = LogWriter(store: store, options: options) { commit, txn in try views.apply(commit, in: txn) }
     let start = Int(store.head.sequence) * 1000 + Int(arguments.seed % 1000)
     try await withThrowingTaskGroup(of: Void.self) { group in
         for lane in 0..<16 {
@@ -127,7 +142,7 @@ func runParent(_ arguments: Arguments) throws {
         }
         totalAcked += acked.count
         do {
-            try check(arguments.dir, acked: acked, since: &checked)
+            try check(arguments.dir, acked: acked, since: &checked, compareViews: round % 25 == 0 || round == arguments.kills)
         } catch {
             failures.append("round \(round) (killed after \(delay) ms): \(error)")
         }
@@ -161,8 +176,9 @@ struct Checked {
 /// frames as the head's sequence); the chain intact from there to a head that matches
 /// the last frame; nothing stored beyond it; one zone feed entry per new commit.
 /// Advances `checked` to the new head.
-func check(_ dir: String, acked: [(UInt64, String)], since checked: inout Checked) throws {
-    let store = try openLog(dir)
+func check(_ dir: String, acked: [(UInt64, String)], since checked: inout Checked, compareViews: Bool) throws {
+    let (store, views) = try openWithViews(dir)
+    guard try store.appliedHead() == store.head else { throw HarnessFailure("the views did not catch up with the log") }
     let last = try store.lastSequence()
     for (sequence, requestID) in acked {
         guard sequence <= last else { throw HarnessFailure("acknowledged \(sequence) but head is \(last)") }
@@ -177,7 +193,8 @@ func check(_ dir: String, acked: [(UInt64, String)], since checked: inout Checke
             throw HarnessFailure("commit \(checked.sequence), checked last round, changed")
         }
     }
-    let frames = try store.environment.read { try $0.count(DataLayout.open(.log, in: store.environment)) }
+    let log = try DataLayout.open(.log, in: store.logEnvironment)
+    let frames = try store.logEnvironment.read { try $0.count(log) }
     guard frames == Int(last) else { throw HarnessFailure("\(frames) frames stored for head \(last): a gap") }
     let report = try store.verifyChain(from: checked.sequence + 1)
     guard report.isIntact, report.verified == last - checked.sequence else { throw HarnessFailure("\(report)") }
@@ -187,6 +204,12 @@ func check(_ dir: String, acked: [(UInt64, String)], since checked: inout Checke
     let total = checked.zoneFeedEntries + UInt64(feed.count)
     guard feed.count == recordCommits, feed.last.map({ $0.zoneSequence == total }) ?? true else {
         throw HarnessFailure("zone feed has \(feed.count) new entries for \(recordCommits) new commits")
+    }
+    if compareViews {
+        let report = try ViewVerifier.verify(views, store: store)
+        guard report.isHealthy else {
+            throw HarnessFailure("the views differ from a rebuild: \(report.lines.joined(separator: "; "))")
+        }
     }
     checked = Checked(sequence: last, hash: try store.chainHash(at: last), zoneFeedEntries: total)
 }

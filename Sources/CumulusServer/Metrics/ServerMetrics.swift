@@ -19,8 +19,11 @@ public final class ServerMetrics: Sendable {
     private let commitLatency: DurationHistogram
     private let writerCPU: Counter
     private let openStreams: Gauge
-    private let mapUsed: Gauge
+    private let mapUsed: (log: Gauge, views: Gauge)
     private let logHead: Gauge
+    private let viewsBehind: Gauge
+    private let viewsUnsynced: Gauge
+    private let viewsSyncs: Gauge
     private let limitHits: [ServerLimits.Hit: Counter]
 
     /// A fresh set of metrics.
@@ -41,8 +44,18 @@ public final class ServerMetrics: Sendable {
                 "writer_cpu", "seconds_total",
                 "CPU time of the log writer's one thread (planning, appending, applying views; not fsync waits)"))
         openStreams = registry.makeGauge(descriptor: Self.name("open_notification", "streams", "Open SSE notification streams"))
-        mapUsed = registry.makeGauge(descriptor: Self.name("map_used", "bytes", "Bytes of the LMDB map in use"))
+        let mapUsed = Self.name("map_used", "bytes", "Bytes of each LMDB environment's map in use (log, views)")
+        self.mapUsed = (
+            registry.makeGauge(descriptor: mapUsed, labels: [("environment", "log")]),
+            registry.makeGauge(descriptor: mapUsed, labels: [("environment", "views")]))
         logHead = registry.makeGauge(descriptor: Self.name("log_head", "sequence", "Sequence of the last commit"))
+        viewsBehind = registry.makeGauge(
+            descriptor: Self.name("views_behind", "commits", "Commits the log holds that the views have not applied"))
+        viewsUnsynced = registry.makeGauge(
+            descriptor: Self.name(
+                "views_unsynced", "commits",
+                "Commits applied to the views since their last views sync: what a crash of the machine makes them remake"))
+        viewsSyncs = registry.makeGauge(descriptor: Self.name("views_syncs", "total", "Views syncs run since the node started"))
         // Made up front, so every limit shows (at 0) before it is first hit.
         var hits: [ServerLimits.Hit: Counter] = [:]
         for hit in ServerLimits.Hit.allCases {
@@ -91,8 +104,17 @@ public final class ServerMetrics: Sendable {
 
     /// The exposition, with gauges read from `container` now.
     func render(_ container: Container) -> String {
-        if let info = try? container.store.environment.info() { mapUsed.set(Double(info.usedBytes)) }
-        logHead.set(Double(container.store.head.sequence))
+        let store = container.store
+        if let info = try? store.logEnvironment.info() { mapUsed.log.set(Double(info.usedBytes)) }
+        if let info = try? store.environment.info() { mapUsed.views.set(Double(info.usedBytes)) }
+        let head = (try? store.lastSequence()) ?? store.head.sequence
+        logHead.set(Double(head))
+        if let applied = try? store.appliedHead().sequence { viewsBehind.set(Double(head &- min(applied, head))) }
+        if let syncer = container.viewsSyncer {
+            let statistics = syncer.statistics
+            viewsUnsynced.set(Double(head &- min(statistics.lastSynced, head)))
+            viewsSyncs.set(Double(statistics.syncs))
+        }
         return registry.emitToString()
     }
 }

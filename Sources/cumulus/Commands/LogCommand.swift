@@ -99,7 +99,8 @@ struct LogCommand: ParsableCommand {
 
         func run() throws {
             let store = try openLog(options.data, readOnly: true)
-            let info = try store.environment.info()
+            let logInfo = try store.logEnvironment.info()
+            let viewsInfo = try store.environment.info()
             print("log ID:      \(Hex.encode(store.logID))")
             print("epoch:       \(store.epoch)")
             print("head:        \(store.head)")
@@ -111,7 +112,15 @@ struct LogCommand: ParsableCommand {
             if let through = try Replayer.replayedThrough(store) {
                 print("replay:      read-only copy of the log through #\(through)")
             }
-            print("map used:    \(info.usedBytes) of \(info.mapSize) bytes")
+            print("views:       applied through #\(try store.appliedHead().sequence)\(try viewsSyncLine(store))")
+            print("map used:    log \(logInfo.usedBytes) of \(logInfo.mapSize) bytes, views \(viewsInfo.usedBytes) of \(viewsInfo.mapSize) bytes")
+        }
+
+        /// When the views were last made durable, as the log records it.
+        private func viewsSyncLine(_ store: LogStore) throws -> String {
+            guard let record = try store.viewsRecord() else { return "" }
+            let boot = record.boot == ViewsDurability.currentBoot ? "this boot" : "an earlier boot"
+            return "; last views sync at #\(record.synced) in \(boot)\(record.clean ? ", closed cleanly" : "")"
         }
     }
 

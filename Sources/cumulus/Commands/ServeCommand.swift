@@ -70,7 +70,16 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(
         help: "With --retain-commits: seconds a follower that stopped reporting still holds back the commits it needs.")
     var retainFollowerGrace = 600
+    @Option(
+        help: "Milliseconds between views syncs while commits are made: the views are committed without fsync, and a crash of the machine makes them again from the log unless nothing was committed since the last sync (Docs/OPERATIONS.md).")
+    var viewsSyncMs = 5_000
+    @Option(help: "Most commits between views syncs.") var viewsSyncCommits = 100_000
     @OptionGroup(title: "Assets") var assetCollection: AssetCollectionOptions
+
+    /// When views syncs happen, from `--views-sync-ms` and `--views-sync-commits`.
+    var viewsSync: ViewsSyncer.Policy {
+        ViewsSyncer.Policy(interval: .milliseconds(max(viewsSyncMs, 1)), commits: max(viewsSyncCommits, 1))
+    }
     @Option(help: "Serve the API over TLS with this PEM certificate chain (the server's certificate first); needs --tls-key.")
     var tlsCert: String?
     @Option(help: "The PEM private key of --tls-cert, unencrypted (keep it mode 0600).") var tlsKey: String?
@@ -223,13 +232,18 @@ struct ServeCommand: AsyncParsableCommand {
         let store: Container
         if let member {
             // The election decides whether an empty directory starts a log or is seeded.
-            let (data, environment, writer) = (self.data, environmentOptions, writerOptions)
+            let (data, environment, writer, viewsSync) = (self.data, environmentOptions, writerOptions, viewsSync)
             store = try await member.join(path: data) { role in
-                try Container(path: data, environmentOptions: environment, writerOptions: writer, role: role)
+                try Container(path: data, environmentOptions: environment, writerOptions: writer, role: role, viewsSync: viewsSync)
             }
             role = .candidate
         } else {
-            store = try Container(path: data, environmentOptions: environmentOptions, writerOptions: writerOptions, role: role)
+            store = try Container(
+                path: data, environmentOptions: environmentOptions, writerOptions: writerOptions, role: role, viewsSync: viewsSync,
+                catchUpObserver: { sequence in logger.info("views catching up with the log: applied through \(sequence)") })
+        }
+        if store.viewsRemade {
+            logger.warning("the views may have been torn by a crash of the machine: they were made again from the log")
         }
         let auth = try AuthStore(environment: store.store.logEnvironment)
         if let unbound = try? auth.unboundAPITokenCount(), unbound > 0 {
