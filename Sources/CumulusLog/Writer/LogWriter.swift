@@ -7,10 +7,12 @@ import Synchronization
 /// The single writer of a log, with group commit (DESIGN.md "One writer, many readers").
 ///
 /// Callers submit work from any task; one dedicated thread drains the queue into a
-/// single LMDB write transaction — bounded by ``Options/maxBatchCount`` and
-/// ``Options/maxBatchBytes`` — so one fsync makes many commits durable. A caller's
-/// `await` returns only after the transaction holding its commit has committed,
-/// and with the default durable environment that means fsynced.
+/// single write transaction of the views environment — bounded by
+/// ``Options/maxBatchCount`` and ``Options/maxBatchBytes`` — whose frames go to the log
+/// environment in one transaction of their own (``LogStore/appendWrite(also:catchUp:_:)``),
+/// so one fsync makes many commits durable. A caller's `await` returns only after
+/// both have committed: the log's, which with the default durable environment means
+/// fsynced, and then the views', so a read after the answer sees the write.
 ///
 /// **Why a thread.** An LMDB write transaction must begin and commit on the same OS
 /// thread and must never wait on an `await`; a dedicated thread running synchronous
