@@ -348,10 +348,11 @@ extension EngineSuite {
         if !verified { report.note("Cumulus DID NOT delete everything: its figure is counted as missed") }
         report.compare(
             "seconds to delete root + \(sizes.descendants)", Figure(verified ? cumulusTime : .infinity, "s"),
-            baseline: "SQLite ON DELETE CASCADE", Figure(sqliteTime, "s"), target: .atMost(1))
+            baseline: "SQLite ON DELETE CASCADE", Figure(sqliteTime, "s"))
+        // Targets are set against SQLite keeping what Cumulus keeps (issue 43).
         report.compare(
             "  (same, SQLite with the same indexes)", Figure(verified ? cumulusTime : .infinity, "s"),
-            baseline: "SQLite + indexes + FTS5", Figure(likeTime, "s"))
+            baseline: "SQLite + indexes + FTS5", Figure(likeTime, "s"), target: .atMost(1))
         report.info("  Cumulus records deleted/s", Figure(Double(all.count) / cumulusTime, "records/s"))
         report.info("  SQLite rows deleted/s", Figure(Double(all.count) / sqliteTime, "records/s"))
     }
