@@ -19,6 +19,10 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
     case closed
     /// A storage failure underneath, with its description.
     case storage(String)
+    /// The views may have been torn by a crash of the machine and cannot be made again
+    /// from this log (retention dropped its first commits): the data directory must be
+    /// restored, or a follower seeded again (``ViewsDurability``).
+    case viewsTorn(String)
 
     /// A sentence for operators.
     public var description: String {
@@ -34,6 +38,7 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
             "frame \(got) does not continue the log at \(expected): \(reason)"
         case .closed: "the log is closed"
         case .storage(let message): "storage failure: \(message)"
+        case .viewsTorn(let message): message
         }
     }
 }

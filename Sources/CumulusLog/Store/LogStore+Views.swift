@@ -123,7 +123,7 @@ extension LogStore {
             }
             if ViewsDurability.verdict(record: record, boot: ViewsDurability.currentBoot, logHead: head.sequence) == .torn {
                 guard base == .empty else {
-                    throw LogError.storage(
+                    throw LogError.viewsTorn(
                         "the views in \(path) may have been torn by a crash of the machine, and the log starts at commit "
                             + "\(base.sequence + 1) (retention), so they cannot be made again from it: restore the directory "
                             + "from a backup, or, on a follower, start it with --reseed")
@@ -137,6 +137,22 @@ extension LogStore {
         }
         let views = try LMDBEnvironment(path: path, options: options)
         return (try LogStore(logEnvironment: log, viewsEnvironment: views), opened)
+    }
+
+    /// The log ID and head sequence of the data directory at `path`, read from its log
+    /// environment alone, read-only: for a look at a directory before it is opened,
+    /// whose views may be torn and must not be opened (``open(path:options:)``).
+    public static func logIdentity(ofDataDirectory path: String) throws -> (logID: [UInt8], head: UInt64) {
+        var options = LMDBEnvironment.Options()
+        options.readOnly = true
+        let log = try LMDBEnvironment(path: DataLayout.logPath(path), options: options)
+        let meta = try DataLayout.open(.meta, in: log)
+        return try log.read { txn in
+            guard let logID = try txn.get(meta, key: metaLogID) else {
+                throw LogError.storage("\(path) holds no Cumulus log")
+            }
+            return (logID, try readHead(meta, in: txn).sequence)
+        }
     }
 
     /// A views sync: flushes the views environment, then records in the log

@@ -132,13 +132,12 @@ public enum FollowerSeeder {
         else { return nil }
         let head: UInt64
         do {
-            // Opened and closed again before the follower opens it for good.
-            var options = LMDBEnvironment.Options()
-            options.readOnly = true
-            let store = try LogStore(environment: try LMDBEnvironment(path: path, options: options))
+            // The log alone, opened and closed again before the follower opens the
+            // directory for good (its views are never opened before that open decides).
+            let found = try LogStore.logIdentity(ofDataDirectory: path)
             // Another log altogether: the stream refuses it with its own reason.
-            guard store.logID == identity.logID else { return nil }
-            head = try store.lastSequence()
+            guard found.logID == identity.logID else { return nil }
+            head = found.head
         } catch {
             return nil
         }

@@ -102,14 +102,16 @@ public enum ViewRebuilder {
         return replayed
     }
 
-    /// Replays every commit of `store` into `views` living in `environment` (the
-    /// store's own, or a scratch one for verification), in batches.
+    /// Replays every commit the views of `store` have applied (its feeds and history
+    /// say which: ``LogStore/appliedHead()``, the log's head once they caught up) into
+    /// `views` living in `environment` (the store's own, or a scratch one for
+    /// verification), in batches.
     @discardableResult
     public static func replay(
         _ store: LogStore, into views: Views, in environment: LMDBEnvironment, progress: ((UInt64) -> Void)? = nil
     ) throws -> UInt64 {
         try requireWholeLog(store)
-        let last = try store.lastSequence()
+        let last = try store.appliedHead().sequence
         try store.replayInBatches(
             through: last, batchSize: batchSize, into: environment, progress: progress,
             // What each saved record derives to, made while the batch before is written.

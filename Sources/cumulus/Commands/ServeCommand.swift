@@ -170,6 +170,13 @@ struct ServeCommand: AsyncParsableCommand {
                 logger.warning(
                     "cluster: \(rejoin); its data directory was moved to \(aside) (kept, not deleted); joining again, seeded from the leader")
                 continue
+            } catch LogError.viewsTorn(let why) where client != nil {
+                // A follower's views torn by a crash of the machine, on a log that cannot
+                // make them again: the directory goes aside and a snapshot seeds it anew.
+                let aside = try FollowerSeeder.moveAside(data, suffix: "torn")
+                logger.warning(
+                    "\(why); the data directory was moved to \(aside) (kept, not deleted); seeding again from a snapshot")
+                continue
             } catch ReplicationError.behindRetention(let why) where client != nil {
                 // A follower whose leader dropped the commits it needs: the old copy (a
                 // verified prefix of the leader's log) goes aside, and serving starts

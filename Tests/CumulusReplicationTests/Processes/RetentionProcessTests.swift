@@ -110,6 +110,41 @@ struct RetentionProcessTests {
         #expect(kept.contains { $0.hasPrefix("late.behind-") }, "\(kept)")
     }
 
+    @Test("a follower whose views a crash of the machine may have torn, on a truncated log, moves its copy aside and re-seeds")
+    func tornFollowerReseeds() async throws {
+        let cluster = try Cluster()
+        let leader = try await cluster.startLeader(
+            "leader", extra: ["--retain-commits", "20", "--retain-follower-grace", "0"])
+        let written = try await Self.write(45, from: 0, on: leader, in: cluster)
+        try await waitUntil("the leader to drop its old commits") { await Self.retainedFrom(leader) > 1 }
+        // Seeded from a snapshot: its log starts where the leader's does.
+        let follower = cluster.follower("torn", of: leader.url)
+        try follower.start()
+        try await TestHTTP.waitForHead(follower.url, atLeast: written, timeout: .seconds(120))
+        #expect(follower.stop() == 0, "\(follower.stderr.suffix(2000))")
+        let path = cluster.path("torn")
+        #expect(try Self.log(atPath: path).first > 1)
+
+        // The machine went down while it wrote: another boot, not closed cleanly, synced
+        // before its head; and the views file torn.
+        do {
+            let log = try LMDBEnvironment(path: DataLayout.logPath(path))
+            let meta = try DataLayout.open(.meta, in: log)
+            let record = ViewsDurability.Record(boot: [UInt8](repeating: 0xEE, count: 16), clean: false, synced: 1)
+            try log.write { try $0.put(meta, key: ViewsDurability.metaKey, value: record.bytes) }
+        }
+        try Data((0..<(64 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 7919) }).write(to: URL(fileURLWithPath: path + "/data.mdb"))
+
+        try follower.start()
+        let head = try await Self.write(3, from: 45, on: leader, in: cluster)
+        try await TestHTTP.waitForHead(follower.url, atLeast: head, timeout: .seconds(120))
+        #expect((follower.stdout + follower.stderr).contains("may have been torn"), "\(follower.stderr.suffix(2000))")
+        let aside = try FileManager.default.contentsOfDirectory(atPath: cluster.root).filter { $0.hasPrefix("torn.torn-") }
+        #expect(aside.count == 1)
+        #expect(follower.stop() == 0, "\(follower.stderr.suffix(2000))")
+        #expect(leader.stop() == 0, "\(leader.stderr.suffix(2000))")
+    }
+
     @Test("a cluster member behind the leader's retained log moves its copy aside and rejoins from a snapshot, in the same process")
     func clusterMemberBehindRetentionRejoins() async throws {
         let etcd = try await EtcdServer()
