@@ -76,7 +76,12 @@ public final class Container: Sendable {
         // Views behind the log (a crash between the log's commit and theirs, views made
         // afresh) catch up, then views of an older layout are rebuilt, before anything
         // reads them.
-        if writable { try store.catchUpViews(applying: views.apply, progress: catchUpObserver) }
+        if writable {
+            // Views made afresh (new, or remade after a crash) are made by this build's
+            // apply from the first commit: of the current layout, with nothing to upgrade.
+            if try store.appliedHead() == .empty { try ViewRebuilder.markCurrent(store.environment) }
+            try store.catchUpViews(applying: views.apply, progress: catchUpObserver)
+        }
         try ViewRebuilder.upgradeIfNeeded(views, from: store)
         // The views as opened are made durable, and the boot they are used in recorded,
         // before any write: from here on a crash of the machine is told apart.

@@ -161,6 +161,31 @@ public struct AppendSession {
         appendedBytes += bytes.count
     }
 
+    /// Indexes a commit the log already holds (catching the views up to it): the next
+    /// sequence, with the feed positions this log assigns, as its stored frame says.
+    /// The frame's chain hash is the log's own, taken as it is (`cumulus log verify`
+    /// checks the chain), but the hash it follows from (`previous`, the frame before
+    /// it) must be the head's: views of another log are refused. Only a session begun
+    /// to catch up may index.
+    mutating func index(
+        _ commit: Commit, chainHash: [UInt8], following previous: [UInt8], in txn: LMDBWriteTransaction
+    ) throws {
+        guard indexOnly else { throw LogError.storage("indexing a stored commit in a session that appends") }
+        let expected = head.sequence + 1
+        guard commit.sequence == expected else {
+            throw LogError.doesNotContinue(expected: expected, got: commit.sequence, reason: "out of order")
+        }
+        guard previous == head.hash else {
+            throw LogError.doesNotContinue(expected: expected, got: commit.sequence, reason: "chain hash does not follow")
+        }
+        let positions = try store.feeds.positions(for: commit.events, pending: heads, in: txn)
+        guard positions.zones == commit.zoneSequences, positions.databases == commit.databaseSequences else {
+            throw LogError.doesNotContinue(
+                expected: expected, got: commit.sequence, reason: "feed positions differ from this log's")
+        }
+        try store(commit, positions, frameBytes: [], hash: chainHash, in: txn)
+    }
+
     /// Stores the feed heads and the views' applied head in `txn`; returns the frames
     /// for ``LogStore/commitLog(_:also:)`` and what to publish after both commit.
     public func finish(in txn: LMDBWriteTransaction) throws -> Outcome {

@@ -15,8 +15,9 @@ extension LogStore {
     /// caught up): applies nothing.
     public static func withoutViews(_ commit: Commit, _ txn: LMDBWriteTransaction) {}
 
-    /// Commits caught up per transaction by ``catchUpViews(applying:progress:)``.
-    static let catchUpBatch = 1_000
+    /// Commits caught up per transaction by ``catchUpViews(applying:progress:)``: as
+    /// a rebuild's (the views are not flushed per transaction, so larger ones gain little).
+    static let catchUpBatch = 5_000
 
     /// Runs `body` in a write transaction of the views environment and, after its last
     /// write, commits the outcome's frames to the log environment (with `also`'s
@@ -46,22 +47,50 @@ extension LogStore {
     }
 
     /// Brings the views level with the log, applying each commit they miss with
-    /// `apply` in transactions of ``catchUpBatch`` commits; `progress` hears the last
+    /// `apply` in transactions of ``catchUpBatch`` commits, each batch read and decoded
+    /// on another thread while the one before is applied; `progress` hears the last
     /// sequence of each. Returns how many commits were applied. Views missing commits
     /// that retention dropped cannot catch up: that throws ``LogError/truncated(sequence:firstRetained:)``.
     @discardableResult
     public func catchUpViews(applying apply: ViewApplier, progress: ((UInt64) -> Void)? = nil) throws -> Int {
+        let tables = self.tables
+        let logHead = try logEnvironment.read { try Self.readHead(tables.meta, in: $0) }.sequence
         var total = 0
-        while true {
-            let done = try environment.write { txn in try catchUp(in: txn, limit: Self.catchUpBatch, apply) }
-            guard done > 0 else { return total }
-            total += done
-            progress?(try appliedHead().sequence)
+        func start(_ next: UInt64) -> BackgroundWork<[StoredCommit]>? {
+            guard next <= logHead else { return nil }
+            return BackgroundWork { [self] in
+                try storedCommits(from: next, limit: Self.catchUpBatch, through: logHead)
+            }
         }
+        let first = try appliedHead().sequence + 1
+        try BackgroundWork.pipeline(first: start(first), next: { batch in batch.last.flatMap { start($0.commit.sequence + 1) } }) {
+            batch in
+            try environment.write { txn in try index(batch, in: txn, apply) }
+            total += batch.count
+            if let last = batch.last { progress?(last.commit.sequence) }
+        }
+        _ = try environment.write { txn in try catchUp(in: txn, limit: .max, apply) }
+        return total
+    }
+
+    /// A commit the log holds, with its frame's chain hash.
+    typealias StoredCommit = (commit: Commit, chainHash: [UInt8], previousHash: [UInt8])
+
+    /// Up to `limit` stored commits from `from` through `through`, decoded; at least one
+    /// unless the range is empty.
+    func storedCommits(from: UInt64, limit: Int, through: UInt64) throws -> [StoredCommit] {
+        var batch: [StoredCommit] = []
+        guard from <= through else { return batch }
+        try commitViewsWithHashes(from: from, through: through) { view, hash, previous in
+            batch.append((try view.commit(), hash, previous))
+            return batch.count < limit
+        }
+        guard !batch.isEmpty else { throw LogError.missing(sequence: from) }
+        return batch
     }
 
     /// Applies, in `txn`, up to `limit` of the commits the log holds after the views'
-    /// applied head, indexing feeds and history as appending them did; returns how many.
+    /// applied head; returns how many.
     func catchUp(in txn: LMDBWriteTransaction, limit: Int, _ apply: ViewApplier) throws -> Int {
         let tables = self.tables
         let applied = try appliedHead(in: txn)
@@ -73,19 +102,20 @@ extension LogStore {
             }
             return 0
         }
-        var session = AppendSession(store: self, head: applied, current: nil, indexOnly: true)
-        var count = 0
-        try logEnvironment.read { logTxn in
-            try checkRetained(applied.sequence + 1, in: logTxn)
-            try logTxn.scan(tables.log, from: BigEndian.bytes(applied.sequence + 1)) { _, value in
-                let commit = try session.appendFrame(Array(value), in: txn)
-                try apply(commit, txn)
-                count += 1
-                return count < limit
-            }
+        let batch = try storedCommits(from: applied.sequence + 1, limit: limit, through: logHead.sequence)
+        try index(batch, in: txn, apply)
+        return batch.count
+    }
+
+    /// Indexes `batch` (feeds, history, the applied head) and applies each commit to
+    /// the views in `txn`, after the views' applied head: the one loop of catching up.
+    private func index(_ batch: [StoredCommit], in txn: LMDBWriteTransaction, _ apply: ViewApplier) throws {
+        var session = AppendSession(store: self, head: try appliedHead(in: txn), current: nil, indexOnly: true)
+        for (commit, hash, previous) in batch {
+            try session.index(commit, chainHash: hash, following: previous, in: txn)
+            try apply(commit, txn)
         }
         _ = try session.finish(in: txn)
-        return count
     }
 
     /// Writes a consistent pair of copies of the two environments into the data
