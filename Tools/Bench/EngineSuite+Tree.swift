@@ -75,6 +75,12 @@ extension EngineSuite {
         try await randomNamesBulk(tree, report)
 
         try fetchByID(tree, cumulus, sqlite, sizes, report)
+        // The store the figures were taken on must hold what its log says (issue 43).
+        let verified = try cumulus.container.verify()
+        guard verified.isHealthy else {
+            throw BenchFailure("cumulus verify on the tree's store: \(verified.lines.joined(separator: "; "))")
+        }
+        report.note("cumulus verify on this store: its views equal a rebuild from its log (\(verified.tables.count) tables)")
         try await deleteTree(tree, cumulus, sqlite, sqliteLike, sizes, report)
     }
 

@@ -106,6 +106,28 @@ struct ViewsRecoveryTests {
         #expect(try Self.names(container).contains("r20"))
     }
 
+    @Test("views of another log are refused when they would catch up, not applied on top")
+    func viewsOfAnotherLogRefused() async throws {
+        let (path, other) = (Self.temporaryPath(), Self.temporaryPath())
+        defer {
+            try? FileManager.default.removeItem(atPath: path)
+            try? FileManager.default.removeItem(atPath: other)
+        }
+        for (directory, batches) in [(path, [["r1"], ["r2"]]), (other, [["r3"]])] {
+            let container = try Container(path: directory)
+            for names in batches { try await Self.save(container, names) }
+            container.close()
+        }
+        // The other directory's views: behind this log, and of another chain.
+        try FileManager.default.removeItem(atPath: path + "/data.mdb")
+        try FileManager.default.copyItem(atPath: other + "/data.mdb", toPath: path + "/data.mdb")
+        #expect {
+            _ = try Container(path: path)
+        } throws: { error in
+            "\(error)".contains("chain hash does not follow")
+        }
+    }
+
     @Test("a crash of the machine: torn views are never opened but remade from the whole log")
     func tornViewsRemade() async throws {
         let path = Self.temporaryPath()
