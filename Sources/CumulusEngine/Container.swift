@@ -80,7 +80,14 @@ public final class Container: Sendable {
             // Views made afresh (new, or remade after a crash) are made by this build's
             // apply from the first commit: of the current layout, with nothing to upgrade.
             if try store.appliedHead() == .empty { try ViewRebuilder.markCurrent(store.environment) }
-            try store.catchUpViews(applying: views.apply, progress: catchUpObserver)
+            // Each batch's derivations are made on the other core while the one before is
+            // applied, as a replay's are (`Views.derive`).
+            let environment = store.environment
+            try store.catchUpViews(
+                prepare: { batch in try environment.read { views.derive(batch, in: $0) } },
+                applying: { commit, index, derived, txn in
+                    try views.apply(commit, derived: derived.flatMap { index < $0.count ? $0[index] : nil }, in: txn)
+                }, progress: catchUpObserver)
         }
         try ViewRebuilder.upgradeIfNeeded(views, from: store)
         // The views as opened are made durable, and the boot they are used in recorded,

@@ -53,23 +53,45 @@ extension LogStore {
     /// that retention dropped cannot catch up: that throws ``LogError/truncated(sequence:firstRetained:)``.
     @discardableResult
     public func catchUpViews(applying apply: ViewApplier, progress: ((UInt64) -> Void)? = nil) throws -> Int {
+        try catchUpViews(prepare: { _ in () }, applying: { commit, _, _, txn in try apply(commit, txn) }, progress: progress)
+    }
+
+    /// ``catchUpViews(applying:progress:)`` with work done ahead: each batch is given
+    /// to `prepare` on the other thread as it is read (the views derive what needs no
+    /// transaction, as a replay does), and `apply` gets each commit with its index in
+    /// the batch and what `prepare` made of the batch (`nil` for commits found after
+    /// the last batch, which are applied without).
+    @discardableResult
+    public func catchUpViews<Prepared: Sendable>(
+        prepare: @escaping @Sendable ([Commit]) throws -> Prepared,
+        applying apply: (Commit, Int, Prepared?, LMDBWriteTransaction) throws -> Void, progress: ((UInt64) -> Void)? = nil
+    ) throws -> Int {
         let tables = self.tables
         let logHead = try logEnvironment.read { try Self.readHead(tables.meta, in: $0) }.sequence
         var total = 0
-        func start(_ next: UInt64) -> BackgroundWork<[StoredCommit]>? {
+        func start(_ next: UInt64) -> BackgroundWork<(batch: [StoredCommit], prepared: Prepared)>? {
             guard next <= logHead else { return nil }
             return BackgroundWork { [self] in
-                try storedCommits(from: next, limit: Self.catchUpBatch, through: logHead)
+                let batch = try storedCommits(from: next, limit: Self.catchUpBatch, through: logHead)
+                return (batch, try prepare(batch.map(\.commit)))
             }
         }
         let first = try appliedHead().sequence + 1
-        try BackgroundWork.pipeline(first: start(first), next: { batch in batch.last.flatMap { start($0.commit.sequence + 1) } }) {
-            batch in
-            try environment.write { txn in try index(batch, in: txn, apply) }
+        try BackgroundWork.pipeline(
+            first: start(first), next: { work in work.batch.last.flatMap { start($0.commit.sequence + 1) } }
+        ) { batch, prepared in
+            try environment.write { txn in
+                var index = 0
+                try self.index(batch, in: txn) { commit, txn in
+                    defer { index += 1 }
+                    try apply(commit, index, prepared, txn)
+                }
+            }
             total += batch.count
             if let last = batch.last { progress?(last.commit.sequence) }
         }
-        _ = try environment.write { txn in try catchUp(in: txn, limit: .max, apply) }
+        // Whatever was committed meanwhile (nothing, when no writer runs yet).
+        _ = try environment.write { txn in try catchUp(in: txn, limit: .max) { commit, txn in try apply(commit, 0, nil, txn) } }
         return total
     }
 
