@@ -186,7 +186,7 @@ let package = Package(
         .executableTarget(name: "cumulus-fuzz", dependencies: ["CumulusFuzzTargets"], path: "Tools/Fuzz/Driver"),
 
         // Seeded random records and other helpers shared by the test targets.
-        .target(name: "CumulusTestSupport", dependencies: ["CumulusModel"], path: "Tests/CumulusTestSupport"),
+        .target(name: "CumulusTestSupport", dependencies: ["CumulusLog", "CumulusModel", "CumulusStorage"], path: "Tests/CumulusTestSupport"),
         .testTarget(name: "CumulusModelTests", dependencies: ["CumulusModel", "CumulusTestSupport"]),
         .testTarget(name: "CumulusStorageTests", dependencies: ["CumulusStorage", "CLMDB"]),
         .testTarget(

@@ -86,7 +86,7 @@ public final class Container: Sendable {
             try store.catchUpViews(
                 prepare: { batch in try environment.read { views.derive(batch, in: $0) } },
                 applying: { commit, index, derived, txn in
-                    try views.apply(commit, derived: derived.flatMap { index < $0.count ? $0[index] : nil }, in: txn)
+                    try views.apply(commit, derived: index < derived.count ? derived[index] : nil, in: txn)
                 }, progress: catchUpObserver)
         }
         try ViewRebuilder.upgradeIfNeeded(views, from: store)

@@ -195,18 +195,12 @@ enum ToolsSuite: BenchSuite {
         report.section("tools: recovery after a crash of the machine (views torn, made again from the log)")
         report.note(
             "the log environment copied (LMDB's copy), its views record set to another boot with commits after the "
-                + "last views sync, the views file overwritten with 1 MiB of garbage; timed: Container(path:) until it "
+                + "last views sync, the views file overwritten with 64 KiB of garbage (MachineCrash); timed: Container(path:) until it "
                 + "would serve (views remade through Views.apply, synced); baseline: replay --at end")
         let out = ScratchDirectory("tools-recovery")
         defer { out.remove() }
         try store.logEnvironment.copy(to: DataLayout.logPath(out.path))
-        do {
-            let log = try LMDBEnvironment(path: DataLayout.logPath(out.path))
-            let meta = try DataLayout.open(.meta, in: log)
-            let record = ViewsDurability.Record(boot: [UInt8](repeating: 0xEE, count: 16), clean: false, synced: 0)
-            try log.write { try $0.put(meta, key: ViewsDurability.metaKey, value: record.bytes) }
-        }
-        try Data(repeating: 0xAB, count: 1 << 20).write(to: URL(fileURLWithPath: out.path + "/data.mdb"))
+        try MachineCrash.simulate(dataDirectory: out.path, synced: 0)
         var container: Container?
         let elapsed = try measure { container = try Container(path: out.path) }
         guard let container, container.viewsRemade, try container.store.appliedHead() == store.head else {

@@ -152,13 +152,21 @@ public struct AppendSession {
         guard chains else {
             throw LogError.doesNotContinue(expected: expected, got: frame.sequence, reason: "chain hash does not follow")
         }
+        try storeWithItsPositions(commit, frameBytes: frameBytes, hash: frame.chainHash, in: txn)
+        appendedBytes += bytes.count
+    }
+
+    /// Stores a commit made by a log (another's, or this one's own frames) once the feed
+    /// positions this log assigns are found to be the ones it carries.
+    private mutating func storeWithItsPositions(
+        _ commit: Commit, frameBytes: [UInt8], hash: [UInt8], in txn: LMDBWriteTransaction
+    ) throws {
         let positions = try store.feeds.positions(for: commit.events, pending: heads, in: txn)
         guard positions.zones == commit.zoneSequences, positions.databases == commit.databaseSequences else {
             throw LogError.doesNotContinue(
-                expected: expected, got: frame.sequence, reason: "feed positions differ from this log's")
+                expected: head.sequence + 1, got: commit.sequence, reason: "feed positions differ from this log's")
         }
-        try store(commit, positions, frameBytes: frameBytes, hash: frame.chainHash, in: txn)
-        appendedBytes += bytes.count
+        try store(commit, positions, frameBytes: frameBytes, hash: hash, in: txn)
     }
 
     /// Indexes a commit the log already holds (catching the views up to it): the next
@@ -178,12 +186,7 @@ public struct AppendSession {
         guard previous == head.hash else {
             throw LogError.doesNotContinue(expected: expected, got: commit.sequence, reason: "chain hash does not follow")
         }
-        let positions = try store.feeds.positions(for: commit.events, pending: heads, in: txn)
-        guard positions.zones == commit.zoneSequences, positions.databases == commit.databaseSequences else {
-            throw LogError.doesNotContinue(
-                expected: expected, got: commit.sequence, reason: "feed positions differ from this log's")
-        }
-        try store(commit, positions, frameBytes: [], hash: chainHash, in: txn)
+        try storeWithItsPositions(commit, frameBytes: [], hash: chainHash, in: txn)
     }
 
     /// Stores the feed heads and the views' applied head in `txn`; returns the frames

@@ -140,7 +140,7 @@ struct HistoryIndex: Sendable {
             batch, txn in
             for commit in batch { try index(commit, keys: store.feeds.keys, in: txn) }
         }
-        try store.environment.write { txn in try txn.put(meta, key: Self.markerKey, value: [UInt8(1)]) }
+        try markComplete(in: store.environment)
     }
 
     /// The entries under `prefix` (one record's, or a zone's own), in sequence order,

@@ -33,11 +33,8 @@ extension LogStore {
     ) throws -> (T, AppendSession.Outcome) {
         var committed: (T, AppendSession.Outcome)?
         return try environment.write { txn in
-            if let committed {
-                _ = try catchUp(in: txn, limit: .max, apply)
-                return committed
-            }
             _ = try catchUp(in: txn, limit: .max, apply)
+            if let committed { return committed }
             let result = try body(txn)
             try txn.writeAllDeferred()
             try commitLog(result.1, also: also)
@@ -59,12 +56,12 @@ extension LogStore {
     /// ``catchUpViews(applying:progress:)`` with work done ahead: each batch is given
     /// to `prepare` on the other thread as it is read (the views derive what needs no
     /// transaction, as a replay does), and `apply` gets each commit with its index in
-    /// the batch and what `prepare` made of the batch (`nil` for commits found after
-    /// the last batch, which are applied without).
+    /// the batch and what `prepare` made of the batch. Commits made meanwhile are
+    /// not awaited: the writer's first group catches them up (``appendWrite(also:catchUp:_:)``).
     @discardableResult
     public func catchUpViews<Prepared: Sendable>(
         prepare: @escaping @Sendable ([Commit]) throws -> Prepared,
-        applying apply: (Commit, Int, Prepared?, LMDBWriteTransaction) throws -> Void, progress: ((UInt64) -> Void)? = nil
+        applying apply: (Commit, Int, Prepared, LMDBWriteTransaction) throws -> Void, progress: ((UInt64) -> Void)? = nil
     ) throws -> Int {
         let tables = self.tables
         let logHead = try logEnvironment.read { try Self.readHead(tables.meta, in: $0) }.sequence
@@ -90,8 +87,6 @@ extension LogStore {
             total += batch.count
             if let last = batch.last { progress?(last.commit.sequence) }
         }
-        // Whatever was committed meanwhile (nothing, when no writer runs yet).
-        _ = try environment.write { txn in try catchUp(in: txn, limit: .max) { commit, txn in try apply(commit, 0, nil, txn) } }
         return total
     }
 
@@ -169,7 +164,8 @@ extension LogStore {
     public static func open(path: String, options: LMDBEnvironment.Options = .init()) throws -> (LogStore, OpenedViews) {
         let log = try LMDBEnvironment(path: DataLayout.logPath(path), options: options)
         var opened = OpenedViews.kept
-        if !options.readOnly, let meta = try? DataLayout.open(.meta, in: log) {
+        if !options.readOnly {
+            let meta = try DataLayout.open(.meta, in: log)
             let (record, head, base) = try log.read { txn in
                 (try ViewsDurability.record(in: txn, meta: meta), try readHead(meta, in: txn), try readRetainedBase(meta, in: txn))
             }

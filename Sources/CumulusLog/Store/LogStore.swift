@@ -218,16 +218,12 @@ public final class LogStore: Sendable {
     // MARK: - Appending
 
     /// Starts appending in `txn`, a write transaction of the views environment, after
-    /// the commit the views have applied, which must be the log's head (the views
-    /// caught up). Commit the outcome's frames with ``commitLog(_:also:)`` before `txn`.
+    /// the commit the views have applied: inside ``appendWrite(also:catchUp:_:)``, which
+    /// has brought them level with the log's head, and commits the outcome's frames
+    /// with ``commitLog(_:also:)`` before `txn`. (Appended after views that were not
+    /// level, the frames would not continue the log: its commit refuses them.)
     public func beginAppend(in txn: LMDBWriteTransaction) throws -> AppendSession {
-        let head = try appliedHead(in: txn)
-        let logHead = try logEnvironment.read { try Self.readHead(tables.meta, in: $0) }
-        guard head == logHead else {
-            throw LogError.storage(
-                "the views have applied commit \(head.sequence) but the log holds \(logHead.sequence): they must catch up first")
-        }
-        return AppendSession(store: self, head: head, current: state.withLock { $0.current })
+        AppendSession(store: self, head: try appliedHead(in: txn), current: state.withLock { $0.current })
     }
 
     /// Writes a finished session's frames, dictionaries, epoch starts and head to the

@@ -168,7 +168,7 @@ public final class LeaderClient: Sendable {
     }
 
     /// Writes all of `bytes` to `descriptor`, retrying short writes.
-    private static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws {
+    static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws {
         guard let base = bytes.baseAddress else { return }
         var done = 0
         while done < bytes.count {

@@ -70,12 +70,10 @@ public enum SnapshotLayout {
                 guard let base = bytes.baseAddress else { return 0 }
                 let read = pread(descriptor, base, min(bytes.count, end - offset), off_t(offset))
                 guard read > 0 else { throw ReplicationError.refused("cannot read the snapshot \(file)") }
-                var written = 0
-                while written < read {
-                    let wrote = Foundation.write(output, base + written, read - written)
-                    if wrote < 0, errno == EINTR { continue }
-                    guard wrote > 0 else { throw ReplicationError.refused("cannot write \(logFile): \(String(cString: strerror(errno)))") }
-                    written += wrote
+                do {
+                    try LeaderClient.writeAll(UnsafeRawBufferPointer(start: base, count: read), to: output)
+                } catch {
+                    throw ReplicationError.refused("cannot write \(logFile): \(error)")
                 }
                 return read
             }

@@ -88,19 +88,7 @@ public enum Checkpoints {
         guard (start?.sequence ?? 0) < target else { return [] }
         let scratch = directory + "/.building-\(UUID().uuidString)"
         defer { try? manager.removeItem(atPath: scratch) }
-        if let start {
-            try manager.createDirectory(
-                atPath: scratch, withIntermediateDirectories: true,
-                attributes: [.posixPermissions: Int(FilePermissions.directory)])
-            try manager.createDirectory(
-                atPath: DataLayout.logPath(scratch), withIntermediateDirectories: true,
-                attributes: [.posixPermissions: Int(FilePermissions.directory)])
-            for file in Replayer.environmentFiles {
-                try manager.copyItem(atPath: start.path + file, toPath: scratch + file)
-                // The copy keeps the checkpoint's mode; it is written to from here on.
-                try FilePermissions.set(FilePermissions.file, on: scratch + file)
-            }
-        }
+        if let start { try Replayer.copy(start, to: scratch) }
         var made: [Checkpoint] = []
         var options = LMDBEnvironment.Options()
         options.durable = false  // scratch: each checkpoint is a consistent copy of it

@@ -52,19 +52,7 @@ public enum Replayer {
             }
         }
         let start = try checkpoints.flatMap { try Checkpoints.latest(in: $0, atOrBefore: sequence, matching: source) }
-        if let start {
-            try manager.createDirectory(
-                atPath: outPath, withIntermediateDirectories: true,
-                attributes: [.posixPermissions: Int(FilePermissions.directory)])
-            try manager.createDirectory(
-                atPath: DataLayout.logPath(outPath), withIntermediateDirectories: true,
-                attributes: [.posixPermissions: Int(FilePermissions.directory)])
-            for file in Self.environmentFiles {
-                try manager.copyItem(atPath: start.path + file, toPath: outPath + file)
-                // The copy keeps the checkpoint's mode; it is written to from here on.
-                try FilePermissions.set(FilePermissions.file, on: outPath + file)
-            }
-        }
+        if let start { try copy(start, to: outPath) }
         do {
             var options = LMDBEnvironment.Options()
             // Nothing is acknowledged to anyone while this runs: sync once at the end.
@@ -150,6 +138,19 @@ public enum Replayer {
 
     /// The data files of a data directory's two environments, from its path.
     static let environmentFiles = ["/data.mdb", "/" + DataLayout.logDirectoryName + "/data.mdb"]
+
+    /// Copies the environments of `checkpoint` into the new data directory `path`, to
+    /// replay on from it.
+    static func copy(_ checkpoint: Checkpoints.Checkpoint, to path: String) throws {
+        try FileManager.default.createDirectory(
+            atPath: DataLayout.logPath(path), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: Int(FilePermissions.directory)])
+        for file in environmentFiles {
+            try FileManager.default.copyItem(atPath: checkpoint.path + file, toPath: path + file)
+            // The copy keeps the checkpoint's mode; it is written to from here on.
+            try FilePermissions.set(FilePermissions.file, on: path + file)
+        }
+    }
 
     static func markReplayed(_ environment: LMDBEnvironment, through sequence: UInt64) throws {
         let meta = try DataLayout.open(.viewsState, in: environment)

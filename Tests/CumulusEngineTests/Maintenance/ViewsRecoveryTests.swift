@@ -2,6 +2,7 @@ import CumulusEngine
 import CumulusLog
 import CumulusModel
 import CumulusStorage
+import CumulusTestSupport
 import CumulusViews
 import Foundation
 import Synchronization
@@ -39,21 +40,11 @@ struct ViewsRecoveryTests {
         return Set(try database(container).fetch(ids, as: user).compactMap { try? $0.result.get().recordID.recordName })
     }
 
-    /// Writes the views record a crash of the machine leaves: another boot, not closed
-    /// cleanly, synced before the log's head.
-    static func simulateMachineCrash(_ path: String, synced: UInt64) throws {
-        let log = try LMDBEnvironment(path: DataLayout.logPath(path))
-        let meta = try DataLayout.open(.meta, in: log)
-        let record = ViewsDurability.Record(boot: [UInt8](repeating: 0xEE, count: 16), clean: false, synced: synced)
-        try log.write { try $0.put(meta, key: ViewsDurability.metaKey, value: record.bytes) }
-    }
-
-    /// Overwrites the views' data file with bytes LMDB would misread: a torn file.
-    static func tear(_ path: String) throws -> Data {
-        var random = SystemRandomNumberGenerator()
-        let garbage = Data((0..<(64 << 10)).map { _ in UInt8.random(in: 0...255, using: &random) })
-        try garbage.write(to: URL(fileURLWithPath: path + "/data.mdb"))
-        return garbage
+    /// Opens the data directory at `path`, saves each batch of names, and closes it.
+    static func write(_ path: String, _ batches: [[String]]) async throws {
+        let container = try Container(path: path)
+        for names in batches { try await save(container, names) }
+        container.close()
     }
 
     @Test("the decision on open: views are trusted after a clean close, in the same boot, or with nothing committed since their sync")
@@ -78,11 +69,7 @@ struct ViewsRecoveryTests {
     func viewsBehindCatchUp() async throws {
         let path = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
-        do {
-            let container = try Container(path: path)
-            try await Self.save(container, (0..<10).map { "r\($0)" })
-            container.close()
-        }
+        try await Self.write(path, [(0..<10).map { "r\($0)" }])
         // The views as they were after the first ten: what a lost views commit leaves.
         let early = try Data(contentsOf: URL(fileURLWithPath: path + "/data.mdb"))
         let head: UInt64
@@ -113,11 +100,8 @@ struct ViewsRecoveryTests {
             try? FileManager.default.removeItem(atPath: path)
             try? FileManager.default.removeItem(atPath: other)
         }
-        for (directory, batches) in [(path, [["r1"], ["r2"]]), (other, [["r3"]])] {
-            let container = try Container(path: directory)
-            for names in batches { try await Self.save(container, names) }
-            container.close()
-        }
+        try await Self.write(path, [["r1"], ["r2"]])
+        try await Self.write(other, [["r3"]])
         // The other directory's views: behind this log, and of another chain.
         try FileManager.default.removeItem(atPath: path + "/data.mdb")
         try FileManager.default.copyItem(atPath: other + "/data.mdb", toPath: path + "/data.mdb")
@@ -132,13 +116,8 @@ struct ViewsRecoveryTests {
     func tornViewsRemade() async throws {
         let path = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
-        do {
-            let container = try Container(path: path)
-            try await Self.save(container, (0..<15).map { "r\($0)" })
-            container.close()
-        }
-        try Self.simulateMachineCrash(path, synced: 1)
-        _ = try Self.tear(path)
+        try await Self.write(path, [(0..<15).map { "r\($0)" }])
+        try MachineCrash.simulate(dataDirectory: path, synced: 1)
         let container = try Container(path: path)
         defer { container.close() }
         #expect(container.viewsRemade)
@@ -158,8 +137,7 @@ struct ViewsRecoveryTests {
             #expect(try container.store.dropCommits(through: 3, limit: 100) > 0)
             container.close()
         }
-        try Self.simulateMachineCrash(path, synced: 2)
-        let garbage = try Self.tear(path)
+        let garbage = try MachineCrash.simulate(dataDirectory: path, synced: 2)
         #expect {
             _ = try Container(path: path)
         } throws: { error in

@@ -1,6 +1,7 @@
 import CumulusEngine
 import CumulusLog
 import CumulusStorage
+import CumulusTestSupport
 import Foundation
 import Testing
 
@@ -127,13 +128,7 @@ struct RetentionProcessTests {
 
         // The machine went down while it wrote: another boot, not closed cleanly, synced
         // before its head; and the views file torn.
-        do {
-            let log = try LMDBEnvironment(path: DataLayout.logPath(path))
-            let meta = try DataLayout.open(.meta, in: log)
-            let record = ViewsDurability.Record(boot: [UInt8](repeating: 0xEE, count: 16), clean: false, synced: 1)
-            try log.write { try $0.put(meta, key: ViewsDurability.metaKey, value: record.bytes) }
-        }
-        try Data((0..<(64 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 7919) }).write(to: URL(fileURLWithPath: path + "/data.mdb"))
+        try MachineCrash.simulate(dataDirectory: path, synced: 1)
 
         try follower.start()
         let head = try await Self.write(3, from: 45, on: leader, in: cluster)
