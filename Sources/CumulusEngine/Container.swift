@@ -103,8 +103,8 @@ public final class Container: Sendable {
             }
         }
         secret = try DataLayout.loadOrCreateServerSecret(in: store.logEnvironment)
-        let writer = LogWriter(store: store, options: writerOptions) { commit, txn in
-            try views.apply(commit, in: txn)
+        let writer = LogWriter(store: store, options: writerOptions) { commit, workAhead, txn in
+            try views.apply(commit, derived: workAhead as? CommitDerivations, in: txn)
         }
         self.writer = writer
         // A follower's directory opened as a leader (no --follow, or a maintenance

@@ -119,6 +119,8 @@ public struct Database: Sendable {
         planner.viaSharedDatabase = id.scope == .shared
         planner.cpuLimit = operation.cpuLimit
         planner.recordQuota = operation.recordQuota
+        planner.prepared = await PreparedSave.prepare(
+            saves, skipping: saveErrors, in: target, views: container.views, environment: container.store.environment)
         let plan = planner
         let (_, result) = try await container.writer.submit { context in try plan.plan(context) }
         return result

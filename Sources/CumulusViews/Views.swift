@@ -79,7 +79,7 @@ public final class Views: Sendable {
     /// (Records, References, Assets, Usage, Zones, Subscriptions, Schema). What records
     /// come to hold or free is gathered in `usage`, written at the commit's end.
     func apply(
-        _ event: Event, sequence: UInt64, tokens: TokenWrites, derived: RecordDerivation?, usage: inout RecordUsage,
+        _ event: Event, sequence: UInt64, tokens: TokenWrites, derived: CommitDerivations.Ahead?, usage: inout RecordUsage,
         in txn: LMDBWriteTransaction
     ) throws {
         switch event {
@@ -134,13 +134,13 @@ public final class Views: Sendable {
     public func derive(_ commits: [Commit?], in txn: LMDBReadTransaction) -> [CommitDerivations?] {
         // One lookup per container environment per batch; not remembered in the
         // catalog, which holds the writer's schema (see `stampedSchema`).
-        var schemas: [SchemaID: SchemaCatalog.Stamped?] = [:]
+        var schemas: [SchemaID: StampedSchema?] = [:]
         return commits.map { commit in
             guard let commit else { return nil }
             return CommitDerivations(events: commit.events.map { event in
                 guard case .recordSaved(let database, let record, _) = event else { return nil }
                 let id = SchemaID(database)
-                let schema: SchemaCatalog.Stamped?
+                let schema: StampedSchema?
                 if let known = schemas[id] {
                     schema = known
                 } else {
@@ -152,5 +152,12 @@ public final class Views: Sendable {
                     record, zoneKey: zoneKeys.zone(database, record.recordID.zoneID), schema: schema)
             })
         }
+    }
+
+    /// What saving `record` in `database` derives from its content under `schema`
+    /// (``ContentDerivation``): made on a caller's task for the writer to complete,
+    /// if `record`'s content is what it saves and `schema` is still in force.
+    public func deriveContent(of record: Record, in database: DatabaseID, schema: StampedSchema) -> ContentDerivation {
+        ContentDerivation(record, zoneKey: zoneKeys.zone(database, record.recordID.zoneID), schema: schema)
     }
 }

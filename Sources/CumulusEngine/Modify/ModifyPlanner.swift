@@ -41,6 +41,9 @@ struct ModifyPlanner {
     var cpuLimit = Database.defaultRequestCPULimit
     /// The bytes records may hold (``RecordQuota``); `nil`: unbounded.
     var recordQuota: RecordQuota?
+    /// The saves made ready on the caller's task (``PreparedSave``), by index in
+    /// `saves`; empty: none was.
+    var prepared: [PreparedSave?] = []
 
     private enum Item: Hashable {
         case save(Int)
@@ -52,6 +55,9 @@ struct ModifyPlanner {
     private struct SchemaContext {
         var schema: EffectiveSchema
         let roles: Set<String>
+        /// The stamp of `schema` as stored (``StampedSchema``); `nil` once the
+        /// operation's saves have grown it.
+        var stamp: UInt64?
     }
 
     /// Plans the operation: the commit to append (if anything changes) and the result.
@@ -60,10 +66,14 @@ struct ModifyPlanner {
         let budget = WorkBudget(cpuLimit, for: "this operation")
         var overlay = PlanOverlay(views: views, database: database, transaction: context.transaction)
         let schemaID = SchemaID(database)
-        let original = try views.schema(schemaID, in: context.transaction)
+        let stamped = try views.stampedSchema(schemaID, in: context.transaction)
+        let original = stamped.schema
         var rules = SchemaContext(
             schema: original,
-            roles: EffectiveSchema.roles(of: actor, assigned: try views.roles(of: actor, in: schemaID, context.transaction)))
+            roles: EffectiveSchema.roles(of: actor, assigned: try views.roles(of: actor, in: schemaID, context.transaction)),
+            stamp: stamped.stamp)
+        // Content derived ahead, by record, for the saves whose planned record holds it.
+        var derived: [RecordID: ContentDerivation] = [:]
         var saveResults = [Result<Record, CumulusError>?](repeating: nil, count: saves.count)
         var deleteResults = [Result<Void, CumulusError>?](repeating: nil, count: deletes.count)
 
@@ -116,7 +126,9 @@ struct ModifyPlanner {
                     case .save(let index):
                         pending.remove(saves[index].record.recordID)
                         saveResults[index] = .success(
-                            try planSave(saves[index], pending: pending, now: context.now, tag: tag, &rules, &overlay))
+                            try planSave(
+                                saves[index], prepared: index < prepared.count ? prepared[index] : nil, pending: pending,
+                                now: context.now, tag: tag, &rules, &overlay, &derived))
                     case .delete(let index):
                         try planDelete(deletes[index], tag: tag, rules, budget, &overlay)
                         deleteResults[index] = .success(())
@@ -152,8 +164,15 @@ struct ModifyPlanner {
             },
             sequence: events.isEmpty ? nil : context.sequence)
         guard !events.isEmpty else { return (nil, result) }
-        let request = CommitRequest(
+        var request = CommitRequest(
             actor: actor, requestID: requestID, clientChangeTokenData: clientChangeTokenData, events: events)
+        if !derived.isEmpty {
+            // Saved IDs are unique within an operation, so each derivation finds its event.
+            request.workAhead = CommitDerivations(contents: events.map { event in
+                guard case .recordSaved(_, let record, _) = event else { return nil }
+                return derived[record.recordID]
+            })
+        }
         return (request, result)
     }
 
@@ -231,8 +250,8 @@ struct ModifyPlanner {
     }
 
     private func planSave(
-        _ save: RecordSave, pending: Set<RecordID>, now: Timestamp, tag: String, _ rules: inout SchemaContext,
-        _ overlay: inout PlanOverlay
+        _ save: RecordSave, prepared: PreparedSave?, pending: Set<RecordID>, now: Timestamp, tag: String,
+        _ rules: inout SchemaContext, _ overlay: inout PlanOverlay, _ derived: inout [RecordID: ContentDerivation]
     ) throws -> Record {
         let id = save.record.recordID
         let existing = try overlay.record(id)
@@ -253,10 +272,13 @@ struct ModifyPlanner {
                     recordID: id)
             }
         }
+        // Prepared under the schema in force: coerced already (shares never are).
+        let prepared = prepared.flatMap { $0.schemaStamp == rules.stamp ? $0 : nil }
         var record: Record
         do {
             record = try RecordMerger.merge(
-                isShare ? save.record : rules.schema.coerced(save.record), onto: existing, mode: save.mode)
+                isShare ? save.record : prepared?.record ?? rules.schema.coerced(save.record), onto: existing,
+                mode: save.mode)
         } catch let error as CumulusError {
             throw conflict(error, readable: existing, rules)
         }
@@ -268,8 +290,10 @@ struct ModifyPlanner {
         record.recordChangeTag = tag
         record.share = existing?.share
         record.clearChangedKeys()
-        try RecordValidator.validateForStorage(&record, in: database.scope)
-        if !isShare { try rules.schema.check(record) }
+        // Prepared content passed the content's rules on the caller's task.
+        let preparedContent = prepared?.hasContent(of: record) ?? false
+        try RecordValidator.validateForStorage(&record, in: database.scope, rulesHeld: preparedContent)
+        if !isShare && !preparedContent { try rules.schema.check(record) }
         try Self.checkAssets(record, existing: existing, proven: provenAssets)
         try checkQuota(record, overlay.transaction)
 
@@ -315,10 +339,12 @@ struct ModifyPlanner {
         }
         try overlay.save(record, replacing: existing, changedKeys: RecordMerger.changedKeys(from: existing, to: record))
         if isShare { try planShare(save.share, record: record, tag: tag, &overlay) }
+        if preparedContent, let prepared { derived[id] = prepared.content }
         let (newType, fields) = isShare ? (nil, []) : rules.schema.additions(for: record)
         if newType != nil || !fields.isEmpty {
             let grown = rules.schema.extended(type: record.recordType, with: (newType?.fields ?? []) + fields)
             rules.schema = EffectiveSchema(grown, environment: rules.schema.environment)
+            rules.stamp = nil
         }
         return record
     }

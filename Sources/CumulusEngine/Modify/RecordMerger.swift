@@ -22,7 +22,8 @@ enum RecordMerger {
                     recordID: client.recordID)
             }
             var fresh = Record(recordType: client.recordType, recordID: client.recordID)
-            fresh.setStored(fields: client.fields, encryptedValues: client.encryptedValues)
+            // As the client's record holds them: values encoded ahead stay encoded.
+            fresh.setStoredValues(from: client)
             fresh.parent = client.parent
             fresh.clearChangedKeys()
             return fresh
@@ -44,14 +45,19 @@ enum RecordMerger {
                 "record \(client.recordID.recordName) is a \(existing.recordType); its type cannot become \(client.recordType)",
                 recordID: client.recordID)
         }
+        if mode == .replace || mode == .forceReplace {
+            var replaced = existing
+            replaced.setStoredValues(from: client)
+            replaced.parent = client.parent
+            replaced.clearChangedKeys()
+            return replaced
+        }
         var fields = existing.fields
         var encrypted = existing.encryptedValues
         var parent = existing.parent
         switch mode {
         case .replace, .forceReplace:
-            fields = client.fields
-            encrypted = client.encryptedValues
-            parent = client.parent
+            break  // handled above
         case .allKeys, .update, .forceUpdate:
             for (key, value) in client.fields {
                 fields[key] = value

@@ -33,7 +33,7 @@ public struct DatabaseSequence: Sendable, Hashable {
 
 /// What a caller hands the log: one operation's events and who asked. The log
 /// gives it a sequence and feed positions and so makes it a ``Commit``.
-public struct CommitRequest: Sendable, Hashable {
+public struct CommitRequest: Sendable {
     /// When the operation ran; the writer fills in the commit time if `nil`.
     public var timestamp: Timestamp?
     /// The acting user's record name (empty for the system itself).
@@ -44,6 +44,11 @@ public struct CommitRequest: Sendable, Hashable {
     public var clientChangeTokenData: [UInt8]?
     /// The operation's events, in the order they apply.
     public var events: [Event]
+    /// Work for applying `events` done before the request reached the writer (the
+    /// views' derivations of the records it saves, made on the caller's task),
+    /// handed to the writer's ``LogWriter/Applier`` with the commit. Not stored, and
+    /// not part of what the request means: the commit is the same without it.
+    public var workAhead: (any Sendable)?
 
     /// A request to commit `events`.
     public init(

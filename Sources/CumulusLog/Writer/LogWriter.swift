@@ -38,9 +38,10 @@ public final class LogWriter: Sendable {
         public init() {}
     }
 
-    /// Called for every appended commit inside the same write transaction: where
-    /// views are kept in step with the log. A throw aborts the group.
-    public typealias Applier = @Sendable (Commit, LMDBWriteTransaction) throws -> Void
+    /// Called for every appended commit inside the same write transaction, with the
+    /// request's ``CommitRequest/workAhead`` (`nil` for a commit caught up from the
+    /// log): where views are kept in step with the log. A throw aborts the group.
+    public typealias Applier = @Sendable (Commit, (any Sendable)?, LMDBWriteTransaction) throws -> Void
 
     /// What a plan sees: the group's transaction (read-only to the plan), the
     /// sequence its commit will get if it returns one, and the commit time.
@@ -341,9 +342,9 @@ public final class LogWriter: Sendable {
         let cpuStarted = ThreadCPUClock.now()
         let applier = applier
         let appended = try store.appendFrames(
-            batch.frames, decoded: batch.decoded, catchUp: { try applier?($0, $1) }
+            batch.frames, decoded: batch.decoded, catchUp: { try applier?($0, nil, $1) }
         ) { index, commit, txn in
-            if let apply = batch.apply { try apply(index, commit, txn) } else { try applier?(commit, txn) }
+            if let apply = batch.apply { try apply(index, commit, txn) } else { try applier?(commit, nil, txn) }
         }
         publish(appended.outcome, GroupReport(
             commits: appended.commits.count, bytes: appended.bytes, append: appended.body,
@@ -374,7 +375,7 @@ public final class LogWriter: Sendable {
         var appended: [(commit: Commit, bytes: [UInt8])] = []
         do {
             let applier = applier
-            let (_, outcome) = try store.appendWrite(catchUp: { try applier?($0, $1) }) { txn -> ((), AppendSession.Outcome) in
+            let (_, outcome) = try store.appendWrite(catchUp: { try applier?($0, nil, $1) }) { txn -> ((), AppendSession.Outcome) in
                 // The body may run again after map growth: start from scratch.
                 results = Array(repeating: nil, count: batch.count)
                 appended = []
@@ -396,7 +397,7 @@ public final class LogWriter: Sendable {
                         continue
                     }
                     let entry = try session.append(request, now: now, in: txn)
-                    try applier?(entry.commit, txn)
+                    try applier?(entry.commit, request.workAhead, txn)
                     appended.append(entry)
                     results[index] = .success((entry.commit, planned.1))
                 }

@@ -242,7 +242,7 @@ final class EncodedValues: Sendable {
             case .needsFullDecode: break
             }
         }
-        for value in all().fields.values where value.scalars.first?.scalarType == type { try body(value) }
+        for value in all().fields.values where value.elementType == type { try body(value) }
     }
 
     /// The stored keys of one section, in their stored (UTF-8) order.

@@ -212,6 +212,19 @@ public struct Record: Sendable, Hashable {
         box.encoded = nil
     }
 
+    /// Takes `other`'s user fields and encrypted values as `other` holds them, without
+    /// marking anything changed: a record whose values are already encoded
+    /// (``RecordCodec/encodeKeepingValues(_:)``) passes its bytes on, so the server
+    /// builds the stored record from a client's values without encoding them again.
+    public mutating func setStoredValues(from other: Record) {
+        if let encoded = other.encoded {
+            setStored(encoded: encoded)
+        } else {
+            setStored(fields: other.storage.decodedFields, encryptedValues: other.storage.decodedEncrypted)
+        }
+        if let failure = other.storage.valuesFailure { writable.valuesFailure = failure }
+    }
+
     /// Keeps the values in their stored bytes (``RecordCodec/decodeLazily(_:)``).
     mutating func setStored(encoded: EncodedValues) {
         let box = writable

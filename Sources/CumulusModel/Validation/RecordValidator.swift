@@ -13,8 +13,13 @@ public enum RecordValidator {
     /// ``validate(_:in:)`` for the record about to be stored, keeping the bytes its
     /// size was measured by (``RecordCodec/encodeKeepingValues(_:)``): the log's frame
     /// and the view then copy them instead of encoding every value again.
-    public static func validateForStorage(_ record: inout Record, in scope: DatabaseScope) throws {
-        try checkRules(record, in: scope)
+    ///
+    /// With `rulesHeld` the caller knows ``checkRules(_:in:)`` passed for a record of
+    /// the same identity, type, values and parent (the engine checks a save's record
+    /// on the caller's task, before the writer adds system fields that no rule
+    /// reads): only the size, which the system fields add to, is measured.
+    public static func validateForStorage(_ record: inout Record, in scope: DatabaseScope, rulesHeld: Bool = false) throws {
+        if !rulesHeld { try checkRules(record, in: scope) }
         try checkSize(of: record.recordID) { try RecordCodec.encodeKeepingValues(&record) }
     }
 

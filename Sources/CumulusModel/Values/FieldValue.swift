@@ -72,6 +72,14 @@ public enum FieldValue: Sendable, Hashable {
         }
     }
 
+    /// The scalar type of this value, or of a list's first element (`nil` for an
+    /// empty list): the type a stored value is tagged with, found without building
+    /// ``scalars`` (every saved record's fields are asked this).
+    public var elementType: ValueType? {
+        if case .list(let items) = self { return items.first?.scalarType }
+        return scalarType
+    }
+
     /// The value itself, or each element of a list: what a reference or token
     /// scan looks at.
     public var scalars: [FieldValue] {

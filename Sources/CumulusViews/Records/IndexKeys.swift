@@ -51,12 +51,15 @@ public enum IndexKeys {
         zoneKey + hash8(type)
     }
 
-    /// Every field-index key of `record` that `schema` keeps, sorted and unique.
-    public static func fieldEntries(of record: Record, zoneKey: [UInt8], schema: EffectiveSchema) -> [[UInt8]] {
+    /// Every field-index key of `record` that `schema` keeps, sorted and unique: of
+    /// its user fields, its system fields (`___createTime`, `___parent`…), or both.
+    public static func fieldEntries(
+        of record: Record, zoneKey: [UInt8], schema: EffectiveSchema, user: Bool = true, system: Bool = true
+    ) -> [[UInt8]] {
         // Sorted and deduplicated at the end rather than kept in a Set: hashing byte
         // arrays was a measurable share of every save's view work (perf, replication bench).
         var entries: [[UInt8]] = []
-        forEachFieldEntry(of: record, zoneKey: zoneKey, schema: schema) { entries.append($0) }
+        forEachFieldEntry(of: record, zoneKey: zoneKey, schema: schema, user: user, system: system) { entries.append($0) }
         return sortedUnique(entries)
     }
 
@@ -64,8 +67,13 @@ public enum IndexKeys {
     /// particular order and possibly repeated (two equal list elements). Every key is
     /// built in one reused buffer: a caller that only writes the keys (a new record's
     /// entries, a deleted one's) allocates nothing per key.
+    ///
+    /// `user` and `system` choose the fields walked: the user fields' keys follow from
+    /// what a client sent, so they can be made before the server sets the system
+    /// fields (``ContentDerivation``).
     public static func forEachFieldEntry(
-        of record: Record, zoneKey: [UInt8], schema: EffectiveSchema, _ body: ([UInt8]) -> Void
+        of record: Record, zoneKey: [UInt8], schema: EffectiveSchema, user: Bool = true, system: Bool = true,
+        _ body: ([UInt8]) -> Void
     ) {
         let type = record.recordType
         let typeHash = hash8(type)
@@ -95,19 +103,22 @@ public enum IndexKeys {
             }
         }
         let rules = schema.typeIndexes(type)
-        record.forEachField(where: { rules.hasIndexes(onField: $0) }) { field, value in
-            add(field, value, rules.indexes(ofField: field, isText: value.isText))
+        if user {
+            record.forEachField(where: { rules.hasIndexes(onField: $0) }) { field, value in
+                add(field, value, rules.indexes(ofField: field, isText: value.isText))
+            }
         }
-        func system(_ field: SystemField, _ value: FieldValue?) {
+        guard system else { return }
+        func addSystem(_ field: SystemField, _ value: FieldValue?) {
             guard let value else { return }
             add(field.rawValue, value, rules.indexes(of: field))
         }
-        system(.createTime, record.creationDate.map(FieldValue.timestamp))
-        system(.modTime, record.modificationDate.map(FieldValue.timestamp))
-        system(.createdBy, record.creatorUserRecordID.map { .reference(Reference(recordID: $0)) })
-        system(.modifiedBy, record.lastModifiedUserRecordID.map { .reference(Reference(recordID: $0)) })
-        system(.parent, record.parent.map(FieldValue.reference))
-        system(.share, record.share.map(FieldValue.reference))
+        addSystem(.createTime, record.creationDate.map(FieldValue.timestamp))
+        addSystem(.modTime, record.modificationDate.map(FieldValue.timestamp))
+        addSystem(.createdBy, record.creatorUserRecordID.map { .reference(Reference(recordID: $0)) })
+        addSystem(.modifiedBy, record.lastModifiedUserRecordID.map { .reference(Reference(recordID: $0)) })
+        addSystem(.parent, record.parent.map(FieldValue.reference))
+        addSystem(.share, record.share.map(FieldValue.reference))
     }
 
     /// Every token-index key of `record` that `schema` keeps (its SEARCHABLE fields),

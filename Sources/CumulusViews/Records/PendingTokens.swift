@@ -49,8 +49,28 @@ public enum PendingTokens {
     /// One version's side as stored: the tokens of `record` (nil: no record) under
     /// `schema`, with the type hash and creation time their index keys carry.
     static func side(of record: Record?, schema: EffectiveSchema) -> [UInt8] {
+        guard let record else { return side(of: nil, words: []) }
+        return side(of: record, words: words(of: record, schema: schema))
+    }
+
+    /// The side of `record` from its ``words(of:schema:)``: the words follow from
+    /// what a client sent, the creation time from the server (``ContentDerivation``).
+    static func side(of record: Record?, words: [UInt8]) -> [UInt8] {
         var side: [UInt8] = [0, 0, 0, 0]
-        guard let record else { return side }
+        guard let record, !words.isEmpty else { return side }
+        side.reserveCapacity(lengthBytes + 16 + words.count)
+        side.append(contentsOf: IndexKeys.hash8(record.recordType))
+        IndexKeys.appendCreated(record, to: &side)
+        side.append(contentsOf: words)
+        let length = UInt32(side.count - lengthBytes)
+        for index in 0..<lengthBytes { side[index] = UInt8(truncatingIfNeeded: length >> (8 * (3 - index))) }
+        return side
+    }
+
+    /// The words of `record`'s SEARCHABLE fields under `schema`, each escaped and
+    /// terminated as in an index key, sorted and each once, one after another: the
+    /// part of a side that tokenizing makes.
+    static func words(of record: Record, schema: EffectiveSchema) -> [UInt8] {
         let rules = schema.typeIndexes(record.recordType)
         var tokens: [UInt8] = []
         var ranges: [Range<Int>] = []
@@ -59,9 +79,9 @@ public enum PendingTokens {
             OrderedEncoding.appendEscaped($0, to: &tokens)
             ranges.append(start..<tokens.count)
         }
-        guard !tokens.isEmpty else { return side }
-        side.append(contentsOf: IndexKeys.hash8(record.recordType))
-        IndexKeys.appendCreated(record, to: &side)
+        guard !tokens.isEmpty else { return [] }
+        var words: [UInt8] = []
+        words.reserveCapacity(tokens.count)
         // Sorted and unique: the order fields are walked in is not the same for a record
         // as saved and as decoded from the log, and the side's bytes must be (digests).
         tokens.withUnsafeBytes { bytes in
@@ -72,13 +92,11 @@ public enum PendingTokens {
             var previous: Range<Int>?
             for range in ranges {
                 if let previous, compare(previous, range) == 0 { continue }
-                side.append(contentsOf: bytes[range])
+                words.append(contentsOf: bytes[range])
                 previous = range
             }
         }
-        let length = UInt32(side.count - lengthBytes)
-        for index in 0..<lengthBytes { side[index] = UInt8(truncatingIfNeeded: length >> (8 * (3 - index))) }
-        return side
+        return words
     }
 
     /// A stored entry: the indexed side then the current side.

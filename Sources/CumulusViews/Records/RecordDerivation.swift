@@ -12,15 +12,20 @@ import CumulusModel
 /// keys, encoding it — and the rest (reading the old state, writing) has to stay on
 /// the writer's thread.
 ///
+/// It is made in two halves: the ``ContentDerivation`` (the costly half, which
+/// follows from what a client sent) and the system fields' part, which follows from
+/// what the server set. The leader's writer gets the first half made on the
+/// caller's task and makes the second itself.
+///
 /// A derivation carries the stamp of the schema it was made under
-/// (``SchemaCatalog/Stamped``). The writer uses it only if that is still the schema
-/// in force when the record is applied; after a schema change earlier in the same
+/// (``StampedSchema``). The writer uses it only if that is still the schema in
+/// force when the record is applied; after a schema change earlier in the same
 /// batch it derives again, inline, so the views come out byte for byte as without
 /// derivations.
 struct RecordDerivation: Sendable {
     /// The schema it was derived under.
     let schemaStamp: UInt64
-    /// ``IndexKeys/fieldEntries(of:zoneKey:schema:)``.
+    /// ``IndexKeys/fieldEntries(of:zoneKey:schema:user:system:)``, user and system fields.
     let fieldEntries: [[UInt8]]
     /// ``PendingTokens/side(of:schema:)``.
     let tokenSide: [UInt8]
@@ -30,11 +35,19 @@ struct RecordDerivation: Sendable {
     let stored: [UInt8]
 
     /// Derives what saving `record` in the zone `zoneKey` writes under `schema`.
-    init(_ record: Record, zoneKey: [UInt8], schema: SchemaCatalog.Stamped) throws {
-        schemaStamp = schema.stamp
-        fieldEntries = IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: schema.schema)
-        tokenSide = PendingTokens.side(of: record, schema: schema.schema)
-        references = OutgoingReference.of(record)
+    init(_ record: Record, zoneKey: [UInt8], schema: StampedSchema) throws {
+        try self.init(ContentDerivation(record, zoneKey: zoneKey, schema: schema), completing: record, zoneKey: zoneKey, schema: schema.schema)
+    }
+
+    /// Completes `content`, made from `record`'s content under `schema`, with what
+    /// `record`'s system fields add.
+    init(_ content: ContentDerivation, completing record: Record, zoneKey: [UInt8], schema: EffectiveSchema) throws {
+        schemaStamp = content.schemaStamp
+        let system = IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: schema, user: false)
+        fieldEntries = content.userFieldEntries.isEmpty
+            ? system : IndexKeys.sortedUnique(content.userFieldEntries + system)
+        tokenSide = PendingTokens.side(of: record, words: content.words)
+        references = content.references
         stored = try Self.stored(record)
     }
 
@@ -50,10 +63,35 @@ struct RecordDerivation: Sendable {
 /// The derivations of one commit's events, by position: `nil` for an event that is
 /// not a record save, or that could not be derived ahead (it is derived when applied).
 public struct CommitDerivations: Sendable {
-    let events: [RecordDerivation?]
+    /// One event's work done ahead: whole (a follower, a replay) or its content
+    /// only (the leader, from the request).
+    enum Ahead: Sendable {
+        case whole(RecordDerivation)
+        case content(ContentDerivation)
 
-    /// The derivation of the event at `index`, if any.
-    func derivation(at index: Int) -> RecordDerivation? {
+        var schemaStamp: UInt64 {
+            switch self {
+            case .whole(let derivation): derivation.schemaStamp
+            case .content(let content): content.schemaStamp
+            }
+        }
+    }
+
+    let events: [Ahead?]
+
+    /// Whole derivations, by event.
+    init(events: [RecordDerivation?]) {
+        self.events = events.map { $0.map(Ahead.whole) }
+    }
+
+    /// Content derivations made from a request's records (``Views/deriveContent(of:in:schema:)``),
+    /// by the position of each record's save among `events`.
+    public init(contents: [ContentDerivation?]) {
+        self.events = contents.map { $0.map(Ahead.content) }
+    }
+
+    /// The work done ahead for the event at `index`, if any.
+    func derivation(at index: Int) -> Ahead? {
         index < events.count ? events[index] : nil
     }
 }

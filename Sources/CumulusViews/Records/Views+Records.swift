@@ -11,13 +11,20 @@ extension Views {
     /// Returns the stored bytes of the version replaced (0: none) and of the new one.
     @discardableResult
     func saveRecord(
-        _ record: Record, in database: DatabaseID, tokens: TokenWrites, derived: RecordDerivation? = nil,
+        _ record: Record, in database: DatabaseID, tokens: TokenWrites, derived ahead: CommitDerivations.Ahead? = nil,
         _ txn: LMDBWriteTransaction
     ) throws -> (old: Int, new: Int) {
         let stamped = try schemaCatalog.stampedSchema(SchemaID(database), table: tables.schemas, in: txn)
         let schema = stamped.schema
-        let derived = derived?.schemaStamp == stamped.stamp ? derived : nil
         let zoneKey = zoneKeys.zone(database, record.recordID.zoneID)
+        // Work done ahead counts only under the schema it was done under.
+        let derived: RecordDerivation? =
+            switch ahead {
+            case .whole(let whole) where whole.schemaStamp == stamped.stamp: whole
+            case .content(let content) where content.schemaStamp == stamped.stamp:
+                try RecordDerivation(content, completing: record, zoneKey: zoneKey, schema: schema)
+            default: nil
+            }
         let name = record.recordID.recordName
         let key = ViewKeys.record(zoneKey, name)
         let (old, oldSize, _) = try indexedPartAndSize(at: key, schema, txn)

@@ -20,15 +20,7 @@ final class SchemaCatalog: Sendable {
     private struct Entry {
         let bytes: [UInt8]
         let schema: EffectiveSchema
-        /// Unique to this entry (``SchemaCatalog/Stamped``).
-        let stamp: UInt64
-    }
-
-    /// A schema with a stamp that names the bytes it was parsed from: two lookups that
-    /// return the same stamp returned the same schema, so work derived under one
-    /// (``RecordDerivation``) is valid under the other without comparing schemas.
-    struct Stamped {
-        let schema: EffectiveSchema
+        /// Unique to this entry (``StampedSchema``).
         let stamp: UInt64
     }
 
@@ -57,15 +49,15 @@ final class SchemaCatalog: Sendable {
     /// snapshot (one deriving ahead of the writer) must not make the writer parse
     /// again on its next record.
     func stampedSchema(_ id: SchemaID, table: LMDBTable, in txn: LMDBReadTransaction, remember: Bool = true) throws
-        -> Stamped
+        -> StampedSchema
     {
         let cached = entries.withLock { $0[id] }
-        let found = try txn.withValue(table, key: Self.key(id)) { buffer -> Stamped in
+        let found = try txn.withValue(table, key: Self.key(id)) { buffer -> StampedSchema in
             // memcmp, not `elementsEqual`: this runs once per saved record.
             if let cached, cached.bytes.count == buffer.count,
                 cached.bytes.withUnsafeBytes({ $0.count == 0 || memcmp($0.baseAddress!, buffer.baseAddress!, buffer.count) == 0 })
             {
-                return Stamped(schema: cached.schema, stamp: cached.stamp)
+                return StampedSchema(schema: cached.schema, stamp: cached.stamp)
             }
             let bytes = Array(buffer)
             let schema: EffectiveSchema
@@ -76,7 +68,7 @@ final class SchemaCatalog: Sendable {
             }
             let entry = Entry(bytes: bytes, schema: schema, stamp: nextStamp())
             if remember { entries.withLock { $0[id] = entry } }
-            return Stamped(schema: schema, stamp: entry.stamp)
+            return StampedSchema(schema: schema, stamp: entry.stamp)
         }
         if let found { return found }
         return empty[id.environment == .development ? 0 : 1]
@@ -85,8 +77,8 @@ final class SchemaCatalog: Sendable {
     /// The rules of the empty schema in each environment (development, production),
     /// stamped 1 and 2: every container's empty schema of one environment has the same rules.
     private let empty = [
-        Stamped(schema: EffectiveSchema(.empty, environment: .development), stamp: 1),
-        Stamped(schema: EffectiveSchema(.empty, environment: .production), stamp: 2),
+        StampedSchema(schema: EffectiveSchema(.empty, environment: .development), stamp: 1),
+        StampedSchema(schema: EffectiveSchema(.empty, environment: .production), stamp: 2),
     ]
 
     /// Stores `schema` as the schema of `id` (its canonical text).

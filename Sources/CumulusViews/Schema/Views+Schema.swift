@@ -9,6 +9,17 @@ extension Views {
         try schemaCatalog.schema(id, table: tables.schemas, in: txn)
     }
 
+    /// ``schema(_:in:)`` with its stamp (``StampedSchema``): what the planner checks
+    /// work done ahead against, and what a caller coerces and derives a request's
+    /// records under before the writer sees them (``deriveContent(of:in:schema:)``).
+    /// Such a caller, reading a snapshot that may be older than the writer's, passes
+    /// `remember: false`, so that it never makes the writer parse the schema again.
+    public func stampedSchema(_ id: SchemaID, in txn: LMDBReadTransaction, remember: Bool = true) throws
+        -> StampedSchema
+    {
+        try schemaCatalog.stampedSchema(id, table: tables.schemas, in: txn, remember: remember)
+    }
+
     /// The custom roles assigned to `user` in a container environment (sorted).
     public func roles(of user: String, in id: SchemaID, _ txn: LMDBReadTransaction) throws -> [String] {
         try txn.withValue(tables.userRoles, key: SchemaCatalog.key(id) + Array(user.utf8)) { buffer in

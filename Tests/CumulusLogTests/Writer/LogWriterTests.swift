@@ -75,7 +75,7 @@ struct LogWriterTests {
         defer { dir.cleanup() }
         let store = try openStore(dir)
         let views = try store.environment.table("testView")
-        let writer = LogWriter(store: store) { commit, txn in
+        let writer = LogWriter(store: store) { commit, _, txn in
             if commit.requestID.hasSuffix("-poison") { throw CumulusError(.internalError, "view failed") }
             try txn.put(views, key: Array(commit.requestID.utf8), value: BigEndian.bytes(commit.sequence))
         }

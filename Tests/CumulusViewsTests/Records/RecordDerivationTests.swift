@@ -160,14 +160,15 @@ struct RecordDerivationTests {
         let before = try node.store.environment.read { node.views.derive([saved, nil], in: $0) }
         #expect(before.count == 2)
         #expect(before[1] == nil)
-        let empty = try #require(before[0]?.derivation(at: 0))
+        let empty = try #require(Self.whole(before[0]?.derivation(at: 0)))
         #expect(before[0]?.derivation(at: 1) == nil)
         // No schema yet: nothing is searchable, so the token side is empty.
         #expect(empty.tokenSide == PendingTokens.side(of: nil, schema: EffectiveSchema(.empty, environment: .production)))
         try node.store.environment.write { txn in
             try node.views.replaceSchema(SchemaID(Self.database), withText: Self.schemaText(searchable: "title"), txn)
         }
-        let after = try #require(try node.store.environment.read { node.views.derive([saved], in: $0) }[0]?.derivation(at: 0))
+        let after = try #require(
+            Self.whole(try node.store.environment.read { node.views.derive([saved], in: $0) }[0]?.derivation(at: 0)))
         #expect(after.schemaStamp != empty.schemaStamp)
         #expect(after.tokenSide.count > 4)
         #expect(after.stored == (try RecordDerivation.stored(Self.note(1, version: 0))))
@@ -176,5 +177,10 @@ struct RecordDerivationTests {
             try node.views.schemaCatalog.stampedSchema(SchemaID(Self.database), table: node.views.tables.schemas, in: $0)
         }
         #expect(writer.stamp == after.schemaStamp)
+    }
+
+    /// The whole derivation `ahead` holds, if it is one.
+    static func whole(_ ahead: CommitDerivations.Ahead?) -> RecordDerivation? {
+        if case .whole(let derivation) = ahead { derivation } else { nil }
     }
 }
