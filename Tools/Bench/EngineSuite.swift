@@ -116,6 +116,14 @@ func processWriteBytes() -> Int? {
     return nil
 }
 
+/// CPU time this process has used so far, user and system, in microseconds.
+func processCPUMicroseconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    func micros(_ time: timeval) -> Double { Double(time.tv_sec) * 1e6 + Double(time.tv_usec) }
+    return micros(usage.ru_utime) + micros(usage.ru_stime)
+}
+
 /// Bytes written since `before` (from `processWriteBytes`), divided by `count`.
 func bytesWritten(since before: Int?, per count: Int) -> Double? {
     guard let before, let now = processWriteBytes(), count > 0 else { return nil }

@@ -89,7 +89,7 @@ func runChild(_ arguments: Arguments) async throws {
     var options = LogWriter.Options()
     options.dictionary.firstTrainingAfter = 300
     options.dictionary.sampleCount = 300
-    let writer = LogWriter(store: store, options: options) { commit, txn in try views.apply(commit, in: txn) }
+    let writer = LogWriter(store: store, options: options) { commit, _, txn in try views.apply(commit, in: txn) }
     let start = Int(store.head.sequence) * 1000 + Int(arguments.seed % 1000)
     try await withThrowingTaskGroup(of: Void.self) { group in
         for lane in 0..<16 {
