@@ -23,9 +23,12 @@ public final class Container: Sendable {
     public let writer: LogWriter
     /// Makes the views durable now and then (`nil` on a read-only directory).
     public let viewsSyncer: ViewsSyncer?
-    /// Whether opening found the views torn by a crash of the machine and made them
-    /// again from the log (``LogStore/open(path:options:)``).
-    public let viewsRemade: Bool
+    /// What opening did with the views (``LogStore/open(path:options:)``): kept them,
+    /// or, found torn by a crash of the machine, made them again from the log, from
+    /// the first commit or from the last views snapshot.
+    public let openedViews: LogStore.OpenedViews
+    /// Whether opening found the views torn and made them again (``openedViews``).
+    public var viewsRemade: Bool { openedViews != .kept }
     /// The asset files beside the LMDB files (`DATA/assets`).
     public let assets: AssetStore
     /// Upload URLs used and bytes uploaded lately, for one use per URL and the upload quotas.
@@ -68,7 +71,7 @@ public final class Container: Sendable {
         writable = !environmentOptions.readOnly
         let (store, opened) = try LogStore.open(path: path, options: environmentOptions)
         self.store = store
-        viewsRemade = opened == .remade
+        openedViews = opened
         let views = try Views(environment: store.environment, indexBuildObserver: indexBuildObserver)
         self.views = views
         assets = try AssetStore(dataDirectory: path)

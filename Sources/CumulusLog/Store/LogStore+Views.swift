@@ -153,38 +153,60 @@ extension LogStore {
         /// It was torn by a crash of the machine (``ViewsDurability``): it was deleted
         /// unopened, and the views start empty, to be caught up from the log.
         case remade
+        /// It was torn, deleted unopened, and replaced by the last views snapshot
+        /// (``ViewsSnapshot``), which holds the views through commit `sequence`: the
+        /// rest is caught up from the log.
+        case restored(sequence: UInt64)
     }
 
     /// Opens the data directory at `path` as a server does: the log environment first,
     /// then — unless its record says the views may be torn, in which case their files
     /// are deleted without ever being opened — the views environment. Views deleted
-    /// so are made again by ``catchUpViews(applying:progress:)`` from the first commit,
-    /// which a log truncated by retention cannot do: that is refused, naming the ways
-    /// out. Returns the store and what happened to the views.
+    /// so are replaced by the last views snapshot (``ViewsSnapshot``) if one was
+    /// taken, and otherwise start empty; either way ``catchUpViews(applying:progress:)``
+    /// makes the rest from the log. A log truncated by retention past the snapshot (or
+    /// with none) cannot: that is refused, naming the ways out. Returns the store and
+    /// what happened to the views.
     public static func open(path: String, options: LMDBEnvironment.Options = .init()) throws -> (LogStore, OpenedViews) {
         let log = try LMDBEnvironment(path: DataLayout.logPath(path), options: options)
         var opened = OpenedViews.kept
         if !options.readOnly {
             let meta = try DataLayout.open(.meta, in: log)
-            let (record, head, base) = try log.read { txn in
-                (try ViewsDurability.record(in: txn, meta: meta), try readHead(meta, in: txn), try readRetainedBase(meta, in: txn))
+            let (record, head, base, snapshot) = try log.read { txn in
+                (try ViewsDurability.record(in: txn, meta: meta), try readHead(meta, in: txn),
+                 try readRetainedBase(meta, in: txn), try ViewsSnapshot.record(in: txn, meta: meta, ofData: path))
             }
             if ViewsDurability.verdict(record: record, boot: ViewsDurability.currentBoot, logHead: head.sequence) == .torn {
-                guard base == .empty else {
+                // The log must still hold every commit after where the views restart.
+                let restart = snapshot?.sequence ?? 0
+                guard restart >= base.sequence else {
                     throw LogError.viewsTorn(
                         "the views in \(path) may have been torn by a crash of the machine, and the log starts at commit "
-                            + "\(base.sequence + 1) (retention), so they cannot be made again from it: restore the directory "
-                            + "from a backup, or, on a follower, start it with --reseed")
+                            + "\(base.sequence + 1) (retention), after "
+                            + (snapshot.map { "its last views snapshot (commit \($0.sequence))" } ?? "the first commit")
+                            + ", so they cannot be made again from it: restore the directory from a backup, or, on a "
+                            + "follower, start it with --reseed")
                 }
                 for file in ["data.mdb", "lock.mdb"] {
                     let file = (path.hasSuffix("/") ? path : path + "/") + file
                     if FileManager.default.fileExists(atPath: file) { try FileManager.default.removeItem(atPath: file) }
                 }
-                opened = .remade
+                if let snapshot {
+                    try ViewsSnapshot.restore(snapshot, intoData: path)
+                    opened = .restored(sequence: snapshot.sequence)
+                } else {
+                    opened = .remade
+                }
             }
         }
         let views = try LMDBEnvironment(path: path, options: options)
-        return (try LogStore(logEnvironment: log, viewsEnvironment: views), opened)
+        let store = try LogStore(logEnvironment: log, viewsEnvironment: views)
+        if case .restored(let sequence) = opened, try store.appliedHead().sequence != sequence {
+            throw LogError.viewsTorn(
+                "the views snapshot of \(path) recorded at commit \(sequence) holds commit "
+                    + "\(try store.appliedHead().sequence): remove views-snapshots/ and restore the directory from a backup")
+        }
+        return (store, opened)
     }
 
     /// The log ID and head sequence of the data directory at `path`, read from its log

@@ -202,7 +202,13 @@ public final class LogStore: Sendable {
 
     /// ``appliedHead()`` as `txn`, a transaction of the views environment, sees it.
     public func appliedHead(in txn: LMDBReadTransaction) throws -> LogHead {
-        guard let bytes = try txn.get(tables.viewsState, key: Self.viewsApplied) else { return .empty }
+        try Self.readAppliedHead(tables.viewsState, in: txn)
+    }
+
+    /// The applied head a views environment's `viewsState` holds, as `txn` sees it:
+    /// this store's, or a copy's (``takeViewsSnapshot()``).
+    static func readAppliedHead(_ viewsState: LMDBTable, in txn: LMDBReadTransaction) throws -> LogHead {
+        guard let bytes = try txn.get(viewsState, key: Self.viewsApplied) else { return .empty }
         guard bytes.count == 8 + Frame.hashLength, let sequence = BigEndian.decode(UInt64.self, from: bytes) else {
             throw LogError.storage("malformed applied head in viewsState")
         }

@@ -27,9 +27,18 @@ public final class LogRetention: Sendable {
         public var batchSize = 1_000
         /// How often it looks whether there is something to drop.
         public var interval: Duration = .seconds(1)
+        /// Commits retention may want to drop past the last views snapshot before it
+        /// takes another (``LogStore/takeViewsSnapshot()``). Nothing after the last
+        /// snapshot is ever dropped, so the log holds at most about `keep` plus this
+        /// many commits; each snapshot costs a compact copy of the views.
+        public var snapshotEvery: UInt64
 
-        /// Keep the newest `keep` commits (1 if `keep` is 0).
-        public init(keep: UInt64) { self.keep = max(keep, 1) }
+        /// Keep the newest `keep` commits (1 if `keep` is 0), with a views snapshot
+        /// every `keep / 2` commits.
+        public init(keep: UInt64) {
+            self.keep = max(keep, 1)
+            snapshotEvery = max(keep / 2, 1)
+        }
     }
 
     /// The node whose log is kept short.
@@ -75,24 +84,40 @@ public final class LogRetention: Sendable {
     }
 
     /// Drops what ``target()`` allows, batch by batch; returns how many commits went.
-    /// Each batch runs on a Dispatch thread: its fsync must not hold one of the
-    /// cooperative pool's few threads.
+    ///
+    /// Never past the last views snapshot (``ViewsSnapshot``): a node whose views a
+    /// crash of the machine tore restarts them from it and needs every commit after
+    /// it. So when the target has gone ``Policy/snapshotEvery`` commits past the last
+    /// snapshot (or there is none), it takes one first. Snapshots and batches run on a
+    /// Dispatch thread: their fsyncs must not hold one of the cooperative pool's few
+    /// threads.
     @discardableResult
     public func dropDue() async throws -> Int {
         let store = container.store
         var total = 0
-        while !Task.isCancelled, let target = target() {
-            let limit = policy.batchSize
-            let dropped = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int, any Error>) in
-                DispatchQueue.global(qos: .utility).async {
-                    continuation.resume(with: Result { try store.dropCommits(through: target, limit: limit) })
-                }
+        while !Task.isCancelled, let wanted = target() {
+            var snapshot = try store.viewsSnapshot()?.sequence
+            if snapshot.map({ wanted > $0 && wanted - $0 >= policy.snapshotEvery }) ?? true {
+                let taken = try await Self.offPool { try store.takeViewsSnapshot() }
+                logger.info("retention: took a views snapshot at commit \(taken.sequence)")
+                snapshot = taken.sequence
             }
+            let through = min(wanted, snapshot ?? 0)
+            guard through > store.retainedBase.sequence else { break }
+            let limit = policy.batchSize
+            let dropped = try await Self.offPool { try store.dropCommits(through: through, limit: limit) }
             guard dropped > 0 else { break }
             total += dropped
         }
         if total > 0 { logger.info("retention: dropped \(total) commits; the log now starts at \(store.firstRetained)") }
         return total
+    }
+
+    /// Runs `work` on a Dispatch thread and returns its result.
+    private static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            DispatchQueue.global(qos: .utility).async { continuation.resume(with: Result { try work() }) }
+        }
     }
 
     /// Drops what is due every ``Policy/interval`` until the task is cancelled. A

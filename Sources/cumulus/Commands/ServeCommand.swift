@@ -249,8 +249,15 @@ struct ServeCommand: AsyncParsableCommand {
                 path: data, environmentOptions: environmentOptions, writerOptions: writerOptions, role: role, viewsSync: viewsSync,
                 catchUpObserver: { sequence in logger.info("views catching up with the log: applied through \(sequence)") })
         }
-        if store.viewsRemade {
+        switch store.openedViews {
+        case .kept: break
+        case .remade:
             logger.warning("the views may have been torn by a crash of the machine: they were made again from the log")
+        case .restored(let sequence):
+            logger.warning("""
+                the views may have been torn by a crash of the machine: they were restored from the views snapshot \
+                at commit \(sequence) and caught up from the log
+                """)
         }
         let auth = try AuthStore(environment: store.store.logEnvironment)
         if let unbound = try? auth.unboundAPITokenCount(), unbound > 0 {

@@ -147,6 +147,61 @@ struct ViewsRecoveryTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path + "/data.mdb")) == garbage)
     }
 
+    @Test("a crash of the machine with a log truncated up to the last views snapshot: the torn views are replaced by the snapshot, unopened, and caught up from the log to what they were")
+    func tornViewsRestoredFromSnapshot() async throws {
+        let path = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let snapshot: LogHead
+        let before: [ViewDigest]
+        do {
+            let container = try Container(path: path)
+            for batch in 0..<2 { try await Self.save(container, (batch * 5..<batch * 5 + 5).map { "r\($0)" }) }
+            snapshot = try container.store.takeViewsSnapshot()
+            #expect(snapshot == container.store.head)
+            for batch in 2..<4 { try await Self.save(container, (batch * 5..<batch * 5 + 5).map { "r\($0)" }) }
+            #expect(try container.store.dropCommits(through: snapshot.sequence, limit: 100) > 0)
+            before = try Self.digests(container)
+            container.close()
+        }
+        let garbage = try MachineCrash.simulate(dataDirectory: path, synced: snapshot.sequence - 1)
+        let container = try Container(path: path)
+        defer { container.close() }
+        // The garbage was never opened (LMDB would have refused it): the snapshot took its place.
+        #expect(container.openedViews == .restored(sequence: snapshot.sequence))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path + "/data.mdb")) != garbage)
+        #expect(try container.store.appliedHead() == container.store.head)
+        #expect(try Self.names(container) == Set((0..<20).map { "r\($0)" }))
+        #expect(try Self.digests(container) == before, "the views are what they were before the crash")
+        // The snapshot stays for the next recovery.
+        #expect(try container.store.viewsSnapshot() == snapshot)
+    }
+
+    @Test("a crash of the machine with a log truncated past the last views snapshot: the open is refused, naming the snapshot")
+    func tornViewsSnapshotTooOld() async throws {
+        let path = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            let container = try Container(path: path)
+            try await Self.save(container, ["r0"])
+            let snapshot = try container.store.takeViewsSnapshot()
+            for index in 1..<4 { try await Self.save(container, ["r\(index)"]) }
+            #expect(try container.store.dropCommits(through: snapshot.sequence + 2, limit: 100) > 0)
+            container.close()
+        }
+        let garbage = try MachineCrash.simulate(dataDirectory: path, synced: 1)
+        #expect {
+            _ = try Container(path: path)
+        } throws: { error in
+            "\(error)".contains("its last views snapshot") && "\(error)".contains("restore the directory from a backup")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path + "/data.mdb")) == garbage)
+    }
+
+    /// Digests of every view table.
+    static func digests(_ container: Container) throws -> [ViewDigest] {
+        try container.store.environment.read { txn in try container.views.tables.all.map { try ViewDigest.of($0, in: txn) } }
+    }
+
     @Test("a data directory written by main before the log had its own environment is upgraded on open, and verifies")
     func upgradesFormat1() throws {
         let path = Self.temporaryPath()

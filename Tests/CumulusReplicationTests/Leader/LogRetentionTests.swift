@@ -16,15 +16,16 @@ import Testing
 struct LogRetentionTests {
     /// A leader holding about `commits` commits, its replication side, and retention
     /// keeping `keep` of them, in batches of `batch`.
-    static func leader(commits: Int, keep: UInt64, batch: Int = 1_000, grace: Duration = .zero) async throws
-        -> (Container, ReplicationLeader, LogRetention)
-    {
+    static func leader(
+        commits: Int, keep: UInt64, batch: Int = 1_000, grace: Duration = .zero, snapshotEvery: UInt64? = nil
+    ) async throws -> (Container, ReplicationLeader, LogRetention) {
         let container = try Container(path: ReplicationWorld.temporaryPath())
         try await ReplicationWorld.makeCommits(commits, on: container)
         let leader = ReplicationLeader(container: container, logger: Logger(label: "test"))
         var policy = LogRetention.Policy(keep: keep)
         policy.batchSize = batch
         policy.followerGrace = grace
+        if let snapshotEvery { policy.snapshotEvery = snapshotEvery }
         return (container, leader, LogRetention(container: container, leader: leader, policy: policy, logger: Logger(label: "test")))
     }
 
@@ -51,6 +52,40 @@ struct LogRetentionTests {
             [ZoneID(zoneName: "More", ownerName: ReplicationWorld.user)], as: ReplicationWorld.user)
         #expect(try await retention.dropDue() == 1)
         #expect(store.firstRetained == store.head.sequence - 49)
+    }
+
+    @Test("retention takes a views snapshot before it drops, never drops a commit after the last one, and takes the next once its target is snapshotEvery commits past it")
+    func dropsNothingAfterTheLastViewsSnapshot() async throws {
+        let (container, _, retention) = try await Self.leader(commits: 100, keep: 10, snapshotEvery: 30)
+        defer { Self.remove(container) }
+        let store = container.store
+        #expect(try store.viewsSnapshot() == nil)
+        _ = try await retention.dropDue()
+        let first = try #require(try store.viewsSnapshot())
+        #expect(first == store.head, "taken before the drop, at the views' applied head")
+        #expect(store.firstRetained == store.head.sequence - 9)
+
+        /// Commits until retention's target (the head less 10) is at least `past` past the first snapshot.
+        func commit(untilTargetIs past: UInt64) async throws {
+            while store.head.sequence < first.sequence + 10 + past { try await ReplicationWorld.makeCommits(1, on: container) }
+        }
+        // The target 15 to 29 past the snapshot: no new snapshot, and the drop stops
+        // at it, keeping more than 10 commits.
+        try await commit(untilTargetIs: 15)
+        #expect(store.head.sequence < first.sequence + 10 + 30)
+        _ = try await retention.dropDue()
+        #expect(try store.viewsSnapshot() == first)
+        #expect(store.firstRetained == first.sequence + 1)
+        #expect(store.head.sequence - store.firstRetained + 1 > 10)
+
+        // 30 or more past it: a new snapshot, and the drop goes on.
+        try await commit(untilTargetIs: 30)
+        _ = try await retention.dropDue()
+        let second = try #require(try store.viewsSnapshot())
+        #expect(second == store.head)
+        #expect(store.firstRetained == store.head.sequence - 9)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: ViewsSnapshot.directory(ofData: container.path)).count == 1,
+            "the older snapshot is removed")
     }
 
     @Test("a leader that has just started drops nothing until its followers have had the grace to report")
