@@ -340,6 +340,7 @@ struct OperationsTests {
         #expect(text.contains("cumulus_views_behind_commits 0"), "\(text)")
         #expect(text.contains("cumulus_views_unsynced_commits"))
         #expect(text.contains("cumulus_views_syncs_total"))
+        #expect(text.contains("cumulus_views_snapshot_sequence 0"), "no snapshot before retention takes one")
     }
 
     @Test("without the metrics token /healthz says only that it is alive and /metrics is refused; with no token set /metrics is not served")

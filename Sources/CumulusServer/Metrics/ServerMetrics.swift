@@ -23,6 +23,7 @@ public final class ServerMetrics: Sendable {
     private let logHead: Gauge
     private let viewsBehind: Gauge
     private let viewsUnsynced: Gauge
+    private let viewsSnapshot: Gauge
     private let viewsSyncs: Gauge
     private let limitHits: [ServerLimits.Hit: Counter]
 
@@ -56,6 +57,10 @@ public final class ServerMetrics: Sendable {
                 "views_unsynced", "commits",
                 "Commits applied to the views since their last views sync: what a crash of the machine makes them remake"))
         viewsSyncs = registry.makeGauge(descriptor: Self.name("views_syncs", "total", "Views syncs run since the node started"))
+        viewsSnapshot = registry.makeGauge(
+            descriptor: Self.name(
+                "views_snapshot", "sequence",
+                "Commit the last views snapshot holds (0: none), which retention never drops past"))
         // Made up front, so every limit shows (at 0) before it is first hit.
         var hits: [ServerLimits.Hit: Counter] = [:]
         for hit in ServerLimits.Hit.allCases {
@@ -110,6 +115,7 @@ public final class ServerMetrics: Sendable {
         let head = (try? store.lastSequence()) ?? store.head.sequence
         logHead.set(Double(head))
         if let applied = try? store.appliedHead().sequence { viewsBehind.set(Double(head &- min(applied, head))) }
+        if let snapshot = try? store.viewsSnapshot() { viewsSnapshot.set(Double(snapshot?.sequence ?? 0)) }
         if let syncer = container.viewsSyncer {
             let statistics = syncer.statistics
             viewsUnsynced.set(Double(head &- min(statistics.lastSynced, head)))

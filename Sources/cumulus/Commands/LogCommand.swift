@@ -113,6 +113,9 @@ struct LogCommand: ParsableCommand {
                 print("replay:      read-only copy of the log through #\(through)")
             }
             print("views:       applied through #\(try store.appliedHead().sequence)\(try viewsSyncLine(store))")
+            if let snapshot = try store.viewsSnapshot() {
+                print("snapshot:    views as of #\(snapshot.sequence) (retention keeps every later commit)")
+            }
             print("map used:    log \(logInfo.usedBytes) of \(logInfo.mapSize) bytes, views \(viewsInfo.usedBytes) of \(viewsInfo.mapSize) bytes")
         }
 
