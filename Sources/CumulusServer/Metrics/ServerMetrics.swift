@@ -115,7 +115,9 @@ public final class ServerMetrics: Sendable {
         let head = (try? store.lastSequence()) ?? store.head.sequence
         logHead.set(Double(head))
         if let applied = try? store.appliedHead().sequence { viewsBehind.set(Double(head &- min(applied, head))) }
-        if let snapshot = try? store.viewsSnapshot() { viewsSnapshot.set(Double(snapshot?.sequence ?? 0)) }
+        if case .success(let snapshot) = Result(catching: { try store.viewsSnapshot() }) {
+            viewsSnapshot.set(Double(snapshot?.sequence ?? 0))
+        }
         if let syncer = container.viewsSyncer {
             let statistics = syncer.statistics
             viewsUnsynced.set(Double(head &- min(statistics.lastSynced, head)))
