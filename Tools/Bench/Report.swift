@@ -59,6 +59,8 @@ final class Report {
     let json: Bool
     /// The suite whose figures are being printed (the JSON lines' `suite`).
     var suite = ""
+    /// The section being printed (the JSON lines' `section`).
+    private var currentSection = ""
 
     init(json: Bool = false) {
         self.json = json
@@ -69,6 +71,7 @@ final class Report {
 
     /// Starts a group of lines.
     func section(_ title: String) {
+        currentSection = title
         Self.emit("\n== \(title) ==")
     }
 
@@ -91,15 +94,16 @@ final class Report {
         }
         Self.emit(line)
         emitJSON(FigureRecord(
-            suite: suite, figure: name, value: figure.value, unit: figure.unit, baseline: baseline,
-            baselineValue: base.value, ratio: ratio, target: target?.label, met: met))
+            suite: suite, section: currentSection, figure: name, value: figure.value, unit: figure.unit, baseline: baseline,
+            baselineValue: base.value, baselineUnit: base.unit, ratio: ratio, target: target?.label, met: met))
     }
 
     /// A figure shown for information, without baseline.
     func info(_ name: String, _ figure: Figure) {
         Self.emit(Self.pad(name, Self.nameWidth) + Self.value(figure))
         emitJSON(FigureRecord(
-            suite: suite, figure: name, value: figure.value, unit: figure.unit, baseline: nil, baselineValue: nil,
+            suite: suite, section: currentSection, figure: name, value: figure.value, unit: figure.unit, baseline: nil,
+            baselineValue: nil, baselineUnit: nil,
             ratio: nil, target: nil, met: nil))
     }
 

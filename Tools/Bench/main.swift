@@ -2,6 +2,7 @@
 // measured in the same run on the same data, with the ratio and the target.
 //
 //   cumulus-bench [log|engine|query|changes|http|tools|all] [--quick] [--json]  (`make bench BENCH_ARGS="log --quick"`)
+//   cumulus-bench tables [RUN…]   the figures of saved `--json` runs as Markdown tables
 //
 // Suites are types conforming to `BenchSuite`, one per file; add new ones to
 // `BenchOptions.suites`.
@@ -30,7 +31,10 @@ struct BenchOptions {
         usage: cumulus-bench [\((suites.map(\.name) + ["all"]).joined(separator: "|"))] [--quick] [--json]
           (default: all)   --quick  smaller counts, a fraction of the time
                            --json   also print each figure as a JSON object on its own line
-                                    (suite, figure, value, unit, baseline, baselineValue, ratio, target, met)
+                                    (suite, section, figure, value, unit, baseline, baselineValue,
+                                    baselineUnit, ratio, target, met)
+               cumulus-bench tables [RUN…]
+                           the figures of saved --json runs (files, or standard input) as Markdown tables
         """
 
     init(_ arguments: [String]) throws {
@@ -80,6 +84,14 @@ struct Suite {
 /// suites run on the cooperative pool rather than the main actor.
 func runBench(_ arguments: [String]) async -> Int32 {
     do {
+        if arguments.first == "tables" {
+            let files = arguments.dropFirst()
+            let text = files.isEmpty
+                ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+                : try files.map { try String(contentsOfFile: $0, encoding: .utf8) }.joined(separator: "\n")
+            FileHandle.standardOutput.write(Data(try MarkdownTables.render(text).utf8))
+            return 0
+        }
         let options = try BenchOptions(arguments)
         #if DEBUG
         Report.emit("warning: a debug build; run `make bench` (release) for meaningful figures")
