@@ -1,8 +1,8 @@
 import Foundation
 
 /// `cumulus-bench tables RUN…`: the figures of saved runs (what `--json` prints, one
-/// ``FigureRecord`` per line among the table lines) as Markdown, a table per section
-/// under a heading per suite: how `Docs/PERFORMANCE.md`'s tables are made, so they can
+/// ``FigureRecord`` per line among the table lines) as Markdown, one table per suite
+/// with a row naming each section before its figures: how `Docs/PERFORMANCE.md`'s tables are made, so they can
 /// be made again from the next run instead of edited by hand.
 enum MarkdownTables {
     /// The tables of every figure line in `text`, in the order they were printed.
@@ -24,15 +24,18 @@ enum MarkdownTables {
             if record.suite != suite {
                 suite = record.suite
                 section = nil
-                out += ["", "### \(record.suite)"]
-            }
-            if record.section != section {
-                section = record.section
                 out += [
-                    "", "**\(record.section)**", "",
+                    "", "### \(record.suite)", "",
                     "| figure | value | baseline | baseline value | ratio | target |",
                     "|---|--:|---|--:|--:|---|",
                 ]
+            }
+            if record.section != section {
+                section = record.section
+                // The section as a row of its own, without the suite's name before it.
+                let prefix = record.suite + ": "
+                let title = record.section.hasPrefix(prefix) ? String(record.section.dropFirst(prefix.count)) : record.section
+                out.append("| ***\(escape(title))*** | | | | | |")
             }
             let target = record.target.map { "\($0) (\(record.met == true ? "met" : "**missed**"))" } ?? ""
             out.append(

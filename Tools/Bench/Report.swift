@@ -82,7 +82,8 @@ final class Report {
 
     /// A figure beside its baseline; `target` (if any) is checked against the ratio.
     func compare(_ name: String, _ figure: Figure, baseline: String, _ base: Figure, target: Target? = nil) {
-        let ratio = base.value == 0 ? .nan : figure.value / base.value
+        // Two zeros are equal (a delay of 0 beside a delay of 0), not undefined.
+        let ratio = base.value == 0 ? (figure.value == 0 ? 1 : .nan) : figure.value / base.value
         var line = Self.pad(name, Self.nameWidth) + Self.value(figure) + "   "
         line += Self.pad(baseline, Self.baselineWidth) + Self.value(base)
         line += "   ratio " + Self.pad(Self.format(ratio), 6)
