@@ -183,7 +183,7 @@ extension EngineSuite {
 
     /// The bytes-written line under a bulk figure, where both counts are available.
     /// `write_bytes` counts what the kernel sends to storage, which for LMDB's scattered
-    /// page writes is several times what it writes (`Docs/PERFORMANCE.md`, sixth session).
+    /// page writes is several times what it writes (`Docs/PERFORMANCE.md` as of the sixth session, in git).
     private static func reportBytesWritten(
         _ cumulus: Double?, beside sqlite: Double?, label: String = "SQLite, per row", target: Target? = nil, _ report: Report
     ) {

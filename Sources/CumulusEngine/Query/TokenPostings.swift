@@ -15,7 +15,7 @@ import Darwin
 /// Postings stay the bytes the index holds (created(8) ‖ name) until the end: a
 /// two-word search reads thousands of postings per word to keep a few hundred, and
 /// reading them, a `String` and a struct each, was half of the search
-/// (`Docs/PERFORMANCE.md`, eighteenth session). Byte order is the index's order: the creation time is
+/// (`Docs/PERFORMANCE.md` as of the eighteenth session, in git). Byte order is the index's order: the creation time is
 /// big-endian, and names compare as their UTF-8 bytes.
 struct TokenPostings {
     /// The postings end to end, ascending, each once.

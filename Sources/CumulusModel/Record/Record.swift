@@ -145,7 +145,7 @@ public struct Record: Sendable, Hashable {
     /// A record as its stored header describes it, with no values and no changed keys:
     /// what a decode builds, in one box, without the setters' copy checks or the
     /// changed-keys set a caller's new record starts with (together about a twentieth
-    /// of a read's decode in a profile; `Docs/PERFORMANCE.md`, fifteenth session).
+    /// of a read's decode in a profile; `Docs/PERFORMANCE.md` as of the fifteenth session, in git).
     init(
         storedType recordType: String, recordID: RecordID, creationDate: Timestamp?, modificationDate: Timestamp?,
         creator: RecordID?, modifier: RecordID?, changeTag: String?, parent: Reference?, share: Reference?

@@ -8,7 +8,7 @@ import CumulusStorage
 /// A save used to write one `tokenIndex` key per word of the record, each on a
 /// different leaf page (words are scattered through the index), and LMDB writes every
 /// dirtied page whole at commit: the token index was half of every write figure
-/// (`Docs/PERFORMANCE.md`, twelfth session). Now a small commit writes one entry per
+/// (`Docs/PERFORMANCE.md` as of the twelfth session, in git). Now a small commit writes one entry per
 /// record here instead, under the record's own key (``ViewKeys/record(_:_:)``), and
 /// once the table holds ``mergeThreshold`` entries they are all written to
 /// `tokenIndex` in one sorted pass (`Views.mergePendingTokens`), where each word's page
