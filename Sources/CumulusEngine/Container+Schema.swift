@@ -29,9 +29,13 @@ extension Container {
     /// Indexes it adds are built, and indexes it drops removed, in the same commit.
     /// Returns the schema now in force; importing what is already there logs nothing.
     @discardableResult
-    public func importSchema(_ text: String, into id: SchemaID, as actor: String = "") async throws -> Schema {
+    /// `requestID` becomes the commit's request ID: the server passes its request's, so
+    /// the log and audit exports match its logs.
+    public func importSchema(
+        _ text: String, into id: SchemaID, as actor: String = "", requestID: String = UUID().uuidString
+    ) async throws -> Schema {
         let schema = try SchemaParser.parse(text)
-        return try await replaceSchema(id, reason: .imported, actor: actor) { _, production in
+        return try await replaceSchema(id, reason: .imported, actor: actor, requestID: requestID) { _, production in
             try SchemaEvolution.checkAdditive(from: production, to: schema)
             return schema
         }
@@ -40,10 +44,14 @@ extension Container {
     /// Copies the development schema of `container` to production. Refused, naming
     /// the type or field, when it would remove or retype anything production has.
     @discardableResult
-    public func deploySchema(container: String, as actor: String = "") async throws -> Schema {
+    /// `requestID` becomes the commit's request ID: the server passes its request's, so
+    /// the log and audit exports match its logs.
+    public func deploySchema(container: String, as actor: String = "", requestID: String = UUID().uuidString) async throws
+        -> Schema
+    {
         let id = SchemaID(container: container, environment: .production)
         let views = self.views
-        return try await replaceSchema(id, reason: .deployed, actor: actor) { txn, production in
+        return try await replaceSchema(id, reason: .deployed, actor: actor, requestID: requestID) { txn, production in
             let development = try views.schema(SchemaID(container: container, environment: .development), in: txn).schema
             try SchemaEvolution.checkAdditive(from: production, to: development)
             return development
@@ -53,14 +61,20 @@ extension Container {
     /// Sets the development schema of `container` back to production's (records stay;
     /// fields they hold that production lacks are added back just in time when saved).
     @discardableResult
-    public func resetSchema(container: String, as actor: String = "") async throws -> Schema {
-        try await replaceSchema(SchemaID(container: container, environment: .development), reason: .reset, actor: actor) {
+    /// `requestID` becomes the commit's request ID: the server passes its request's, so
+    /// the log and audit exports match its logs.
+    public func resetSchema(container: String, as actor: String = "", requestID: String = UUID().uuidString) async throws
+        -> Schema
+    {
+        try await replaceSchema(
+            SchemaID(container: container, environment: .development), reason: .reset, actor: actor, requestID: requestID
+        ) {
             _, production in production
         }
     }
 
     private func replaceSchema(
-        _ id: SchemaID, reason: SchemaChangeReason, actor: String,
+        _ id: SchemaID, reason: SchemaChangeReason, actor: String, requestID: String,
         _ make: @escaping @Sendable (LMDBReadTransaction, Schema) throws -> Schema
     ) async throws -> Schema {
         let views = self.views
@@ -71,7 +85,7 @@ extension Container {
             let new = try make(txn, production).normalized()
             guard new != current else { return (nil, current) }
             let event = Event.schemaChanged(schema: id, text: SchemaPrinter.print(new), reason: reason)
-            return (CommitRequest(actor: actor, requestID: UUID().uuidString, events: [event]), new)
+            return (CommitRequest(actor: actor, requestID: requestID, events: [event]), new)
         }
         return schema
     }
@@ -79,7 +93,11 @@ extension Container {
     /// Gives `user` exactly `roles` (custom roles the schema creates; empty removes
     /// them all) in a container environment. Refuses a built-in role (everyone holds
     /// those as they apply) and a role the schema does not create.
-    public func assignRoles(_ roles: [String], to user: String, in id: SchemaID, as actor: String = "") async throws {
+    /// `requestID` becomes the commit's request ID: the server passes its request's, so
+    /// the log and audit exports match its logs.
+    public func assignRoles(
+        _ roles: [String], to user: String, in id: SchemaID, as actor: String = "", requestID: String = UUID().uuidString
+    ) async throws {
         guard !user.isEmpty else { throw CumulusError(.invalidArguments, "name the user record to give roles to") }
         let wanted = UTF8Order.sortedUnique(roles)
         if let builtIn = wanted.first(where: { SecurityRole.builtIn.contains($0) }) {
@@ -94,7 +112,7 @@ extension Container {
             }
             guard try views.roles(of: user, in: id, context.transaction) != wanted else { return (nil, ()) }
             let event = Event.rolesAssigned(schema: id, user: user, roles: wanted)
-            return (CommitRequest(actor: actor, requestID: UUID().uuidString, events: [event]), ())
+            return (CommitRequest(actor: actor, requestID: requestID, events: [event]), ())
         }
     }
 

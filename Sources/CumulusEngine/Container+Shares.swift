@@ -40,8 +40,11 @@ extension Container {
     /// one who left) becomes accepted; anyone else joins as a public participant when
     /// the share's public permission allows, and is refused (`permissionFailure`)
     /// otherwise. Accepting twice changes nothing. One commit for all of them.
+    /// `requestID` becomes the commit's request ID: the server passes its request's, so
+    /// the log and audit exports match its logs.
     public func acceptShares(
-        _ shortGUIDs: [String], container name: String, environment: DatabaseID.Environment, as user: String
+        _ shortGUIDs: [String], container name: String, environment: DatabaseID.Environment, as user: String,
+        requestID: String = UUID().uuidString
     ) async throws -> [Result<ShareMetadata, CumulusError>] {
         let views = self.views
         let (_, results) = try await writer.submit { context -> (CommitRequest?, [Result<ShareMetadata, CumulusError>]) in
@@ -75,7 +78,7 @@ extension Container {
                     results.append(.failure(error))
                 }
             }
-            let request = events.isEmpty ? nil : CommitRequest(actor: user, requestID: UUID().uuidString, events: events)
+            let request = events.isEmpty ? nil : CommitRequest(actor: user, requestID: requestID, events: events)
             return (request, results)
         }
         return results

@@ -15,8 +15,11 @@ extension Database {
     /// Saves (creates or replaces) subscriptions; per subscription, the subscription
     /// as saved (owned by `actor`) or why it was refused. A user holds at most
     /// `maxPerUser` subscriptions in one database (``Subscription/maxPerUser``).
+    /// `requestID` becomes the commit's request ID: the server passes its request's, so
+    /// the log and audit exports match its logs.
     public func saveSubscriptions(
-        _ subscriptions: [Subscription], maxPerUser: Int = Subscription.maxPerUser, as actor: String?
+        _ subscriptions: [Subscription], maxPerUser: Int = Subscription.maxPerUser, as actor: String?,
+        requestID: String = UUID().uuidString
     ) async throws
         -> [(subscriptionID: String, result: Result<Subscription, CumulusError>)]
     {
@@ -66,14 +69,17 @@ extension Database {
                     results.append(.failure(error))
                 }
             }
-            let request = events.isEmpty ? nil : CommitRequest(actor: actor, requestID: UUID().uuidString, events: events)
+            let request = events.isEmpty ? nil : CommitRequest(actor: actor, requestID: requestID, events: events)
             return (request, results)
         }
         return zip(subscriptions.map(\.subscriptionID), results).map { ($0, $1) }
     }
 
     /// Deletes subscriptions by ID: per ID, success or `unknownItem`.
-    public func deleteSubscriptions(_ subscriptionIDs: [String], as actor: String?) async throws
+    /// `requestID` becomes the commit's request ID: the server passes its request's, so
+    /// the log and audit exports match its logs.
+    public func deleteSubscriptions(_ subscriptionIDs: [String], as actor: String?, requestID: String = UUID().uuidString)
+        async throws
         -> [(subscriptionID: String, result: Result<Void, CumulusError>)]
     {
         let actor = try AccessPolicy.checkWrite(id, actor: actor)
@@ -92,7 +98,7 @@ extension Database {
                 events.append(.subscriptionDeleted(database: database, subscriptionID: subscriptionID))
                 results.append(.success(()))
             }
-            let request = events.isEmpty ? nil : CommitRequest(actor: actor, requestID: UUID().uuidString, events: events)
+            let request = events.isEmpty ? nil : CommitRequest(actor: actor, requestID: requestID, events: events)
             return (request, results)
         }
         return zip(subscriptionIDs, results).map { ($0, $1) }

@@ -225,7 +225,9 @@ public struct Database: Sendable {
 
     /// Creates zones (custom zones exist only in private databases). Saving a
     /// zone that exists returns it unchanged.
-    public func saveZones(_ zoneIDs: [ZoneID], as actor: String?) async throws
+    /// `requestID` becomes the commit's request ID: the server passes its request's, so
+    /// the log and audit exports match its logs.
+    public func saveZones(_ zoneIDs: [ZoneID], as actor: String?, requestID: String = UUID().uuidString) async throws
         -> [(zoneID: ZoneID, result: Result<Zone, CumulusError>)]
     {
         let actor = try AccessPolicy.checkWrite(id, actor: actor)
@@ -273,14 +275,16 @@ public struct Database: Sendable {
                     results.append(.success(zone))
                 }
             }
-            let request = events.isEmpty ? nil : CommitRequest(actor: actor, requestID: UUID().uuidString, events: events)
+            let request = events.isEmpty ? nil : CommitRequest(actor: actor, requestID: requestID, events: events)
             return (request, results)
         }
         return zip(normalized, results).map { ($0, $1) }
     }
 
     /// Deletes zones and every record in them: one event per zone, not one per record.
-    public func deleteZones(_ zoneIDs: [ZoneID], as actor: String?) async throws
+    /// `requestID` becomes the commit's request ID: the server passes its request's, so
+    /// the log and audit exports match its logs.
+    public func deleteZones(_ zoneIDs: [ZoneID], as actor: String?, requestID: String = UUID().uuidString) async throws
         -> [(zoneID: ZoneID, result: Result<Void, CumulusError>)]
     {
         let actor = try AccessPolicy.checkWrite(id, actor: actor)
@@ -302,7 +306,7 @@ public struct Database: Sendable {
                     results.append(.success(()))
                 }
             }
-            let request = events.isEmpty ? nil : CommitRequest(actor: actor, requestID: UUID().uuidString, events: events)
+            let request = events.isEmpty ? nil : CommitRequest(actor: actor, requestID: requestID, events: events)
             return (request, results)
         }
         return zip(normalized, results).map { ($0, $1) }

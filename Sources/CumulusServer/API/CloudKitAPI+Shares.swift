@@ -49,7 +49,8 @@ extension CloudKitAPI {
         let user = try signedInUser(context, "accept a share")
         let (guids, _) = try shortGUIDs(context.body)
         let id = context.database.id
-        let results = try await container.acceptShares(guids, container: id.container, environment: id.environment, as: user)
+        let results = try await container.acceptShares(
+            guids, container: id.container, environment: id.environment, as: user, requestID: context.requestID)
         return try shareResults(guids, results, context, user: user)
     }
 

@@ -115,7 +115,8 @@ extension CloudKitAPI {
                     continue
                 }
                 let result = try await context.database.saveSubscriptions(
-                    [subscription], maxPerUser: limits.subscriptionsPerUser, as: context.caller.user)[0]
+                    [subscription], maxPerUser: limits.subscriptionsPerUser, as: context.caller.user,
+                    requestID: context.requestID)[0]
                 switch result.result {
                 case .success(let saved): answers.append(Self.subscriptionJSON(saved))
                 case .failure(let error): answers.append(Self.subscriptionError(result.subscriptionID, error))
@@ -124,7 +125,8 @@ extension CloudKitAPI {
                 guard let id = json["subscriptionID"]?.stringValue else {
                     throw CumulusError(.invalidArguments, "operation \(index): delete needs a 'subscriptionID'")
                 }
-                let result = try await context.database.deleteSubscriptions([id], as: context.caller.user)[0]
+                let result = try await context.database.deleteSubscriptions(
+                    [id], as: context.caller.user, requestID: context.requestID)[0]
                 switch result.result {
                 case .success: answers.append(["subscriptionID": .string(id), "deleted": true])
                 case .failure(let error): answers.append(Self.subscriptionError(id, error))

@@ -52,13 +52,15 @@ extension CloudKitAPI {
             let zoneID = try ZoneID(wire: (zoneJSON["zoneID"] ?? zoneJSON).json(), field: "operations[\(index)].zone")
             switch type {
             case "create":
-                let result = try await context.database.saveZones([zoneID], as: context.caller.user)[0]
+                let result = try await context.database.saveZones(
+                    [zoneID], as: context.caller.user, requestID: context.requestID)[0]
                 switch result.result {
                 case .success(let zone): answers.append(Self.zoneJSON(zone))
                 case .failure(let error): answers.append(Self.zoneError(result.zoneID, error))
                 }
             case "delete":
-                let result = try await context.database.deleteZones([zoneID], as: context.caller.user)[0]
+                let result = try await context.database.deleteZones(
+                    [zoneID], as: context.caller.user, requestID: context.requestID)[0]
                 switch result.result {
                 case .success: answers.append(["zoneID": result.zoneID.wireJSON, "deleted": true])
                 case .failure(let error): answers.append(Self.zoneError(result.zoneID, error))

@@ -54,7 +54,9 @@ struct SchemaCommand: AsyncParsableCommand {
             let id = try target.schemaID()
             try await oneLineErrors("schema import") {
                 let text = try readSchemaFile(file)
-                let schema = try await withContainer(options.data) { try await $0.importSchema(text, into: id, as: operatorName) }
+                let schema = try await withContainer(options.data) {
+                    try await $0.importSchema(text, into: id, as: operatorName, requestID: commandRequestID("schema import"))
+                }
                 print("imported \(schema.recordTypes.count) record types and \(schema.roles.count) roles into \(id)")
             }
         }
@@ -80,7 +82,9 @@ struct SchemaCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await oneLineErrors("schema deploy") {
-                let schema = try await withContainer(options.data) { try await $0.deploySchema(container: container, as: operatorName) }
+                let schema = try await withContainer(options.data) {
+                    try await $0.deploySchema(container: container, as: operatorName, requestID: commandRequestID("schema deploy"))
+                }
                 print("deployed \(schema.recordTypes.count) record types to \(container)/production")
             }
         }
@@ -94,7 +98,9 @@ struct SchemaCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await oneLineErrors("schema reset") {
-                let schema = try await withContainer(options.data) { try await $0.resetSchema(container: container, as: operatorName) }
+                let schema = try await withContainer(options.data) {
+                    try await $0.resetSchema(container: container, as: operatorName, requestID: commandRequestID("schema reset"))
+                }
                 print("reset \(container)/development to production's \(schema.recordTypes.count) record types")
             }
         }
@@ -118,7 +124,9 @@ struct RolesCommand: AsyncParsableCommand {
         func run() async throws {
             let id = try target.schemaID()
             try await oneLineErrors("roles assign") {
-                try await withContainer(options.data) { try await $0.assignRoles(roles, to: user, in: id, as: operatorName) }
+                try await withContainer(options.data) {
+                    try await $0.assignRoles(roles, to: user, in: id, as: operatorName, requestID: commandRequestID("roles"))
+                }
                 print(roles.isEmpty ? "\(user) holds no custom roles in \(id)" : "\(user) holds \(roles.joined(separator: ", ")) in \(id)")
             }
         }
@@ -142,6 +150,12 @@ struct RolesCommand: AsyncParsableCommand {
 
 /// The actor schema and role commits carry: the operator, not a CloudKit user.
 private let operatorName = "_cumulus_operator"
+
+/// The request ID of a command's commit: the command and a fresh ID for this run, so
+/// the log tells an operator's change from a client's request.
+private func commandRequestID(_ command: String) -> String {
+    "cumulus \(command)/" + UUID().uuidString
+}
 
 private func readSchemaFile(_ path: String) throws -> String {
     guard let data = FileManager.default.contents(atPath: path) else {

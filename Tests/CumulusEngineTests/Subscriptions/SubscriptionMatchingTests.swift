@@ -128,6 +128,13 @@ struct SubscriptionMatchingTests {
             return false
         }
         #expect(deletions.count == 1)
+        // The reaper's commit names the job and its run, as a request's names the request.
+        let reaped = try world.container.store.range(from: 1).filter { commit in
+            commit.events.contains { if case .subscriptionDeleted = $0 { true } else { false } }
+        }
+        #expect(reaped.count == 1)
+        #expect(reaped.first?.requestID.hasPrefix("fired-once-reaper/") == true, "\(reaped.map(\.requestID))")
+        #expect(reaped.first?.requestID.split(separator: "/").count == 3, "job / run / deletion")
         try await world.save([Record.make("Todo", "d", in: zone)])
         try world.checkLiveAndRebuilt {
             let firings = try world.firings()
