@@ -223,93 +223,56 @@ public struct Database: Sendable {
 
     // MARK: - Zones
 
-    /// Creates zones (custom zones exist only in private databases). Saving a
-    /// zone that exists returns it unchanged.
+    /// Creates and deletes zones as one operation, in order, in one commit
+    /// (``ZonePlanner``): per operation, the zone as saved (a zone that exists is
+    /// returned unchanged; custom zones exist only in private databases), `nil` for a
+    /// deletion, which takes every record of the zone with it (one event per zone,
+    /// not one per record), or why it was refused.
     /// `requestID` becomes the commit's request ID: the server passes its request's, so
     /// the log and audit exports match its logs.
+    public func modifyZones(_ operations: [ZoneOperation], as actor: String?, requestID: String = UUID().uuidString)
+        async throws -> [(operation: ZoneOperation, result: Result<Zone?, CumulusError>)]
+    {
+        let actor = try AccessPolicy.checkWrite(id, actor: actor)
+        let normalized = operations.map { operation -> ZoneOperation in
+            switch operation {
+            case .save(let zoneID): .save(normalizer.zone(zoneID))
+            case .delete(let zoneID): .delete(normalizer.zone(zoneID))
+            }
+        }
+        var errors: [Int: CumulusError] = [:]
+        for (index, operation) in normalized.enumerated() {
+            do {
+                try ZonePlanner.validate(operation, in: id)
+            } catch let error as CumulusError {
+                errors[index] = error
+            }
+        }
+        let planner = ZonePlanner(
+            views: container.views, database: id, actor: actor, operations: normalized, errors: errors, requestID: requestID)
+        let (_, outcomes) = try await container.writer.submit { context in try planner.plan(context) }
+        return zip(normalized, outcomes).map { ($0, $1) }
+    }
+
+    /// Creates zones: ``modifyZones(_:as:requestID:)`` with saves only.
     public func saveZones(_ zoneIDs: [ZoneID], as actor: String?, requestID: String = UUID().uuidString) async throws
         -> [(zoneID: ZoneID, result: Result<Zone, CumulusError>)]
     {
-        let actor = try AccessPolicy.checkWrite(id, actor: actor)
-        let database = id
-        let normalized = zoneIDs.map(normalizer.zone)
-        var early: [Int: CumulusError] = [:]
-        for (index, zoneID) in normalized.enumerated() {
-            do {
-                try NameRules.checkZoneID(zoneID)
-                if zoneID.isDefaultZone {
-                    throw CumulusError(.invalidArguments, "the default zone always exists and cannot be saved")
-                }
-                if database.scope != .private {
-                    throw CumulusError(.invalidArguments, "custom zones exist only in private databases, not the \(database.scope) one")
-                }
-                // A private database's zones are its owner's: naming another user as
-                // owner would make a zone that looks like theirs (issue 40).
-                if zoneID.ownerName != database.owner {
-                    throw CumulusError(
-                        .permissionFailure,
-                        "a zone you create is yours: its ownerName must be your user record name (\(database.owner)) or "
-                            + "\(ZoneID.defaultOwnerName), not \(zoneID.ownerName)")
-                }
-            } catch let error as CumulusError {
-                early[index] = error
-            }
+        try await modifyZones(zoneIDs.map(ZoneOperation.save), as: actor, requestID: requestID).map { item in
+            (item.operation.zoneID, item.result.flatMap { zone in
+                zone.map { .success($0) } ?? .failure(CumulusError(.internalError, "a saved zone came back deleted"))
+            })
         }
-        let views = container.views
-        let earlyErrors = early
-        let (_, results) = try await container.writer.submit { context -> (CommitRequest?, [Result<Zone, CumulusError>]) in
-            var events: [Event] = []
-            var results: [Result<Zone, CumulusError>] = []
-            var created: [ZoneID: Zone] = [:]
-            for (index, zoneID) in normalized.enumerated() {
-                if let error = earlyErrors[index] {
-                    results.append(.failure(error))
-                } else if let existing = try views.zone(zoneID, in: database, context.transaction) {
-                    results.append(.success(existing.zone))
-                } else if let zone = created[zoneID] {
-                    results.append(.success(zone))
-                } else {
-                    let zone = Zone(zoneID: zoneID)
-                    created[zoneID] = zone
-                    events.append(.zoneSaved(database: database, zone: zone))
-                    results.append(.success(zone))
-                }
-            }
-            let request = events.isEmpty ? nil : CommitRequest(actor: actor, requestID: requestID, events: events)
-            return (request, results)
-        }
-        return zip(normalized, results).map { ($0, $1) }
     }
 
-    /// Deletes zones and every record in them: one event per zone, not one per record.
-    /// `requestID` becomes the commit's request ID: the server passes its request's, so
-    /// the log and audit exports match its logs.
+    /// Deletes zones and every record in them: ``modifyZones(_:as:requestID:)`` with
+    /// deletions only.
     public func deleteZones(_ zoneIDs: [ZoneID], as actor: String?, requestID: String = UUID().uuidString) async throws
         -> [(zoneID: ZoneID, result: Result<Void, CumulusError>)]
     {
-        let actor = try AccessPolicy.checkWrite(id, actor: actor)
-        let database = id
-        let normalized = zoneIDs.map(normalizer.zone)
-        let views = container.views
-        let (_, results) = try await container.writer.submit { context -> (CommitRequest?, [Result<Void, CumulusError>]) in
-            var events: [Event] = []
-            var results: [Result<Void, CumulusError>] = []
-            var deleted = Set<ZoneID>()
-            for zoneID in normalized {
-                if zoneID.isDefaultZone {
-                    results.append(.failure(CumulusError(.invalidArguments, "the default zone cannot be deleted")))
-                } else if try deleted.contains(zoneID) || views.zone(zoneID, in: database, context.transaction) == nil {
-                    results.append(.failure(CumulusError(.zoneNotFound, "zone \(zoneID.zoneName) does not exist")))
-                } else {
-                    deleted.insert(zoneID)
-                    events.append(.zoneDeleted(database: database, zoneID: zoneID))
-                    results.append(.success(()))
-                }
-            }
-            let request = events.isEmpty ? nil : CommitRequest(actor: actor, requestID: requestID, events: events)
-            return (request, results)
+        try await modifyZones(zoneIDs.map(ZoneOperation.delete), as: actor, requestID: requestID).map { item in
+            (item.operation.zoneID, item.result.map { _ in () })
         }
-        return zip(normalized, results).map { ($0, $1) }
     }
 
     /// Fetches zones by ID: per ID the zone or `zoneNotFound`.

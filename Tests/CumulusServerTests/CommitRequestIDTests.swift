@@ -59,6 +59,30 @@ struct CommitRequestIDTests {
         }
     }
 
+    @Test("zones/modify: several operations are one commit under the request's ID; an unknown operation refuses them all before any is planned")
+    func zonesInOneCommit() async throws {
+        try await Self.live { world, client in
+            let head = world.container.store.head.sequence
+            let answer = try await Self.post(
+                client, world, "zones/modify", #"""
+                    {"operations":[{"operationType":"create","zone":{"zoneID":{"zoneName":"A"}}},
+                      {"operationType":"create","zone":{"zoneID":{"zoneName":"B"}}},
+                      {"operationType":"delete","zone":{"zoneID":{"zoneName":"A"}}}]}
+                    """#, requestID: "zones-2")
+            #expect(answer["zones"]?[2]?["deleted"] == true, "\(answer)")
+            #expect(try Self.requestIDs(world, after: head) == ["zones-2"])
+            let query = "ckAPIToken=\(world.apiToken)&ckWebAuthToken=\(world.aliceToken)"
+            let refused = try await client.execute(
+                uri: "/database/1/\(APIWorld.containerName)/development/private/zones/modify?\(query)", method: .post,
+                body: ByteBuffer(string: #"""
+                    {"operations":[{"operationType":"create","zone":{"zoneID":{"zoneName":"C"}}},
+                      {"operationType":"rename","zone":{"zoneID":{"zoneName":"B"}}}]}
+                    """#)) { $0.status }
+            #expect(refused == .badRequest)
+            #expect(try Self.requestIDs(world, after: head) == ["zones-2"], "nothing was committed")
+        }
+    }
+
     @Test("subscriptions/modify: a saved and a deleted subscription each commit under the request's ID")
     func subscriptions() async throws {
         try await Self.live { world, client in

@@ -43,30 +43,26 @@ extension CloudKitAPI {
             throw CumulusError(.invalidArguments, "'operations' must be a list of {operationType, zone}")
         }
         try checkItemCount(operations.count, of: "operations")
-        var answers: [JSONValue] = []
-        for (index, operation) in operations.enumerated() {
+        // Every operation is read before any is planned: one commit holds them all.
+        let planned = try operations.enumerated().map { index, operation -> ZoneOperation in
             guard let type = operation["operationType"]?.stringValue else {
                 throw CumulusError(.invalidArguments, "operation \(index) needs an 'operationType'")
             }
             guard let zoneJSON = operation["zone"] else { throw CumulusError(.invalidArguments, "operation \(index) needs a 'zone'") }
             let zoneID = try ZoneID(wire: (zoneJSON["zoneID"] ?? zoneJSON).json(), field: "operations[\(index)].zone")
             switch type {
-            case "create":
-                let result = try await context.database.saveZones(
-                    [zoneID], as: context.caller.user, requestID: context.requestID)[0]
-                switch result.result {
-                case .success(let zone): answers.append(Self.zoneJSON(zone))
-                case .failure(let error): answers.append(Self.zoneError(result.zoneID, error))
-                }
-            case "delete":
-                let result = try await context.database.deleteZones(
-                    [zoneID], as: context.caller.user, requestID: context.requestID)[0]
-                switch result.result {
-                case .success: answers.append(["zoneID": result.zoneID.wireJSON, "deleted": true])
-                case .failure(let error): answers.append(Self.zoneError(result.zoneID, error))
-                }
+            case "create": return .save(zoneID)
+            case "delete": return .delete(zoneID)
             default:
                 throw CumulusError(.invalidArguments, "operation \(index): unknown operationType '\(type)'; use create or delete")
+            }
+        }
+        let results = try await context.database.modifyZones(planned, as: context.caller.user, requestID: context.requestID)
+        let answers: [JSONValue] = results.map { item in
+            switch item.result {
+            case .success(let zone?): Self.zoneJSON(zone)
+            case .success(nil): ["zoneID": item.operation.zoneID.wireJSON, "deleted": true]
+            case .failure(let error): Self.zoneError(item.operation.zoneID, error)
             }
         }
         return APIResponse(json: ["zones": .array(answers)])
