@@ -1,5 +1,6 @@
 import CumulusEngine
 import CumulusModel
+import CumulusTestSupport
 import Foundation
 import Testing
 
@@ -10,16 +11,7 @@ struct SchemaCommandTests {
     static let container = EngineWorld.containerID
 
     func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = VerifyCommandTests.executable
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try SpawnedProcess.run(VerifyCommandTests.executable.path, arguments, errors: .withOutput)
     }
 
     @Test("export, validate, import, deploy, a refused deploy, reset and roles, each with its exit status")

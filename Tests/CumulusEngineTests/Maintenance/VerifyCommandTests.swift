@@ -2,6 +2,7 @@ import CumulusEngine
 import CumulusLog
 import CumulusModel
 import CumulusViews
+import CumulusTestSupport
 import Foundation
 import Testing
 
@@ -13,16 +14,7 @@ struct VerifyCommandTests {
     }
 
     func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try SpawnedProcess.run(Self.executable.path, arguments, errors: .withOutput)
     }
 
     @Test("exit 0 on a healthy directory; non-zero naming the table after a view entry is altered; rebuild repairs")

@@ -1,6 +1,7 @@
 import CumulusEngine
 import CumulusLog
 import CumulusModel
+import CumulusTestSupport
 import Foundation
 import Testing
 
@@ -31,22 +32,18 @@ struct NotificationCrashTests {
                 try? FileManager.default.removeItem(atPath: output)
             }
             _ = FileManager.default.createFile(atPath: output, contents: nil)
-            let process = Process()
-            process.executableURL = Self.harness
-            process.arguments = ["--notify-child", "--dir", path, "--container", EngineWorld.containerID, "--user", EngineWorld.user]
-            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-            process.standardOutput = handle
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try SpawnedProcess.start(
+                Self.harness.path,
+                ["--notify-child", "--dir", path, "--container", EngineWorld.containerID, "--user", EngineWorld.user],
+                output: .append(output), errors: .discard)
             // Let it acknowledge some writes, then kill it at a random moment.
             let deadline = ContinuousClock.now + .seconds(60)
             while acknowledged(output).count < 20 * (round + 1), process.isRunning, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(5))
             }
             try await Task.sleep(for: .milliseconds(Int.random(in: 0...50)))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            try handle.close()
+            process.send(SIGKILL)
+            process.waitForExit()
             let acked = acknowledged(output)
             #expect(acked.count >= 20, "the child acknowledged too little before the kill")
 

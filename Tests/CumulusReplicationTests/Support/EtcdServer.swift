@@ -1,4 +1,5 @@
 @testable import CumulusReplication
+import CumulusTestSupport
 import Foundation
 
 /// A private etcd for one test: its own data directory under the temporary directory,
@@ -8,7 +9,7 @@ import Foundation
 final class EtcdServer: @unchecked Sendable {
     let directory: String
     let clientURL: String
-    private let process = Process()
+    private let process: SpawnedProcess
 
     /// Where Debian puts it, else the first `etcd` on the PATH.
     static var binary: String? {
@@ -34,7 +35,6 @@ final class EtcdServer: @unchecked Sendable {
         self.certificates = certificates
         clientURL = (certificates == nil ? "http" : "https") + "://127.0.0.1:\(clientPort)"
         let peerURL = "http://127.0.0.1:\(peerPort)"
-        process.executableURL = URL(fileURLWithPath: binary)
         var arguments = [
             "--name", "test", "--data-dir", directory + "/data",
             "--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
@@ -47,10 +47,7 @@ final class EtcdServer: @unchecked Sendable {
                 "--trusted-ca-file", certificates.caFile, "--client-cert-auth",
             ]
         }
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        process = try SpawnedProcess.start(binary, arguments, output: .discard, errors: .discard)
         try await waitUntilHealthy()
     }
 
@@ -62,15 +59,15 @@ final class EtcdServer: @unchecked Sendable {
     /// Kills etcd without warning.
     func kill() {
         guard process.isRunning else { return }
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.send(SIGKILL)
+        process.waitForExit()
     }
 
     /// Freezes etcd (SIGSTOP): connections stay open and nothing answers.
-    func pause() { Foundation.kill(process.processIdentifier, SIGSTOP) }
+    func pause() { process.send(SIGSTOP) }
 
     /// Thaws it (SIGCONT).
-    func resume() { Foundation.kill(process.processIdentifier, SIGCONT) }
+    func resume() { process.send(SIGCONT) }
 
     /// The root user's password once ``enableAuthentication()`` ran.
     static let rootPassword = "etcd-root-password"

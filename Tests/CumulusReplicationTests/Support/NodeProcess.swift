@@ -1,3 +1,4 @@
+import CumulusTestSupport
 import Foundation
 import Synchronization
 
@@ -17,7 +18,7 @@ final class NodeProcess: @unchecked Sendable {
     let port: Int
     let output: String
     let errors: String
-    private var process: Process?
+    private var process: SpawnedProcess?
 
     /// The node's base URL.
     var url: String { "http://127.0.0.1:\(port)" }
@@ -42,38 +43,28 @@ final class NodeProcess: @unchecked Sendable {
             atPath: (output as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         if !FileManager.default.fileExists(atPath: output) { _ = FileManager.default.createFile(atPath: output, contents: nil) }
         if !FileManager.default.fileExists(atPath: errors) { _ = FileManager.default.createFile(atPath: errors, contents: nil) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
-        out.seekToEndOfFile()
-        err.seekToEndOfFile()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        self.process = process
+        process = try SpawnedProcess.start(
+            Self.binary, arguments, environment: environment, output: .append(output), errors: .append(errors))
     }
 
     /// The running process's ID, or `nil` before it starts.
-    var processID: Int32? { process.map(\.processIdentifier) }
+    var processID: Int32? { process?.pid }
 
     /// Freezes the process (SIGSTOP): its sockets stay open, nothing in it runs.
     func pause() {
-        if let process, process.isRunning { Foundation.kill(process.processIdentifier, SIGSTOP) }
+        process?.send(SIGSTOP)
     }
 
     /// Thaws it (SIGCONT).
     func resume() {
-        if let process, process.isRunning { Foundation.kill(process.processIdentifier, SIGCONT) }
+        process?.send(SIGCONT)
     }
 
     /// Kills the process without warning.
     func kill() {
         guard let process, process.isRunning else { return }
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        reap(process, within: .seconds(10))
+        process.send(SIGKILL)
+        _ = process.waitForExit(within: .seconds(10))
     }
 
     /// Asks the process to stop (SIGTERM) and waits up to 30 s (then kills it);
@@ -81,28 +72,18 @@ final class NodeProcess: @unchecked Sendable {
     @discardableResult
     func stop() -> Int32 {
         guard let process else { return -1 }
-        if process.isRunning { process.terminate() }
-        if !reap(process, within: .seconds(30)) {
-            Foundation.kill(process.processIdentifier, SIGKILL)
-            reap(process, within: .seconds(10))
-            return -9
-        }
-        return process.terminationStatus
-    }
-
-    /// Polls for the exit (Foundation's `waitUntilExit` spins a run loop on Linux).
-    @discardableResult
-    private func reap(_ process: Process, within timeout: Duration) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-        return !process.isRunning
+        process.send(SIGTERM)
+        if let status = process.waitForExit(within: .seconds(30)) { return status }
+        process.send(SIGKILL)
+        _ = process.waitForExit(within: .seconds(10))
+        return -9
     }
 
     /// Waits up to `timeout` for the process to exit by itself; its status, or `nil`.
     func waitForExit(timeout: Duration) async -> Int32? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if let process, !process.isRunning { return process.terminationStatus }
+            if let process, !process.isRunning { return process.waitForExit() }
             try? await Task.sleep(for: .milliseconds(50))
         }
         return nil

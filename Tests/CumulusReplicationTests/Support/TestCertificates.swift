@@ -1,3 +1,4 @@
+import CumulusTestSupport
 import Foundation
 
 /// A throw-away CA, a server certificate for 127.0.0.1 and a client certificate, made
@@ -16,14 +17,18 @@ final class TestCertificates: @unchecked Sendable {
         directory = ReplicationWorld.temporaryPath("certificates-" + label)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
-        try run(["req", "-x509"] + key + ["-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=cumulus-test-ca"])
+        let directory = self.directory
+        func file(_ name: String) -> String { directory + "/" + name }
+        try run(["req", "-x509"] + key + [
+            "-keyout", file("ca.key"), "-out", file("ca.pem"), "-days", "2", "-subj", "/CN=cumulus-test-ca",
+        ])
         for (name, usage) in [("server", "serverAuth,clientAuth"), ("client", "clientAuth")] {
-            try run(["req"] + key + ["-keyout", "\(name).key", "-out", "\(name).csr", "-subj", "/CN=\(name)"])
+            try run(["req"] + key + ["-keyout", file("\(name).key"), "-out", file("\(name).csr"), "-subj", "/CN=\(name)"])
             try Data("subjectAltName=IP:127.0.0.1\nextendedKeyUsage=\(usage)\n".utf8)
-                .write(to: URL(fileURLWithPath: directory + "/\(name).ext"))
+                .write(to: URL(fileURLWithPath: file("\(name).ext")))
             try run([
-                "x509", "-req", "-in", "\(name).csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-                "-out", "\(name).pem", "-days", "2", "-extfile", "\(name).ext",
+                "x509", "-req", "-in", file("\(name).csr"), "-CA", file("ca.pem"), "-CAkey", file("ca.key"),
+                "-CAcreateserial", "-out", file("\(name).pem"), "-days", "2", "-extfile", file("\(name).ext"),
             ])
         }
     }
@@ -31,16 +36,11 @@ final class TestCertificates: @unchecked Sendable {
     deinit { try? FileManager.default.removeItem(atPath: directory) }
 
     private func run(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestFailure("openssl \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+        let status = try SpawnedProcess.start(
+            "/usr/bin/openssl", arguments, output: .discard, errors: .discard
+        ).waitForExit()
+        guard status == 0 else {
+            throw TestFailure("openssl \(arguments.joined(separator: " ")) exited with \(status)")
         }
     }
 }

@@ -18,18 +18,16 @@ struct ServerTLSTests {
     static func makeCertificate(in directory: String, name: String = "server") throws -> (certificate: String, key: String) {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let (certificate, key) = (directory + "/\(name).crt", directory + "/\(name).key")
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        openssl.arguments = [
-            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
-            "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
-            "-keyout", key, "-out", certificate,
-        ]
-        openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        openssl.waitUntilExit()
-        guard openssl.terminationStatus == 0 else {
-            throw CumulusError(.internalError, "openssl req failed (\(openssl.terminationStatus)); `make deps` installs it")
+        let status = try SpawnedProcess.start(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
+                "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+                "-keyout", key, "-out", certificate,
+            ], output: .inherit, errors: .discard
+        ).waitForExit()
+        guard status == 0 else {
+            throw CumulusError(.internalError, "openssl req failed (\(status)); `make deps` installs it")
         }
         return (certificate, key)
     }
