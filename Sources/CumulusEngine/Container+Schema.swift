@@ -28,9 +28,9 @@ extension Container {
     /// (CloudKit's rule for both environments: production data must stay readable).
     /// Indexes it adds are built, and indexes it drops removed, in the same commit.
     /// Returns the schema now in force; importing what is already there logs nothing.
-    @discardableResult
     /// `requestID` becomes the commit's request ID: the server passes its request's, so
     /// the log and audit exports match its logs.
+    @discardableResult
     public func importSchema(
         _ text: String, into id: SchemaID, as actor: String = "", requestID: String = UUID().uuidString
     ) async throws -> Schema {
@@ -43,9 +43,9 @@ extension Container {
 
     /// Copies the development schema of `container` to production. Refused, naming
     /// the type or field, when it would remove or retype anything production has.
-    @discardableResult
     /// `requestID` becomes the commit's request ID: the server passes its request's, so
     /// the log and audit exports match its logs.
+    @discardableResult
     public func deploySchema(container: String, as actor: String = "", requestID: String = UUID().uuidString) async throws
         -> Schema
     {
@@ -60,9 +60,9 @@ extension Container {
 
     /// Sets the development schema of `container` back to production's (records stay;
     /// fields they hold that production lacks are added back just in time when saved).
-    @discardableResult
     /// `requestID` becomes the commit's request ID: the server passes its request's, so
     /// the log and audit exports match its logs.
+    @discardableResult
     public func resetSchema(container: String, as actor: String = "", requestID: String = UUID().uuidString) async throws
         -> Schema
     {
@@ -77,15 +77,9 @@ extension Container {
         _ id: SchemaID, reason: SchemaChangeReason, actor: String, requestID: String,
         _ make: @escaping @Sendable (LMDBReadTransaction, Schema) throws -> Schema
     ) async throws -> Schema {
-        let views = self.views
-        let (_, schema) = try await writer.submit { context -> (CommitRequest?, Schema) in
-            let txn = context.transaction
-            let production = try views.schema(SchemaID(container: id.container, environment: .production), in: txn).schema
-            let current = try views.schema(id, in: txn).schema
-            let new = try make(txn, production).normalized()
-            guard new != current else { return (nil, current) }
-            let event = Event.schemaChanged(schema: id, text: SchemaPrinter.print(new), reason: reason)
-            return (CommitRequest(actor: actor, requestID: requestID, events: [event]), new)
+        let planner = SchemaPlanner(views: views, actor: actor, requestID: requestID)
+        let (_, schema) = try await writer.submit { context in
+            try planner.planReplacement(of: id, reason: reason, context, make: make)
         }
         return schema
     }
@@ -103,17 +97,8 @@ extension Container {
         if let builtIn = wanted.first(where: { SecurityRole.builtIn.contains($0) }) {
             throw CumulusError(.invalidArguments, "\(builtIn) is a built-in role; every user holds it as it applies")
         }
-        let views = self.views
-        _ = try await writer.submit { context -> (CommitRequest?, Void) in
-            let schema = try views.schema(id, in: context.transaction).schema
-            if let unknown = wanted.first(where: { !schema.roles.contains($0) }) {
-                throw CumulusError(
-                    .invalidArguments, "role \(unknown) is not in the \(id) schema; add CREATE ROLE \(unknown) to it first")
-            }
-            guard try views.roles(of: user, in: id, context.transaction) != wanted else { return (nil, ()) }
-            let event = Event.rolesAssigned(schema: id, user: user, roles: wanted)
-            return (CommitRequest(actor: actor, requestID: requestID, events: [event]), ())
-        }
+        let planner = SchemaPlanner(views: views, actor: actor, requestID: requestID)
+        _ = try await writer.submit { context in try planner.planRoles(wanted, for: user, in: id, context) }
     }
 
     /// The users holding custom roles in a container environment, with their roles.

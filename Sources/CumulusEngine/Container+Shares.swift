@@ -46,46 +46,14 @@ extension Container {
         _ shortGUIDs: [String], container name: String, environment: DatabaseID.Environment, as user: String,
         requestID: String = UUID().uuidString
     ) async throws -> [Result<ShareMetadata, CumulusError>] {
-        let views = self.views
-        let (_, results) = try await writer.submit { context -> (CommitRequest?, [Result<ShareMetadata, CumulusError>]) in
-            var events: [Event] = []
-            var accepted: [String: Share] = [:]
-            var results: [Result<ShareMetadata, CumulusError>] = []
-            for guid in shortGUIDs {
-                do {
-                    var (database, share) = try Self.findShare(guid, container: name, environment: environment, views, context.transaction)
-                    if let earlier = accepted[guid] { share = earlier }
-                    if user != share.owner {
-                        if let index = share.participants.firstIndex(where: { $0.userRecordName == user }) {
-                            if share.participants[index].acceptance != .accepted {
-                                share.participants[index].acceptance = .accepted
-                                events.append(.shareSaved(database: database, share: share))
-                            }
-                        } else if share.publicPermission != .none {
-                            guard share.participants.count < Share.maxParticipants else {
-                                throw CumulusError(.limitExceeded, "the share already has \(Share.maxParticipants) participants")
-                            }
-                            share.participants.append(ShareParticipant(
-                                userRecordName: user, permission: share.publicPermission, role: .publicUser, acceptance: .accepted))
-                            events.append(.shareSaved(database: database, share: share))
-                        } else {
-                            throw CumulusError(.permissionFailure, "this share was not offered to you; ask its owner for an invitation")
-                        }
-                    }
-                    accepted[guid] = share
-                    results.append(.success(try Self.metadata(share, database, user: user, fetchRoot: false, views, context.transaction)))
-                } catch let error as CumulusError {
-                    results.append(.failure(error))
-                }
-            }
-            let request = events.isEmpty ? nil : CommitRequest(actor: user, requestID: requestID, events: events)
-            return (request, results)
-        }
+        let planner = ShareAcceptancePlanner(
+            views: views, container: name, environment: environment, user: user, requestID: requestID)
+        let (_, results) = try await writer.submit { context in try planner.plan(shortGUIDs, context) }
         return results
     }
 
     /// The share `guid` names, if it is in `container`'s `environment`.
-    private static func findShare(
+    static func findShare(
         _ guid: String, container: String, environment: DatabaseID.Environment, _ views: Views, _ txn: LMDBReadTransaction
     ) throws -> (DatabaseID, Share) {
         guard let (database, share) = try views.share(shortGUID: guid, txn), database.container == container,
@@ -96,7 +64,7 @@ extension Container {
         return (database, share)
     }
 
-    private static func metadata(
+    static func metadata(
         _ share: Share, _ database: DatabaseID, user: String, fetchRoot: Bool, _ views: Views, _ txn: LMDBReadTransaction
     ) throws -> ShareMetadata {
         let shareRecord = try views.record(share.recordID, in: database, txn)

@@ -24,8 +24,7 @@ extension Database {
         -> [(subscriptionID: String, result: Result<Subscription, CumulusError>)]
     {
         let actor = try AccessPolicy.checkWrite(id, actor: actor)
-        let database = id
-        var prepared: [Result<(Subscription, [UInt8]), CumulusError>] = []
+        var prepared: [SubscriptionPlanner.PreparedSave] = []
         var seen = Set<String>()
         for subscription in subscriptions {
             guard seen.insert(subscription.subscriptionID).inserted else {
@@ -40,37 +39,9 @@ extension Database {
             }
         }
         let items = prepared
-        let views = container.views
-        let (_, results) = try await container.writer.submit { context -> (CommitRequest?, [Result<Subscription, CumulusError>]) in
-            var events: [Event] = []
-            var results: [Result<Subscription, CumulusError>] = []
-            // The IDs the actor holds here, counted against `maxPerUser`.
-            var held = Set(
-                try views.subscriptions(in: database, context.transaction).filter { $0.owner == actor }.map(\.subscriptionID))
-            for item in items {
-                guard case .success(let (subscription, definition)) = item else {
-                    if case .failure(let error) = item { results.append(.failure(error)) }
-                    continue
-                }
-                do {
-                    try Self.checkStored(subscription, in: database, views: views, context.transaction)
-                    if !held.contains(subscription.subscriptionID) {
-                        guard held.count < maxPerUser else {
-                            throw CumulusError(
-                                .limitExceeded,
-                                "you hold \(held.count) subscriptions in this database, the most one user may; delete some first")
-                        }
-                        held.insert(subscription.subscriptionID)
-                    }
-                    events.append(
-                        .subscriptionSaved(database: database, subscriptionID: subscription.subscriptionID, definition: definition))
-                    results.append(.success(subscription))
-                } catch let error as CumulusError {
-                    results.append(.failure(error))
-                }
-            }
-            let request = events.isEmpty ? nil : CommitRequest(actor: actor, requestID: requestID, events: events)
-            return (request, results)
+        let planner = SubscriptionPlanner(views: container.views, database: id, actor: actor, requestID: requestID)
+        let (_, results) = try await container.writer.submit { context in
+            try planner.planSaves(items, maxPerUser: maxPerUser, context)
         }
         return zip(subscriptions.map(\.subscriptionID), results).map { ($0, $1) }
     }
@@ -83,24 +54,8 @@ extension Database {
         -> [(subscriptionID: String, result: Result<Void, CumulusError>)]
     {
         let actor = try AccessPolicy.checkWrite(id, actor: actor)
-        let database = id
-        let views = container.views
-        let (_, results) = try await container.writer.submit { context -> (CommitRequest?, [Result<Void, CumulusError>]) in
-            var events: [Event] = []
-            var results: [Result<Void, CumulusError>] = []
-            var deleted = Set<String>()
-            for subscriptionID in subscriptionIDs {
-                let stored = try views.subscription(subscriptionID, in: database, context.transaction)
-                guard let stored, stored.owner == actor, deleted.insert(subscriptionID).inserted else {
-                    results.append(.failure(Self.unknownSubscription(subscriptionID)))
-                    continue
-                }
-                events.append(.subscriptionDeleted(database: database, subscriptionID: subscriptionID))
-                results.append(.success(()))
-            }
-            let request = events.isEmpty ? nil : CommitRequest(actor: actor, requestID: requestID, events: events)
-            return (request, results)
-        }
+        let planner = SubscriptionPlanner(views: container.views, database: id, actor: actor, requestID: requestID)
+        let (_, results) = try await container.writer.submit { context in try planner.planDeletes(subscriptionIDs, context) }
         return zip(subscriptionIDs, results).map { ($0, $1) }
     }
 
@@ -114,7 +69,7 @@ extension Database {
         return try container.store.environment.read { txn in
             try subscriptionIDs.map { subscriptionID in
                 guard let stored = try views.subscription(subscriptionID, in: database, txn), stored.owner == actor else {
-                    return (subscriptionID, .failure(Self.unknownSubscription(subscriptionID)))
+                    return (subscriptionID, .failure(SubscriptionPlanner.unknown(subscriptionID)))
                 }
                 return (subscriptionID, .success(stored))
             }
@@ -144,7 +99,7 @@ extension Database {
             let head = store.head.sequence
             return try subscriptionIDs.map { subscriptionID in
                 guard let stored = try views.subscription(subscriptionID, in: database, txn), stored.owner == actor else {
-                    return (subscriptionID, .failure(Self.unknownSubscription(subscriptionID)))
+                    return (subscriptionID, .failure(SubscriptionPlanner.unknown(subscriptionID)))
                 }
                 let last = try views.lastFired(subscriptionID, in: database, txn)
                 return (subscriptionID, .success(SubscriptionStatus(subscriptionID: subscriptionID, lastFiredSequence: last, logHead: head)))
@@ -203,31 +158,5 @@ extension Database {
             throw CumulusError(.invalidArguments, error.message)
         }
         return normalized
-    }
-
-    /// Checks against stored state, on the writer: the zone exists, and the ID is not
-    /// another user's.
-    private static func checkStored(
-        _ subscription: Subscription, in database: DatabaseID, views: Views, _ txn: LMDBReadTransaction
-    ) throws {
-        let zoneID: ZoneID? =
-            switch subscription.kind {
-            case .query(_, let zoneID, _, _): zoneID
-            case .zone(let zoneID, _): zoneID
-            case .database: nil
-            }
-        if let zoneID, !zoneID.isDefaultZone, try views.zone(zoneID, in: database, txn) == nil {
-            throw CumulusError(.zoneNotFound, "zone \(zoneID.zoneName) does not exist")
-        }
-        if let existing = try views.subscription(subscription.subscriptionID, in: database, txn),
-            existing.owner != subscription.owner
-        {
-            throw CumulusError(
-                .permissionFailure, "subscription ID \(subscription.subscriptionID) is taken by another user; choose another")
-        }
-    }
-
-    private static func unknownSubscription(_ subscriptionID: String) -> CumulusError {
-        CumulusError(.unknownItem, "subscription \(subscriptionID) does not exist")
     }
 }
