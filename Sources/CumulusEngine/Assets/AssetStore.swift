@@ -228,12 +228,14 @@ public final class AssetStore: Sendable {
         }
     }
 
-    /// fsyncs a directory, so a rename or unlink in it survives a crash.
+    /// fsyncs a directory, so a rename or unlink in it survives a crash
+    /// (``FileSync/directory(_:)``), failing as the store's other file errors do.
     static func syncDirectory(_ path: String) throws {
-        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw failure("open \(path)") }
-        defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw failure("fsync \(path)") }
+        do {
+            try FileSync.directory(path)
+        } catch {
+            throw CumulusError(.internalError, "asset store: cannot sync \(path): \(error.description)")
+        }
     }
 
     /// `internalError` naming what failed and `errno`'s text.

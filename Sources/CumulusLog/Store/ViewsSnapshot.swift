@@ -86,9 +86,15 @@ extension LogStore {
         try? FileManager.default.removeItem(atPath: scratch + "/lock.mdb")
         try FileSync.file(scratch + "/data.mdb")
         let final = ViewsSnapshot.path(ofData: data, at: head.sequence)
-        try? FileManager.default.removeItem(atPath: final)
-        try FileManager.default.moveItem(atPath: scratch, toPath: final)
-        try FileSync.directory(root)
+        if FileManager.default.fileExists(atPath: final) {
+            // A snapshot of the same commit is whole already (only a finished copy is
+            // renamed into place), and may be the recorded one: keep it, never a window
+            // in which the record names a missing file.
+            try FileManager.default.removeItem(atPath: scratch)
+        } else {
+            try FileManager.default.moveItem(atPath: scratch, toPath: final)
+            try FileSync.directory(root)
+        }
         let meta = tables.meta
         try logEnvironment.write { txn in
             try txn.put(meta, key: ViewsSnapshot.metaKey, value: BigEndian.bytes(head.sequence) + head.hash)

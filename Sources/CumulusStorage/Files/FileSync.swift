@@ -4,9 +4,10 @@ import Glibc
 import Darwin
 #endif
 
-/// fsync of whole files and directories, for copies that must survive a crash of
-/// the machine once a caller has recorded them (a views snapshot,
-/// `LogStore.takeViewsSnapshot()`): LMDB's own copy does not flush what it writes.
+/// fsync of whole files and directories, for what must survive a crash of the
+/// machine once a caller has recorded it: a views snapshot
+/// (`LogStore.takeViewsSnapshot()`; LMDB's own copy does not flush what it writes),
+/// an asset file's directory entry (`AssetStore`).
 public enum FileSync {
     /// Flushes the file at `path` to stable storage.
     public static func file(_ path: String) throws(StorageError) {

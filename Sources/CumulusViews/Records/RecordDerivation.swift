@@ -68,13 +68,6 @@ public struct CommitDerivations: Sendable {
     enum Ahead: Sendable {
         case whole(RecordDerivation)
         case content(ContentDerivation)
-
-        var schemaStamp: UInt64 {
-            switch self {
-            case .whole(let derivation): derivation.schemaStamp
-            case .content(let content): content.schemaStamp
-            }
-        }
     }
 
     let events: [Ahead?]

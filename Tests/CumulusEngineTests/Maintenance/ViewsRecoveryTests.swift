@@ -197,6 +197,24 @@ struct ViewsRecoveryTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path + "/data.mdb")) == garbage)
     }
 
+    @Test("a second views snapshot of the same commit keeps the first in place, so the record never names a missing file")
+    func snapshotOfTheSameCommitKeepsTheFirst() async throws {
+        let path = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let container = try Container(path: path)
+        defer { container.close() }
+        try await Self.save(container, ["r0"])
+        let first = try container.store.takeViewsSnapshot()
+        let directory = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: ViewsSnapshot.directory(ofData: path)).first)
+        let file = ViewsSnapshot.directory(ofData: path) + "/" + directory + "/data.mdb"
+        let inode = try FileManager.default.attributesOfItem(atPath: file)[.systemFileNumber] as? Int
+        #expect(try container.store.takeViewsSnapshot() == first)
+        #expect(try FileManager.default.attributesOfItem(atPath: file)[.systemFileNumber] as? Int == inode)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: ViewsSnapshot.directory(ofData: path)) == [directory])
+        #expect(try container.store.viewsSnapshot() == first)
+    }
+
     /// Digests of every view table.
     static func digests(_ container: Container) throws -> [ViewDigest] {
         try container.store.environment.read { txn in try container.views.tables.all.map { try ViewDigest.of($0, in: txn) } }
