@@ -83,6 +83,9 @@ public final class Container: Sendable {
             // Views made afresh (new, or remade after a crash) are made by this build's
             // apply from the first commit: of the current layout, with nothing to upgrade.
             if try store.appliedHead() == .empty { try ViewRebuilder.markCurrent(store.environment) }
+            // Views one layout step behind are brought up to it in place before they
+            // apply anything: this build's apply relies on what the step adds.
+            try ViewMigration.migrateIfNeeded(views, in: store.environment)
             // Each batch's derivations are made on the other core while the one before is
             // applied, as a replay's are (`Views.derive`).
             let environment = store.environment

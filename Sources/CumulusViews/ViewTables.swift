@@ -16,6 +16,7 @@ public struct ViewTables: Sendable {
         case fieldIndex
         case tokenIndex
         case tokenPending
+        case tokenSides
         case clientTokens
         case subscriptionIndex
         case subscriptionsFired
@@ -70,6 +71,12 @@ public struct ViewTables: Sendable {
     /// zone key ‖ record name → ``PendingTokens``: token entries not merged into
     /// `tokenIndex` yet, what it holds for the record and what it should.
     public let tokenPending: LMDBTable
+    /// zone key ‖ record name → the record's current token side (``PendingTokens``'
+    /// side layout, length field included), only for records with any SEARCHABLE
+    /// word: what the token index holds or will hold for it once merged, kept so an
+    /// update, a delete or a cascade finds its entries without tokenizing the old
+    /// version again (FTS5 needs the old text for a delete; this is that text, cut).
+    public let tokenSides: LMDBTable
     /// zone key ‖ actor → u64 sequence ‖ the client change token data of that
     /// user's latest commit in the zone that carried one (echoed by zone changes).
     public let clientTokens: LMDBTable
@@ -128,6 +135,7 @@ public struct ViewTables: Sendable {
         fieldIndex = try open(.fieldIndex)
         tokenIndex = try open(.tokenIndex)
         tokenPending = try open(.tokenPending)
+        tokenSides = try open(.tokenSides)
         clientTokens = try open(.clientTokens)
         subscriptionIndex = try open(.subscriptionIndex)
         subscriptionsFired = try open(.subscriptionsFired)
@@ -149,7 +157,7 @@ public struct ViewTables: Sendable {
     public var all: [LMDBTable] {
         [
             records, refsIn, refsOut, byType, zones, subscriptions, fieldIndex, tokenIndex, tokenPending,
-            clientTokens, subscriptionIndex, subscriptionsFired, subscriptionState, notifications, notificationHeads, schemas,
+            tokenSides, clientTokens, subscriptionIndex, subscriptionsFired, subscriptionState, notifications, notificationHeads, schemas,
             userRoles, schemaZones, shares, shareGUIDs, sharedZones, assetRefs, assetsOut, usage,
         ]
     }

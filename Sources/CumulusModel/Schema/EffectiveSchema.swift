@@ -98,10 +98,12 @@ public struct EffectiveSchema: Sendable, Hashable {
             return isText ? .all : [.queryable, .sortable]
         }
 
-        /// Whether user field `field` has any index entry, whatever its value: lets a
-        /// reader skip decoding the fields no index holds.
-        public func hasIndexes(onField field: String) -> Bool {
-            if let declared = declared?[field] { return !declared.indexes.isEmpty }
+        /// Whether user field `field` has a field-index entry (QUERYABLE or SORTABLE),
+        /// whatever its value: a field only SEARCHABLE has its words in the token index
+        /// alone, which keeps each record's words (`tokenSides`), so replacing or
+        /// deleting a record's field entries decodes only these fields.
+        public func hasFieldIndexes(onField field: String) -> Bool {
+            if let declared = declared?[field] { return !declared.indexes.isDisjoint(with: [.queryable, .sortable]) }
             return growsJustInTime
         }
 

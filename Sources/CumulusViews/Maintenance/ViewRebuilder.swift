@@ -17,8 +17,10 @@ public enum ViewRebuilder {
     /// rebuild's `tokenIndex` is what the merges left, not every entry. 5: `tokenIndex`
     /// keeps each word's postings in blocks (``PostingBlock``). 6: asset reference
     /// counts (`assetRefs`, `assetsOut`). 7: `assetsOut` holds each file's size, and
-    /// `usage` the bytes held per payer and per container (``RecordUsage``).
-    public static let format: UInt8 = 7
+    /// `usage` the bytes held per payer and per container (``RecordUsage``). 8: each
+    /// record's token side kept in `tokenSides`, made in place from layout 7
+    /// (``ViewMigration``).
+    public static let format: UInt8 = 8
     static let formatKey: [UInt8] = Array("viewsFormat".utf8)
 
     /// The views' layout version stored in `environment` (`nil`: none recorded).

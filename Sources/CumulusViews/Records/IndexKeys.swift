@@ -104,7 +104,7 @@ public enum IndexKeys {
         }
         let rules = schema.typeIndexes(type)
         if user {
-            record.forEachField(where: { rules.hasIndexes(onField: $0) }) { field, value in
+            record.forEachField(where: { rules.hasFieldIndexes(onField: $0) }) { field, value in
                 add(field, value, rules.indexes(ofField: field, isText: value.isText))
             }
         }

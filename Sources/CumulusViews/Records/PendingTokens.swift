@@ -46,6 +46,12 @@ public enum PendingTokens {
     /// Bytes of a side's length field.
     static let lengthBytes = 4
 
+    /// The side of no record, or of one without any SEARCHABLE word.
+    static let emptySide: [UInt8] = [0, 0, 0, 0]
+
+    /// Whether `side` is the empty side.
+    static func isEmpty(_ side: [UInt8]) -> Bool { side == emptySide }
+
     /// One version's side as stored: the tokens of `record` (nil: no record) under
     /// `schema`, with the type hash and creation time their index keys carry.
     static func side(of record: Record?, schema: EffectiveSchema) -> [UInt8] {
@@ -56,7 +62,7 @@ public enum PendingTokens {
     /// The side of `record` from its ``words(of:schema:)``: the words follow from
     /// what a client sent, the creation time from the server (``ContentDerivation``).
     static func side(of record: Record?, words: [UInt8]) -> [UInt8] {
-        var side: [UInt8] = [0, 0, 0, 0]
+        var side = emptySide
         guard let record, !words.isEmpty else { return side }
         side.reserveCapacity(lengthBytes + 16 + words.count)
         side.append(contentsOf: IndexKeys.hash8(record.recordType))

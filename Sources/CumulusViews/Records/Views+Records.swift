@@ -38,45 +38,33 @@ extension Views {
         if old?.recordType != record.recordType {
             try txn.deferPut(tables.byType, key: ViewKeys.byType(zoneKey, record.recordType, name))
         }
-        switch (old, tokens) {
-        case (let old?, .direct):
+        switch old {
+        case let old?:
             // Only the entries that differ: an edit of one field leaves the pages of
             // the others untouched.
-            try replaceIndexEntries(from: old, schema, to: record, schema, zoneKey: zoneKey, txn)
-        case (let old?, .pending):
             try replaceEntries(
                 tables.fieldIndex, old: IndexKeys.fieldEntries(of: old, zoneKey: zoneKey, schema: schema),
                 new: derived?.fieldEntries ?? IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: schema), txn)
-        case (nil, _):
+        case nil:
             if let derived {
                 for entry in derived.fieldEntries { try txn.deferPut(tables.fieldIndex, key: entry) }
-                if tokens == .direct {
-                    try writeEntries(of: record, zoneKey: zoneKey, schema: schema, fields: false, tokens: true, adding: true, txn)
-                }
             } else {
-                try writeEntries(
-                    of: record, zoneKey: zoneKey, schema: schema, fields: true, tokens: tokens == .direct, adding: true, txn)
+                try writeFieldEntries(of: record, zoneKey: zoneKey, schema: schema, adding: true, txn)
             }
         }
-        if tokens == .pending {
-            try stageTokens(
-                zoneKey: zoneKey, name: name, old: old,
-                current: derived?.tokenSide ?? PendingTokens.side(of: record, schema: schema), schema: schema, txn)
-        }
+        try moveTokens(
+            at: key, zoneKey: zoneKey, name: name, from: old == nil ? PendingTokens.emptySide : try keptTokenSide(at: key, txn),
+            to: derived?.tokenSide ?? PendingTokens.side(of: record, schema: schema), tokens: tokens, txn)
         let stored = try derived?.stored ?? RecordDerivation.stored(record)
         try txn.put(tables.records, key: key, value: stored)
         return (oldSize, stored.count)
     }
 
-    /// The record stored under `key` with only the fields `schema` indexes decoded:
-    /// all its index entries need, at a fraction of a full decode when few fields
-    /// are indexed (production).
-    func indexedPart(at key: [UInt8], _ schema: EffectiveSchema, _ txn: LMDBReadTransaction) throws -> Record? {
-        try indexedPartAndSize(at: key, schema, txn).record
-    }
-
-    /// ``indexedPart(at:_:_:)``, how many bytes the record takes as stored (0: none),
-    /// and with `creator` who created it (read from the header only when asked).
+    /// The record stored under `key` with only the fields that have field-index entries
+    /// under `schema` decoded: all that replacing or deleting its field entries needs
+    /// (its words are kept in `tokenSides`), at a fraction of a full decode when few
+    /// fields are (production). Also how many bytes the record takes as stored (0:
+    /// none), and with `creator` who created it (read from the header only when asked).
     func indexedPartAndSize(at key: [UInt8], _ schema: EffectiveSchema, creator: Bool = false, _ txn: LMDBReadTransaction)
         throws -> (record: Record?, size: Int, creator: String?)
     {
@@ -84,32 +72,27 @@ extension Views {
             let reader = try RecordReader(buffer)
             let rules = schema.typeIndexes(reader.recordType)
             return (
-                try reader.record(keepingFields: { rules.hasIndexes(onField: $0) }), buffer.count,
+                try reader.record(keepingFields: { rules.hasFieldIndexes(onField: $0) }), buffer.count,
                 creator ? try reader.creatorName() : nil)
         } ?? (nil, 0, nil)
     }
 
-    /// Moves the field and token entries of `old` (as `oldSchema` indexes it) to those of
-    /// `new` (as `newSchema` does), touching only the keys that differ: an edited record,
-    /// or a record whose type's indexes a schema change altered.
-    func replaceIndexEntries(
-        from old: Record, _ oldSchema: EffectiveSchema, to new: Record, _ newSchema: EffectiveSchema, zoneKey: [UInt8],
-        _ txn: LMDBWriteTransaction
-    ) throws {
-        try replaceFieldEntries(from: old, oldSchema, to: new, newSchema, zoneKey: zoneKey, txn)
-        try replaceEntries(
-            tables.tokenIndex, old: IndexKeys.tokenEntries(of: old, zoneKey: zoneKey, schema: oldSchema),
-            new: IndexKeys.tokenEntries(of: new, zoneKey: zoneKey, schema: newSchema), txn)
-    }
-
-    /// The field-index half of ``replaceIndexEntries(from:_:to:_:zoneKey:_:)``.
-    func replaceFieldEntries(
-        from old: Record, _ oldSchema: EffectiveSchema, to new: Record, _ newSchema: EffectiveSchema, zoneKey: [UInt8],
+    /// Moves the field and token entries of `record` from what `oldSchema` indexes to
+    /// what `newSchema` does, touching only the keys that differ: a record whose type's
+    /// indexes a schema change altered. Its token entries must all be merged (nothing
+    /// pending), as a schema change makes them before reindexing.
+    func reindexEntries(
+        of record: Record, from oldSchema: EffectiveSchema, to newSchema: EffectiveSchema, zoneKey: [UInt8],
         _ txn: LMDBWriteTransaction
     ) throws {
         try replaceEntries(
-            tables.fieldIndex, old: IndexKeys.fieldEntries(of: old, zoneKey: zoneKey, schema: oldSchema),
-            new: IndexKeys.fieldEntries(of: new, zoneKey: zoneKey, schema: newSchema), txn)
+            tables.fieldIndex, old: IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: oldSchema),
+            new: IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: newSchema), txn)
+        let name = record.recordID.recordName
+        let key = ViewKeys.record(zoneKey, name)
+        try moveTokens(
+            at: key, zoneKey: zoneKey, name: name, from: try keptTokenSide(at: key, txn),
+            to: PendingTokens.side(of: record, schema: newSchema), tokens: .direct, txn)
     }
 
     /// Deletes the keys only in `old`, adds those only in `new` (both sorted and
@@ -135,27 +118,20 @@ extension Views {
         }
     }
 
-    /// Adds (or removes) the field entries of `record` with `fields`, and its token
-    /// entries with `tokens`, as each key is built: deferred writes sort them and keep
-    /// one of any repeat, so a new or deleted record needs no key list of its own.
-    func writeEntries(
-        of record: Record, zoneKey: [UInt8], schema: EffectiveSchema, fields: Bool = true, tokens: Bool, adding: Bool,
-        _ txn: LMDBWriteTransaction
+    /// Adds (or removes) the field entries of `record`, as each key is built: deferred
+    /// writes sort them and keep one of any repeat, so a new or deleted record needs no
+    /// key list of its own.
+    func writeFieldEntries(
+        of record: Record, zoneKey: [UInt8], schema: EffectiveSchema, adding: Bool, _ txn: LMDBWriteTransaction
     ) throws {
         var failure: (any Error)?
-        func write(_ table: LMDBTable, _ key: [UInt8]) {
+        IndexKeys.forEachFieldEntry(of: record, zoneKey: zoneKey, schema: schema) { key in
             guard failure == nil else { return }
             do {
-                if adding { try txn.deferPut(table, key: key) } else { try txn.deferDelete(table, key: key) }
+                if adding { try txn.deferPut(tables.fieldIndex, key: key) } else { try txn.deferDelete(tables.fieldIndex, key: key) }
             } catch {
                 failure = error
             }
-        }
-        if fields {
-            IndexKeys.forEachFieldEntry(of: record, zoneKey: zoneKey, schema: schema) { write(tables.fieldIndex, $0) }
-        }
-        if tokens {
-            IndexKeys.forEachTokenEntry(of: record, zoneKey: zoneKey, schema: schema) { write(tables.tokenIndex, $0) }
         }
         if let failure { throw failure }
     }
@@ -173,12 +149,10 @@ extension Views {
         let key = ViewKeys.record(zoneKey, name)
         let found = try indexedPartAndSize(at: key, schema, creator: database.scope == .public, txn)
         if let old = found.record {
-            try writeEntries(of: old, zoneKey: zoneKey, schema: schema, tokens: tokens == .direct, adding: false, txn)
-            if tokens == .pending {
-                try stageTokens(
-                    zoneKey: zoneKey, name: name, old: old, current: PendingTokens.side(of: nil, schema: schema),
-                    schema: schema, txn)
-            }
+            try writeFieldEntries(of: old, zoneKey: zoneKey, schema: schema, adding: false, txn)
+            try moveTokens(
+                at: key, zoneKey: zoneKey, name: name, from: try keptTokenSide(at: key, txn), to: PendingTokens.emptySide,
+                tokens: tokens, txn)
         }
         try replaceReferences(zoneKey, source: name, old: try outgoing(zoneKey, name, in: txn), new: [], txn)
         try txn.deferDelete(tables.byType, key: ViewKeys.byType(zoneKey, recordType, name))

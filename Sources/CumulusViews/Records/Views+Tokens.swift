@@ -45,22 +45,10 @@ extension Views {
                 }) {
                     return true
                 }
-                let sides = try PendingTokens.sides(of: value, key: key)
-                let zoneKey = key.prefix(FeedKeys.length)
-                let name = key.dropFirst(FeedKeys.length)
-                let (indexed, current) = sides
-                if indexed.tokens.isEmpty {
-                    // A new record whose entry the loop above did not take: no key lists.
-                    try current.forEachIndexKey(zoneKey: zoneKey, name: name) { try txn.deferPut(tables.tokenIndex, key: $0) }
-                } else if current.tokens.isEmpty {
-                    try indexed.forEachIndexKey(zoneKey: zoneKey, name: name) {
-                        try txn.deferDelete(tables.tokenIndex, key: $0)
-                    }
-                } else {
-                    try replaceEntries(
-                        tables.tokenIndex, old: indexed.indexKeys(zoneKey: zoneKey, name: name),
-                        new: current.indexKeys(zoneKey: zoneKey, name: name), txn)
-                }
+                let (indexed, current) = try PendingTokens.sides(of: value, key: key)
+                try replaceTokenEntries(
+                    from: indexed, to: current, zoneKey: key.prefix(FeedKeys.length), name: key.dropFirst(FeedKeys.length),
+                    txn)
                 return true
             } catch {
                 failure = error
@@ -71,15 +59,65 @@ extension Views {
         try txn.clear(tables.tokenPending)
     }
 
-    /// Stages the token change of the record `name` in the zone `zoneKey` from `old`
-    /// (what the index holds for it unless an entry is already pending) to the side
-    /// `current` (``PendingTokens/side(of:schema:)`` of the new version, or of `nil`
-    /// when deleted), both as `schema` indexes them.
-    func stageTokens(
-        zoneKey: [UInt8], name: String, old: Record?, current: [UInt8], schema: EffectiveSchema,
+    /// Deletes the `tokenIndex` keys of `old` and adds those of `current`, both sides
+    /// of the record `name` in the zone `zoneKey`, touching only the keys that differ.
+    /// The writes are deferred (``replaceEntries(_:old:new:_:)``).
+    func replaceTokenEntries(
+        from old: PendingTokens.Side, to current: PendingTokens.Side, zoneKey: some Collection<UInt8>,
+        name: some Collection<UInt8>, _ txn: LMDBWriteTransaction
+    ) throws {
+        if old.tokens.isEmpty {
+            try current.forEachIndexKey(zoneKey: zoneKey, name: name) { try txn.deferPut(tables.tokenIndex, key: $0) }
+        } else if current.tokens.isEmpty {
+            try old.forEachIndexKey(zoneKey: zoneKey, name: name) { try txn.deferDelete(tables.tokenIndex, key: $0) }
+        } else {
+            try replaceEntries(
+                tables.tokenIndex, old: old.indexKeys(zoneKey: zoneKey, name: name),
+                new: current.indexKeys(zoneKey: zoneKey, name: name), txn)
+        }
+    }
+
+    /// The token side kept for the record under `key` (zone key ‖ name) in
+    /// `tokenSides`: what the index holds for it once merged, or the empty side if it
+    /// has no SEARCHABLE word.
+    func keptTokenSide(at key: [UInt8], _ txn: LMDBReadTransaction) throws -> [UInt8] {
+        guard let side = try txn.get(tables.tokenSides, key: key) else { return PendingTokens.emptySide }
+        guard side.withUnsafeBytes({ PendingTokens.sideLength($0) }) == side.count else {
+            throw StorageError.corrupt("tokenSides entry \(Hex.encode(key))")
+        }
+        return side
+    }
+
+    /// Moves the token entries of the record under `key` (zone key ‖ `name`) from
+    /// `old`, the side kept for it (``keptTokenSide(at:_:)``), to `current` (its new
+    /// version's ``PendingTokens/side(of:schema:)``, or the empty side when deleted):
+    /// staged in `tokenPending` or written straight into `tokenIndex`, as `tokens`
+    /// says, and `current` kept in its place. Nothing is tokenized here: an update, a
+    /// delete or a cascade reads the old words from what was kept.
+    func moveTokens(
+        at key: [UInt8], zoneKey: [UInt8], name: String, from old: [UInt8], to current: [UInt8], tokens: TokenWrites,
         _ txn: LMDBWriteTransaction
     ) throws {
-        let key = ViewKeys.record(zoneKey, name)
+        guard old != current else { return }
+        switch tokens {
+        case .pending:
+            try stageTokens(at: key, indexed: old, current: current, txn)
+        case .direct:
+            guard let from = PendingTokens.Side(old[...]), let to = PendingTokens.Side(current[...]) else {
+                throw StorageError.corrupt("token side of \(Hex.encode(key))")
+            }
+            try replaceTokenEntries(from: from, to: to, zoneKey: zoneKey, name: name.utf8, txn)
+        }
+        if PendingTokens.isEmpty(current) {
+            _ = try txn.delete(tables.tokenSides, key: key)
+        } else {
+            try txn.put(tables.tokenSides, key: key, value: current)
+        }
+    }
+
+    /// Stages the token change of the record under `key` from `kept` (what the index
+    /// holds for it unless an entry is already pending) to the side `current`.
+    private func stageTokens(at key: [UInt8], indexed kept: [UInt8], current: [UInt8], _ txn: LMDBWriteTransaction) throws {
         // Most saves find the table empty right after a merge, or hold no entry of
         // theirs: the count is O(1), the lookup a walk of a few hot pages.
         let existing = try txn.count(tables.tokenPending) == 0 ? nil : try txn.get(tables.tokenPending, key: key)
@@ -90,7 +128,7 @@ extension Views {
             }
             indexed = existing[..<split]
         } else {
-            indexed = PendingTokens.side(of: old, schema: schema)[...]
+            indexed = kept[...]
         }
         if indexed.elementsEqual(current) {
             // Back to what the index holds (or never in it): nothing to merge.
@@ -121,5 +159,34 @@ extension Views {
         if let failure { throw failure }
         if let snapshot { pendingOverlays.remember(overlay, zoneKey: zoneKey, snapshot: snapshot) }
         return overlay
+    }
+}
+
+extension Views {
+    /// Keeps the token side (``keptTokenSide(at:_:)``) of up to `limit` records of the
+    /// zone `zoneKey`, those after the key `after` (`nil`: from the zone's first), as
+    /// `schema` indexes them: how ``ViewMigration`` brings views made before
+    /// `tokenSides` existed up to date, one batch per write transaction. Returns how
+    /// many records it visited and the last one's key, `nil` once the zone is done.
+    func keepTokenSides(
+        ofZone zoneKey: [UInt8], schema: EffectiveSchema, after: [UInt8]?, limit: Int, _ txn: LMDBWriteTransaction
+    ) throws -> (visited: Int, last: [UInt8]?) {
+        var sides: [(key: [UInt8], side: [UInt8])] = []
+        var last: [UInt8]?
+        var visited = 0
+        let start = after.map { $0 + [0] } ?? zoneKey
+        try txn.scan(tables.records, from: start, to: LMDBReadTransaction.upperBound(ofPrefix: zoneKey)) { key, value in
+            var hints = RecordDecodeHints()
+            let record = try RecordCodec.decodeLazily(value, hints: &hints)
+            let side = PendingTokens.side(of: record, schema: schema)
+            if !PendingTokens.isEmpty(side) { sides.append((Array(key), side)) }
+            last = Array(key)
+            visited += 1
+            return visited < limit
+        }
+        // Written after the scan: a table must not change under its own cursor (the
+        // sides are another table, but one cursor rule is simpler to keep).
+        for (key, side) in sides { try txn.put(tables.tokenSides, key: key, value: side) }
+        return (visited, visited < limit ? nil : last)
     }
 }

@@ -39,6 +39,17 @@ final class SchemaCatalog: Sendable {
         Array(id.container.utf8) + [0, id.environment.rawValue]
     }
 
+    /// The container environment and zone key of a `schemaZones` key (``key(_:)`` ‖
+    /// zone key); `nil` if malformed.
+    static func schemaZone(_ key: UnsafeRawBufferPointer) -> (id: SchemaID, zoneKey: [UInt8])? {
+        guard key.count > FeedKeys.length + 2, let separator = key.firstIndex(of: 0),
+            separator + 2 + FeedKeys.length == key.count,
+            let environment = DatabaseID.Environment(rawValue: key[separator + 1])
+        else { return nil }
+        let container = String(decoding: UnsafeRawBufferPointer(rebasing: key[..<separator]), as: UTF8.self)
+        return (SchemaID(container: container, environment: environment), Array(key[(separator + 2)...]))
+    }
+
     /// The schema stored for `id` (empty if none) with its rules, as `txn` sees it.
     func schema(_ id: SchemaID, table: LMDBTable, in txn: LMDBReadTransaction) throws -> EffectiveSchema {
         try stampedSchema(id, table: table, in: txn).schema

@@ -87,8 +87,8 @@ extension Views {
         var types = Set(old.schema.recordTypes.map(\.name))
         types.formUnion(new.schema.recordTypes.map(\.name))
         let changed = types.sorted().filter { !old.indexDifferences(to: new, in: $0).isEmpty }
-        // Reindexing reads what `tokenIndex` holds from the records themselves, which
-        // is true only with nothing pending.
+        // Reindexing moves each record's token entries from its kept side straight in
+        // `tokenIndex`, which holds that side only with nothing pending.
         if !changed.isEmpty { try mergePendingTokens(txn) }
         for type in changed {
             try reindex(type, in: id, from: old, to: new, txn)
@@ -109,7 +109,7 @@ extension Views {
             let names = try recordNames(ofType: type, zoneKey: zoneKey, in: txn)
             for name in names {
                 guard let record = try storedRecord(at: ViewKeys.record(zoneKey, name), txn) else { continue }
-                try replaceIndexEntries(from: record, old, to: record, new, zoneKey: zoneKey, txn)
+                try reindexEntries(of: record, from: old, to: new, zoneKey: zoneKey, txn)
                 rebuilt += 1
                 if rebuilt % 10_000 == 0 { indexBuildObserver?(id, type, rebuilt) }
             }

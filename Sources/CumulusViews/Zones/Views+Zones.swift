@@ -42,7 +42,7 @@ extension Views {
         for (creator, bytes) in freed { usage.charge(-bytes, in: database, creator: creator) }
         for table in [
             tables.records, tables.refsIn, tables.refsOut, tables.byType, tables.fieldIndex, tables.tokenIndex,
-            tables.tokenPending, tables.clientTokens, tables.assetsOut,
+            tables.tokenPending, tables.tokenSides, tables.clientTokens, tables.assetsOut,
         ] {
             // Collect, then delete: a table must not change under its own scan.
             while true {

@@ -1,0 +1,125 @@
+import CumulusEngine
+import CumulusLog
+import CumulusModel
+import CumulusStorage
+import CumulusViews
+import Foundation
+import Testing
+
+/// Views of layout 7 lack `tokenSides`, which this build's apply reads to find a
+/// record's token entries on an update or a delete: a writable open fills it in place
+/// (`ViewMigration`), from the records alone, so it works with a truncated log too.
+@Suite("Views migration in place")
+struct ViewMigrationTests {
+    static let user = EngineWorld.user
+
+    /// Turns the views of `container` back into what layout 7 left: no kept sides, and
+    /// the layout recorded as 7.
+    static func makeLayout7(_ container: Container) throws {
+        let environment = container.store.environment
+        try environment.write { txn in
+            try txn.clear(container.views.tables.tokenSides)
+            try txn.put(try DataLayout.open(.viewsState, in: environment), key: Array("viewsFormat".utf8), value: [7])
+        }
+    }
+
+    static func digests(_ container: Container) throws -> [ViewDigest] {
+        try container.store.environment.read { txn in try container.views.tables.all.map { try ViewDigest.of($0, in: txn) } }
+    }
+
+    static func counts(_ container: Container) throws -> (index: Int, pending: Int, sides: Int) {
+        let tables = container.views.tables
+        return try container.store.environment.read { txn in
+            (try txn.count(tables.tokenIndex), try txn.count(tables.tokenPending), try txn.count(tables.tokenSides))
+        }
+    }
+
+    @Test("layout-7 views over a truncated log are migrated in place on a writable open: the kept sides equal what saving made, and deleting every record afterwards leaves no token entry behind")
+    func migratedOverTruncatedLog() async throws {
+        let path = NSTemporaryDirectory() + "cumulus-migration-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let zone = ZoneID(zoneName: "Lists", ownerName: Self.user)
+        var names: [String] = []
+        let before: [ViewDigest]
+        do {
+            let container = try Container(path: path)
+            let db = container.privateDatabase(container: EngineWorld.containerID, user: Self.user)
+            _ = try await db.saveZones([zone], as: Self.user)
+            // Every record below one root (deleteSelf), so one delete can cascade to all.
+            let root = Record.make("List", "root", in: zone)
+            let middles = (0..<2).map { Record.make("List", "m\($0)", in: zone, ["parentList": ref("root", in: zone, .deleteSelf)]) }
+            try await save([root] + middles)
+            // At most 750 deleteSelf references per target: the notes alternate.
+            var made = 0
+            func note(_ name: String, _ fields: [String: FieldValue]) -> Record {
+                made += 1
+                return Record.make("Note", name, in: zone, fields.merging(["list": ref("m\(made % 2)", in: zone, .deleteSelf)]) { a, _ in a })
+            }
+            func save(_ records: [Record]) async throws {
+                let result = try await db.modify(saving: records, savePolicy: .allKeys, atomic: true, as: Self.user)
+                #expect(result.itemErrors.isEmpty, "\(result.itemErrors)")
+            }
+            // Operations of 400 (their entries pending, merged once 1,024 are), a record
+            // without any word, small saves whose entries stay pending, and an edit
+            // that drops words.
+            let bulk = (0..<1_100).map { note("b\($0)", ["body": .string("word\($0 % 7) common")]) }
+            for start in stride(from: 0, to: bulk.count, by: 400) {
+                let part = Array(bulk[start..<min(start + 400, bulk.count)])
+                try await save(part)
+            }
+            // Before the small saves: its new field grows the schema, which merges what is pending.
+            try await save([note("q", ["size": .int64(3)])])
+            for index in 0..<10 {
+                try await save([note("s\(index)", ["body": .string("small\(index) kiwi")])])
+            }
+            try await save([note("b3", ["body": .string("pear")])])
+            names = ["root", "m0", "m1"] + bulk.map(\.recordID.recordName) + (0..<10).map { "s\($0)" } + ["q"]
+            let snapshot = try container.store.takeViewsSnapshot()
+            #expect(try container.store.dropCommits(through: snapshot.sequence, limit: 100) > 0)
+            #expect(throws: StorageError.self, "the log no longer holds what a rebuild needs") {
+                try ViewRebuilder.requireWholeLog(container.store)
+            }
+            let counts = try Self.counts(container)
+            #expect(counts.pending > 0 && counts.index > 0)
+            #expect(counts.sides == 1_110, "every record with a word keeps its side; the quiet one none")
+            before = try Self.digests(container)
+            try Self.makeLayout7(container)
+            #expect(try Self.digests(container) != before)
+            container.close()
+        }
+        let container = try Container(path: path)
+        defer { container.close() }
+        #expect(try ViewRebuilder.storedFormat(in: container.store.environment) == ViewRebuilder.format)
+        #expect(try Self.digests(container) == before, "the migrated views are what this build's saves made")
+        let db = container.privateDatabase(container: EngineWorld.containerID, user: Self.user)
+        let search = Query(recordType: "Note", filters: [QueryFilter(key: .allTokens, comparator: .containsAllTokens, value: .string("pear"))])
+        #expect(try db.query(search, in: zone, as: Self.user).records.map(\.recordID.recordName) == ["b3"])
+        // Deleting the root cascades to all 1,114 records in one commit, which merges
+        // what is pending, then deletes every record's entries straight from the
+        // index, each found through its kept side.
+        let result = try await db.modify(deleting: [RecordID(recordName: "root", zoneID: zone)], atomic: true, as: Self.user)
+        #expect(result.itemErrors.isEmpty)
+        #expect(try db.fetch(names.map { RecordID(recordName: $0, zoneID: zone) }, as: Self.user).allSatisfy {
+            (try? $0.result.get()) == nil
+        })
+        let after = try Self.counts(container)
+        #expect(after.index == 0 && after.pending == 0 && after.sides == 0, "\(after)")
+    }
+
+    @Test("views of the current layout are not migrated, and migrated views are not migrated again")
+    func migrationOnlyOnce() async throws {
+        let world = try EngineWorld()
+        let zone = try await world.makeZone()
+        try await world.save([Record.make("Note", "a", in: zone, ["body": .string("fig")])])
+        let environment = world.container.store.environment
+        #expect(!(try ViewMigration.migrateIfNeeded(world.container.views, in: environment)))
+        try Self.makeLayout7(world.container)
+        #expect(try ViewMigration.migrateIfNeeded(world.container.views, in: environment))
+        #expect(!(try ViewMigration.migrateIfNeeded(world.container.views, in: environment)))
+        try world.checkLiveAndRebuilt {
+            let search = Query(recordType: "Note", filters: [QueryFilter(key: .allTokens, comparator: .containsAllTokens, value: .string("fig"))])
+            let found = try world.db.query(search, in: zone, as: Self.user)
+            #expect(found.records.map(\.recordID.recordName) == ["a"])
+        }
+    }
+}
