@@ -38,7 +38,7 @@ struct AssetRoutesTests {
         var chunks = stride(from: 0, to: bytes.count, by: 10_000).map { Array(bytes[$0..<min(bytes.count, $0 + 10_000)]) }
         chunks.reverse()
         let response = await world.api.uploadAsset(
-            ticket: try ticket(url, after: CloudKitAPI.assetUploadPath), declaredLength: declare ? bytes.count : nil
+            ticket: try ticket(url, after: Route.assetUploadPath), declaredLength: declare ? bytes.count : nil
         ) { chunks.popLast() }
         return (response.status, try JSONValue.parse(Data(response.bodyBytes())))
     }
@@ -145,7 +145,7 @@ struct AssetRoutesTests {
         #expect(pages["type"] == "ASSET_LIST")
         for index in 0..<2 {
             #expect(pages["value"]?[index]?["fileChecksum"] == files[index]["fileChecksum"])
-            #expect(pages["value"]?[index]?["downloadURL"]?.stringValue?.contains(CloudKitAPI.assetDownloadPath) == true)
+            #expect(pages["value"]?[index]?["downloadURL"]?.stringValue?.contains(Route.assetDownloadPath) == true)
             #expect(pages["value"]?[index]?["receipt"] == nil)
         }
     }
@@ -190,7 +190,7 @@ struct AssetRoutesTests {
             checksum: try #require(AssetChecksum(hex: String(repeating: "ab", count: 32))), size: Int64(Self.photo.count),
             database: database, user: world.alice, expires: Timestamp.now().adding(.seconds(600))
         ).sealed(secret: secret)
-        let uploadTicketAsReceipt = try Self.ticket(try await Self.uploadURL(world), after: CloudKitAPI.assetUploadPath)
+        let uploadTicketAsReceipt = try Self.ticket(try await Self.uploadURL(world), after: Route.assetUploadPath)
         let cases: [(String, JSONValue, String)] = [
             ("forged", with("AAAAbm90IGEgcmVjZWlwdA"), "damaged, forged"),
             ("expired", with(.string(expired)), "expired"),
@@ -235,7 +235,7 @@ struct AssetRoutesTests {
         api.limits.assetBytes = 1_000
         let bytes = [UInt8](repeating: 7, count: 1_001)
         for declare in [true, false] {
-            let ticket = try Self.ticket(try await Self.uploadURL(world), after: CloudKitAPI.assetUploadPath)
+            let ticket = try Self.ticket(try await Self.uploadURL(world), after: Route.assetUploadPath)
             var chunks = [Array(bytes[600...]), Array(bytes[..<600])]
             let response = await api.uploadAsset(ticket: ticket, declaredLength: declare ? bytes.count : nil) { chunks.popLast() }
             let json = try JSONValue.parse(Data(response.bodyBytes()))
@@ -244,7 +244,7 @@ struct AssetRoutesTests {
         }
         #expect(try world.container.assets.storedChecksums().isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: world.container.assets.root + "/incoming").isEmpty)
-        let ticket = try Self.ticket(try await Self.uploadURL(world), after: CloudKitAPI.assetUploadPath)
+        let ticket = try Self.ticket(try await Self.uploadURL(world), after: Route.assetUploadPath)
         var chunks = [Array(bytes[1...])]
         let fits = await api.uploadAsset(ticket: ticket, declaredLength: nil) { chunks.popLast() }
         #expect(fits.status == 200)
@@ -272,7 +272,7 @@ struct AssetRoutesTests {
             #expect(answer.json["reason"]?.stringValue?.contains(reason) == true, "\(body.prefix(80)): \(answer.json)")
         }
         // Upload and download URLs that are not ours, or not of their kind.
-        let upload = try Self.ticket(try await Self.uploadURL(world), after: CloudKitAPI.assetUploadPath)
+        let upload = try Self.ticket(try await Self.uploadURL(world), after: Route.assetUploadPath)
         for bad in ["", "garbage", "%%%", String(repeating: "A", count: 5_000), String(upload.dropLast(2))] {
             var none: [[UInt8]] = [[1, 2, 3]]
             let response = await world.api.uploadAsset(ticket: bad, declaredLength: 3) { none.popLast() }
@@ -287,15 +287,15 @@ struct AssetRoutesTests {
             in: DatabaseID(container: APIWorld.containerName, scope: .private, owner: world.alice)))
         let app = CumulusHTTPServer.application(api: world.api, logger: Logger(label: "test"))
         try await app.testLive { client in
-            try await client.execute(uri: CloudKitAPI.assetDownloadPath + missing, method: .get) { response in
+            try await client.execute(uri: Route.assetDownloadPath + missing, method: .get) { response in
                 #expect(response.status == .notFound)
                 let json = try JSONValue.parse(Data(response.body.readableBytesView))
                 #expect(json["serverErrorCode"] == "NOT_FOUND")
             }
-            try await client.execute(uri: CloudKitAPI.assetDownloadPath + "nonsense", method: .get) { response in
+            try await client.execute(uri: Route.assetDownloadPath + "nonsense", method: .get) { response in
                 #expect(response.status == .badRequest)
             }
-            try await client.execute(uri: CloudKitAPI.assetUploadPath + upload, method: .get) { response in
+            try await client.execute(uri: Route.assetUploadPath + upload, method: .get) { response in
                 #expect(response.status == .notFound, "upload URLs take POST")
             }
         }
@@ -304,7 +304,7 @@ struct AssetRoutesTests {
     @Test("2,000 mutated upload URLs, download URLs and receipts are each refused with BAD_REQUEST; nothing is stored")
     func mutatedTokensRefused() async throws {
         let world = try APIWorld()
-        let upload = try Self.ticket(try await Self.uploadURL(world), after: CloudKitAPI.assetUploadPath)
+        let upload = try Self.ticket(try await Self.uploadURL(world), after: Route.assetUploadPath)
         let uploaded = try await Self.upload(world, Self.photo, to: try await Self.uploadURL(world))
         let receipt = try #require(uploaded.json["singleFile"]?["receipt"]?.stringValue)
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=+/%".utf8)

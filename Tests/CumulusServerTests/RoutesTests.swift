@@ -401,25 +401,36 @@ struct MetricsLabelTests {
         }
     }
 
-    @Test("every route label names a route the API serves")
+    @Test("every route of the table is served by the method it lists, and the labels come from the table alone")
     func everyLabelIsARoute() async throws {
         let world = try APIWorld()
         let base = "/database/1/\(APIWorld.containerName)/development"
         let query = ["ckAPIToken": world.apiToken, "ckWebAuthToken": world.aliceToken]
-        for operation in CloudKitAPI.databaseOperations.sorted() {
-            #expect(CloudKitAPI.routeLabel(base + "/private/" + operation) == operation)
-            var served = false
+        var databaseRoutes = 0
+        for route in Route.allCases {
+            guard case .database(let operation) = route.place else { continue }
+            databaseRoutes += 1
+            #expect(Route.label(of: base + "/private/" + operation) == operation)
             for method in ["GET", "POST"] {
                 let answer = await world.api.handle(APIRequest(method: method, path: base + "/private/" + operation, query: query))
-                if answer.json["reason"]?.stringValue?.hasPrefix("no endpoint") != true { served = true }
+                let refused = answer.json["reason"]?.stringValue?.hasPrefix("no endpoint") == true
+                #expect(refused == !route.takes(method), "\(method) \(operation): \(answer.json)")
             }
-            #expect(served, "\(operation)")
         }
-        for operation in CloudKitAPI.environmentOperations.sorted() {
-            #expect(CloudKitAPI.routeLabel(base + "/" + operation) == operation)
+        #expect(databaseRoutes == 21)
+        for route in Route.allCases {
+            guard case .environment(let operation) = route.place else { continue }
+            #expect(Route.label(of: base + "/" + operation) == operation)
+            #expect(Route.match(base + "/" + operation).route == route)
         }
-        #expect(CloudKitAPI.routeLabel("/healthz") == "healthz")
-        #expect(CloudKitAPI.routeLabel("/database/1/c/development/private/records/modifyx") == CloudKitAPI.unmatchedRoute)
+        #expect(Route.label(of: "/healthz") == "healthz")
+        #expect(Route.label(of: "/device/1/c/development/webcourier/T") == "webcourier")
+        #expect(Route.match("/device/1/c/development/tokens/create").route == .deviceTokensCreate)
+        #expect(Route.label(of: "/assets/upload/T") == "assets/upload-file")
+        #expect(Route.match("/replication/hello").route == .replication)
+        #expect(Route.label(of: "/database/1/c/development/private/records/modifyx") == Route.unmatchedLabel)
+        #expect(Route.label(of: "/database/2/c/development/private/records/modify") == Route.unmatchedLabel)
+        #expect(Route.label(of: "/database/1/c/development/private/tokens/create") == Route.unmatchedLabel)
     }
 }
 

@@ -8,10 +8,6 @@ import Foundation
 /// live outside `/database/1/…` because their URL is their only credential, as in
 /// CloudKit; ``CumulusHTTPServer`` streams their bodies.
 extension CloudKitAPI {
-    /// Where upload URLs point: `/assets/upload/<sealed ticket>`.
-    public static let assetUploadPath = "/assets/upload/"
-    /// Where download URLs point: `/assets/download/<sealed ticket>`.
-    public static let assetDownloadPath = "/assets/download/"
 
     /// `POST …/{database}/assets/upload`: `{zoneID?, tokens: [{recordName?,
     /// recordType, fieldName}]}` → `{tokens: [{recordName, recordType, fieldName, url}]}`.
@@ -46,18 +42,18 @@ extension CloudKitAPI {
         let tokens: [JSONValue] = zip(fields, tickets).map { field, ticket in
             [
                 "recordName": .string(field.recordName ?? ""), "recordType": .string(field.recordType),
-                "fieldName": .string(field.fieldName), "url": .string(context.origin + Self.assetUploadPath + ticket),
+                "fieldName": .string(field.fieldName), "url": .string(context.origin + Route.assetUploadPath + ticket),
             ]
         }
         return APIResponse(json: ["tokens": .array(tokens)])
     }
 
     /// A POST of a file's bytes to an upload URL (`ticket` is the path after
-    /// ``assetUploadPath``): `read` yields the body in chunks (`nil` at its end), and
+    /// ``Route/assetUploadPath``): `read` yields the body in chunks (`nil` at its end), and
     /// `declaredLength` is its `Content-Length`, if sent. Answers `{"singleFile":
     /// {fileChecksum, size, referenceChecksum, receipt, wrappingKey: null}}`.
     public func uploadAsset(ticket: String, declaredLength: Int?, read: () async throws -> [UInt8]?) async -> APIResponse {
-        let route = "assets/upload-file"
+        let route = Route.assetUploadFile.label
         do {
             if let declaredLength, declaredLength > limits.assetBytes {
                 throw CumulusError(
@@ -84,14 +80,14 @@ extension CloudKitAPI {
     }
 
     /// The file a GET of a download URL asks for (`ticket` is the path after
-    /// ``assetDownloadPath``); throws what to answer instead (``errorResponse(_:)``).
+    /// ``Route/assetDownloadPath``); throws what to answer instead (``errorResponse(_:)``).
     public func downloadableAsset(ticket: String) throws -> StoredAsset {
         do {
             let stored = try container.downloadableAsset(ticket: ticket)
-            metrics?.recordRequest(route: "assets/download-file", status: 200)
+            metrics?.recordRequest(route: Route.assetDownloadFile.label, status: 200)
             return stored
         } catch {
-            metrics?.recordRequest(route: "assets/download-file", status: Self.errorResponse(error).status)
+            metrics?.recordRequest(route: Route.assetDownloadFile.label, status: Self.errorResponse(error).status)
             throw error
         }
     }
@@ -100,7 +96,7 @@ extension CloudKitAPI {
     func downloadURLs(_ context: Context) -> @Sendable (Asset) -> String? {
         let (container, database, origin) = (container, context.database.id, context.origin)
         return { asset in
-            container.downloadToken(for: asset, in: database).map { origin + Self.assetDownloadPath + $0 }
+            container.downloadToken(for: asset, in: database).map { origin + Route.assetDownloadPath + $0 }
         }
     }
 

@@ -39,9 +39,10 @@ extension CloudKitAPI {
 
     /// The signed-in user of a notification request, or the error to answer with.
     func notificationUser(_ request: APIRequest) throws -> String {
-        let parts = request.path.split(separator: "/").map(String.init)
-        guard parts.count >= 4 else { throw CumulusError(.invalidArguments, "no such endpoint") }
-        let caller = try authenticate(request, container: parts[2], environment: try Self.environment(named: parts[3]))
+        let matched = Route.match(request.path)
+        guard matched.isDatabasePath || matched.isDevicePath else { throw CumulusError(.invalidArguments, "no such endpoint") }
+        let caller = try authenticate(
+            request, container: matched.container, environment: try Self.environment(named: matched.environment))
         guard let user = caller.user else {
             throw CumulusError(.notAuthenticated, "sign in (ckWebAuthToken) to receive notifications")
         }
@@ -62,10 +63,10 @@ extension CloudKitAPI {
     /// is absolute (``publicURL``) and is its own credential, valid while the web auth
     /// token it was made with signs its user in.
     func pushTokens(_ request: APIRequest, register: Bool) throws -> APIResponse {
-        let parts = request.path.split(separator: "/").map(String.init)
+        let matched = Route.match(request.path)
         let user = try notificationUser(request)
-        let containerName = parts[2]
-        let environment = try Self.environment(named: parts[3])
+        let containerName = matched.container
+        let environment = try Self.environment(named: matched.environment)
         // The URL must die with a sign-in: a server-to-server key has none to die with.
         guard let webToken = request.query["ckWebAuthToken"], !webToken.isEmpty else {
             throw CumulusError(.notAuthenticated, "push tokens are for signed-in users: send ckWebAuthToken")
@@ -109,13 +110,13 @@ extension CloudKitAPI {
     /// are. A valid one is charged to its user, and waits in one of the user's
     /// ``APILimits/longPollsPerUser`` places.
     func webCourier(_ request: APIRequest, ticket text: String) async throws -> APIResponse {
-        let parts = request.path.split(separator: "/").map(String.init)
-        let environment = try Self.environment(named: parts[3])
+        let matched = Route.match(request.path)
+        let environment = try Self.environment(named: matched.environment)
         let ticket: WebCourierTicket
         do {
             ticket = try container.openWebCourierTicket(text)
             let leads = if case .leader = container.role { true } else { false }
-            guard ticket.container == parts[2], ticket.environment == environment,
+            guard ticket.container == matched.container, ticket.environment == environment,
                 try auth.webAuthTokenIsLive(
                     digest: ticket.session, user: ticket.user, container: ticket.container, extend: leads)
             else { throw AuthenticationFailure.badWebAuthToken }

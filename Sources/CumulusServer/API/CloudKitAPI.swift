@@ -123,9 +123,11 @@ public struct CloudKitAPI: Sendable {
         let requestID = request.headers["x-request-id"].flatMap { $0.isEmpty || $0.count > 128 ? nil : $0 }
             ?? UUID().uuidString
         let started = ContinuousClock.now
+        let matched = Route.match(request.path)
         var response: APIResponse
         do {
-            response = request.method == "OPTIONS" ? try preflight(request) : try await route(request, requestID: requestID)
+            response =
+                request.method == "OPTIONS" ? try preflight(request) : try await route(request, matched, requestID: requestID)
         } catch {
             response = Self.errorResponse(error)
         }
@@ -142,7 +144,7 @@ public struct CloudKitAPI: Sendable {
             body["uuid"] = .string(requestID)
             response.json = .object(body)
         }
-        let route = Self.routeLabel(request.path)
+        let route = matched.route?.label ?? Route.unmatchedLabel
         metrics?.recordRequest(route: route, status: response.status)
         if let logger {
             let elapsed = ContinuousClock.now - started
@@ -228,46 +230,6 @@ public struct CloudKitAPI: Sendable {
         return min(.milliseconds(ms), maxCatchUpWait)
     }
 
-    /// The operations ``route(_:requestID:)`` serves in a database, named by the path
-    /// after the database (`records/modify`).
-    public static let databaseOperations: Set<String> = [
-        "records/modify", "records/lookup", "records/query", "records/changes", "records/resolve", "records/accept", "zones/list", "zones/lookup",
-        "zones/modify", "zones/changes", "changes/database", "changes/zone", "subscriptions/list",
-        "subscriptions/lookup", "subscriptions/modify", "users/current", "users/caller", "users/discover",
-        "users/lookup/email", "users/lookup/id", "assets/upload",
-    ]
-    /// The operations served per container environment, named by the path after the
-    /// environment (`tokens/create`).
-    public static let environmentOperations: Set<String> = [
-        "tokens/create", "tokens/register", "notifications/poll", "notifications/stream",
-    ]
-    /// The operations of CloudKit JS's `device` module, named by the path after the
-    /// environment (`/device/1/{container}/{environment}/tokens/create`); the
-    /// `webcourierURL` is labelled `webcourier`.
-    public static let deviceOperations: Set<String> = ["tokens/create", "tokens/register"]
-    /// The label of every request whose path names no route.
-    public static let unmatchedRoute = "unmatched"
-
-    /// A bounded label for a path: the route it names (`records/modify`, `healthz`),
-    /// never a name from the path, and ``unmatchedRoute`` for anything else. Labels made
-    /// from path segments let anyone, unauthenticated, grow `/metrics` without bound
-    /// by asking for random paths.
-    public static func routeLabel(_ path: String) -> String {
-        let parts = path.split(separator: "/").map(String.init)
-        if parts == ["healthz"] || parts == ["metrics"] || parts == ["signin"] || parts == ["signout"] { return parts[0] }
-        if parts.count >= 6, parts[0] == "device" {
-            if parts.count == 6, parts[4] == "webcourier" { return "webcourier" }
-            let operation = parts.dropFirst(4).joined(separator: "/")
-            return deviceOperations.contains(operation) ? operation : unmatchedRoute
-        }
-        guard parts.count >= 5, parts[0] == "database" else { return unmatchedRoute }
-        let afterDatabase = parts.dropFirst(5).joined(separator: "/")
-        if databaseOperations.contains(afterDatabase) { return afterDatabase }
-        let afterEnvironment = parts.dropFirst(4).joined(separator: "/")
-        if environmentOperations.contains(afterEnvironment) { return afterEnvironment }
-        return unmatchedRoute
-    }
-
     /// The environment a path names (`BAD_REQUEST` for another word).
     static func environment(named name: String) throws -> DatabaseID.Environment {
         guard let environment = DatabaseID.Environment(name: name) else {
@@ -312,9 +274,13 @@ public struct CloudKitAPI: Sendable {
         }
     }
 
-    private func route(_ request: APIRequest, requestID: String) async throws -> APIResponse {
-        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        if parts == ["healthz"] {
+    /// Serves `request`, whose path `matched` read (``Route/match(_:)``): the node's
+    /// probes, sign-in and the device module need no database; everything under
+    /// `/database/1/` is authenticated first, then dispatched on its route.
+    private func route(_ request: APIRequest, _ matched: Route.Match, requestID: String) async throws -> APIResponse {
+        let route = matched.route(taking: request.method)
+        switch route {
+        case .healthz:
             // Liveness for anyone (a load balancer's probe); the detail for operators.
             guard presentsMetricsToken(request) else { return APIResponse(json: ["status": "ok"]) }
             return APIResponse(json: [
@@ -322,8 +288,7 @@ public struct CloudKitAPI: Sendable {
                 "role": .string(container.supersededBy == nil ? container.role.name : "superseded"),
                 "epoch": .int(Int64(clamping: container.store.epoch)),
             ])
-        }
-        if parts == ["metrics"] {
+        case .metrics:
             guard metricsTokenDigest != nil else {
                 return .error(
                     .notFound,
@@ -336,35 +301,30 @@ public struct CloudKitAPI: Sendable {
             var response = APIResponse(json: .null)
             response.text = (metrics?.render(container) ?? "") + (replication?.status().prometheusText() ?? "")
             return response
-        }
         // Browser sign-in: the page a 421's redirectURL opens, and sign-out.
-        switch (request.method, parts) {
-        case ("GET", ["signin"]): return signInForm(request)
-        case ("POST", ["signin"]): return await signIn(request)
-        case ("POST", ["signout"]): return try signOut(request)
+        case .signIn: return request.method == "GET" ? signInForm(request) : await signIn(request)
+        case .signOut: return try signOut(request)
         default: break
         }
         // CloudKit JS's device module: push tokens and the webcourierURL.
-        if parts.count >= 6, parts[0] == "device", parts[1] == "1" {
-            switch (request.method, parts.dropFirst(4).joined(separator: "/")) {
-            case ("POST", "tokens/create"): return try pushTokens(request, register: false)
-            case ("POST", "tokens/register"): return try pushTokens(request, register: true)
-            case ("GET", _) where parts.count == 6 && parts[4] == "webcourier":
-                return try await webCourier(request, ticket: parts[5])
-            default:
-                return .error(.notFound, "no such endpoint: \(request.path)")
+        if matched.isDevicePath {
+            switch route {
+            case .deviceTokensCreate: return try pushTokens(request, register: false)
+            case .deviceTokensRegister: return try pushTokens(request, register: true)
+            case .webCourier: return try await webCourier(request, ticket: matched.ticket)
+            default: return .error(.notFound, "no such endpoint: \(request.path)")
             }
         }
         // /database/1/{container}/{environment}/{database}/{op…}; tokens/* has no database segment.
-        guard parts.count >= 5, parts[0] == "database", parts[1] == "1" else {
+        guard matched.isDatabasePath else {
             return .error(.notFound, "no such endpoint: \(request.path); paths look like /database/1/{container}/{environment}/{database}/records/modify")
         }
-        let containerName = parts[2]
-        let environment = try Self.environment(named: parts[3])
-        switch (request.method, parts.dropFirst(4).joined(separator: "/")) {
-        case ("POST", "tokens/create"): return try pushTokens(request, register: false)
-        case ("POST", "tokens/register"): return try pushTokens(request, register: true)
-        case ("GET", "notifications/poll"), ("POST", "notifications/poll"): return try await poll(request)
+        let containerName = matched.container
+        let environment = try Self.environment(named: matched.environment)
+        switch route {
+        case .tokensCreate: return try pushTokens(request, register: false)
+        case .tokensRegister: return try pushTokens(request, register: true)
+        case .notificationsPoll: return try await poll(request)
         default: break
         }
         guard request.body.count <= Self.maxBodyBytes else {
@@ -374,10 +334,10 @@ public struct CloudKitAPI: Sendable {
         let caller = try authenticate(request, container: containerName, environment: environment)
         // Only authenticated callers may hold a request open waiting for a sequence.
         try await waitForRequestedSequence(request)
-        guard let scope = DatabaseScope(name: parts[4]) else {
-            return .error(.badRequest, "database must be 'public', 'private' or 'shared', not '\(parts[4])'")
+        guard let scope = DatabaseScope(name: matched.database) else {
+            return .error(.badRequest, "database must be 'public', 'private' or 'shared', not '\(matched.database)'")
         }
-        let operation = parts.dropFirst(5).joined(separator: "/")
+        let operation = matched.afterDatabase
         let body = try request.parsedBody()
         guard body.isObject else { return .error(.badRequest, "the request body must be a JSON object") }
         if caller.serverToServer && scope != .public {
@@ -401,38 +361,38 @@ public struct CloudKitAPI: Sendable {
         let context = Context(
             caller: caller, database: database, body: body, numbersAsStrings: numbersAsStrings, requestID: requestID,
             catchUpWait: try Self.catchUpWait(request), origin: publicURL ?? Self.origin(of: request))
-        switch (request.method, operation) {
-        case ("POST", "records/modify"): return try await modifyRecords(context)
-        case ("POST", "records/lookup"): return try await kept(operation, request, context) { try lookupRecords(context) }
-        case ("POST", "records/query"): return try await kept(operation, request, context) { try queryRecords(context) }
-        case ("POST", "records/changes"): return try await kept(operation, request, context) { try await recordChanges(context) }
-        case ("POST", "records/resolve"): return try resolveShares(context)
-        case ("POST", "records/accept"): return try await acceptShares(context)
-        case ("POST", "assets/upload"): return try requestUploadURLs(context)
-        case ("GET", "zones/list"), ("POST", "zones/list"): return try listZones(context)
-        case ("POST", "zones/lookup"): return try lookupZones(context)
-        case ("POST", "zones/modify"): return try await modifyZones(context)
-        case ("POST", "zones/changes"): return try await zoneListChanges(context, metaKeys: true)
-        case ("POST", "changes/database"): return try await zoneListChanges(context, metaKeys: false)
-        case ("POST", "changes/zone"): return try await kept(operation, request, context) { try await zoneChanges(context) }
-        case ("GET", "subscriptions/list"), ("POST", "subscriptions/list"): return try listSubscriptions(context)
-        case ("POST", "subscriptions/lookup"): return try lookupSubscriptions(context)
-        case ("POST", "subscriptions/modify"): return try await modifySubscriptions(context)
-        case ("GET", "users/current"), ("POST", "users/current"), ("GET", "users/caller"), ("POST", "users/caller"):
+        switch route {
+        case .recordsModify: return try await modifyRecords(context)
+        case .recordsLookup: return try await kept(operation, request, context) { try lookupRecords(context) }
+        case .recordsQuery: return try await kept(operation, request, context) { try queryRecords(context) }
+        case .recordsChanges: return try await kept(operation, request, context) { try await recordChanges(context) }
+        case .recordsResolve: return try resolveShares(context)
+        case .recordsAccept: return try await acceptShares(context)
+        case .assetsUpload: return try requestUploadURLs(context)
+        case .zonesList: return try listZones(context)
+        case .zonesLookup: return try lookupZones(context)
+        case .zonesModify: return try await modifyZones(context)
+        case .zonesChanges: return try await zoneListChanges(context, metaKeys: true)
+        case .changesDatabase: return try await zoneListChanges(context, metaKeys: false)
+        case .changesZone: return try await kept(operation, request, context) { try await zoneChanges(context) }
+        case .subscriptionsList: return try listSubscriptions(context)
+        case .subscriptionsLookup: return try lookupSubscriptions(context)
+        case .subscriptionsModify: return try await modifySubscriptions(context)
+        case .usersCurrent, .usersCaller:
             guard let user = caller.user else {
                 return .error(
                     .authenticationRequired, "sign in to learn who you are",
                     redirectURL: signInURL(request, container: containerName, environment: environment))
             }
             return APIResponse(json: ["userRecordName": .string(user)])
-        case ("GET", "users/discover"), ("POST", "users/discover"), ("POST", "users/lookup/email"), ("POST", "users/lookup/id"):
+        case .usersDiscover, .usersLookupEmail, .usersLookupID:
             // As CloudKit: finding other users is for a signed-in user.
             guard caller.user != nil else {
                 return .error(.authenticationRequired, "sign in to look up other users", redirectURL: "/signin")
             }
-            switch operation {
-            case "users/lookup/email": return try lookUpUsers(context, by: "emailAddress")
-            case "users/lookup/id": return try lookUpUsers(context, by: "userRecordName")
+            switch route {
+            case .usersLookupEmail: return try lookUpUsers(context, by: "emailAddress")
+            case .usersLookupID: return try lookUpUsers(context, by: "userRecordName")
             default: return try discoverUsers(request, context)
             }
         default:

@@ -3,21 +3,16 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// The byte routes of assets (``CloudKitAPI/assetUploadPath``,
-/// ``CloudKitAPI/assetDownloadPath``): streamed both ways, so neither a 50 MB upload
+/// The byte routes of assets (``Route/assetUploadFile``, ``Route/assetDownloadFile``): streamed both ways, so neither a 50 MB upload
 /// nor a download is held whole in memory, and outside the 4 MiB JSON body limit and
 /// its budget, which are for bodies that must be parsed whole.
 extension CumulusHTTPServer {
-    /// Whether `path` is one of the asset byte routes.
-    static func isAssetPath(_ path: String) -> Bool {
-        path.hasPrefix(CloudKitAPI.assetUploadPath) || path.hasPrefix(CloudKitAPI.assetDownloadPath)
-    }
-
-    /// A POST of a file to its upload URL, or a GET (or HEAD) of a download URL.
-    static func assetExchange(_ request: Request, api: CloudKitAPI) async -> Response {
+    /// A POST of a file to its upload URL, or a GET (or HEAD) of a download URL:
+    /// `route` is the one of the two that the path names.
+    static func assetExchange(_ request: Request, route: Route, api: CloudKitAPI) async -> Response {
         let path = request.uri.path
-        if request.method == .post, path.hasPrefix(CloudKitAPI.assetUploadPath) {
-            let ticket = String(path.dropFirst(CloudKitAPI.assetUploadPath.count))
+        if route == .assetUploadFile, route.takes(request.method.rawValue) {
+            let ticket = String(path.dropFirst(Route.assetUploadPath.count))
             let declared = request.headers[.contentLength].flatMap { Int($0) }
             var chunks = request.body.makeAsyncIterator()
             let answer = await api.uploadAsset(ticket: ticket, declaredLength: declared) {
@@ -26,11 +21,11 @@ extension CumulusHTTPServer {
             }
             return json(answer)
         }
-        guard request.method == .get || request.method == .head, path.hasPrefix(CloudKitAPI.assetDownloadPath) else {
+        guard route == .assetDownloadFile, route.takes(request.method.rawValue) else {
             return json(.error(
                 .notFound, "no such endpoint: \(request.method) \(path); upload URLs take POST, download URLs GET"))
         }
-        let ticket = String(path.dropFirst(CloudKitAPI.assetDownloadPath.count))
+        let ticket = String(path.dropFirst(Route.assetDownloadPath.count))
         let stored: StoredAsset
         do {
             stored = try api.downloadableAsset(ticket: ticket)

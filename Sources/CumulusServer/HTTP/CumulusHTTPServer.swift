@@ -66,7 +66,8 @@ public enum CumulusHTTPServer {
     ) async -> Response {
         var request = request
         let answer: APIResponse
-        if isAssetPath(request.uri.path) { return await assetExchange(request, api: api) }
+        let route = Route.match(request.uri.path).route
+        if let route, route.answer == .fileBytes { return await assetExchange(request, route: route, api: api) }
         // A declared length over the limit is refused before a byte is read.
         let declared = request.headers[.contentLength].flatMap { Int($0) }
         if let declared, declared > CloudKitAPI.maxBodyBytes {
@@ -102,13 +103,13 @@ public enum CumulusHTTPServer {
                 body: Array(body.readableBytesView), clientAddress: channel?.remoteAddress?.ipAddress)
             received.overTLS = overTLS
             let apiRequest = received
-            if request.uri.path.hasPrefix(ReplicationRoute.prefix) {
+            if route?.answer == .replication {
                 return await replication(apiRequest, api: api)
             }
-            if request.method == .get, request.uri.path.hasSuffix("/notifications/stream") {
+            if let route, route.answer == .events, route.takes(request.method.rawValue) {
                 do {
                     let events = try api.notificationEvents(apiRequest)
-                    api.metrics?.recordRequest(route: "notifications/stream", status: 200)
+                    api.metrics?.recordRequest(route: route.label, status: 200)
                     var fields = HTTPFields()
                     fields[.contentType] = "text/event-stream"
                     fields[.cacheControl] = "no-cache"
@@ -123,8 +124,7 @@ public enum CumulusHTTPServer {
             // Only a long poll ends when its client goes: it only waits, and it holds
             // one of its user's few places (other work runs to its end regardless).
             var hangUp: HangUpHandler.Signal?
-            let path = request.uri.path
-            if let channel, path.hasSuffix("/notifications/poll") || path.hasPrefix("/device/1/") && path.contains("/webcourier/") {
+            if let channel, route?.answer == .waitsOnClient {
                 hangUp = await HangUpHandler.signal(of: channel)
             }
             answer = await RequestDeadline.answer(within: timeout, metrics: api.metrics, hangUp: hangUp) {
