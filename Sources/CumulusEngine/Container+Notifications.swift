@@ -4,7 +4,7 @@ import CumulusStorage
 import CumulusViews
 import Foundation
 
-/// Delivering notifications (SPEC §8). They are written by ``Views`` in the
+/// Delivering notifications. They are written by ``Views`` in the
 /// transaction of the commit that caused them, so whatever a reader sees here is
 /// already durable: delivery can never get ahead of the log.
 extension Container {

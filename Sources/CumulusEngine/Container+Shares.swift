@@ -5,7 +5,8 @@ import CumulusViews
 import Foundation
 
 /// Finding and accepting shares by their short GUID (`records/resolve`,
-/// `records/accept`; SPEC §9). Accepting is a commit of its own — a `shareSaved`
+/// `records/accept`; `Docs/HTTP-API.md`, "Sharing"). Accepting is a commit of its
+/// own — a `shareSaved`
 /// event with the caller's new status — so the moment a zone entered someone's
 /// shared database is in the log like every other access change.
 extension Container {

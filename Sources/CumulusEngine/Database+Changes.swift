@@ -3,7 +3,7 @@ import CumulusModel
 import CumulusStorage
 import CumulusViews
 
-/// Change feeds (SPEC §7): what changed in a zone, or which zones changed in a
+/// Change feeds (`Docs/DATA-MODEL.md`, "Change feeds"): what changed in a zone, or which zones changed in a
 /// database, since a token. Served from the log's feed indexes, so the work is
 /// proportional to what changed, not to the zone's size. Every zone has a feed —
 /// the default zone and the public database included.

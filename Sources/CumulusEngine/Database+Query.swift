@@ -3,7 +3,7 @@ import CumulusModel
 import CumulusStorage
 import CumulusViews
 
-/// Queries (SPEC §5).
+/// Queries (`Docs/DATA-MODEL.md`, "Queries").
 extension Database {
     /// Results per page when the caller does not say.
     public static let defaultResultsLimit = 100

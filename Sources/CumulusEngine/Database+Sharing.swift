@@ -3,7 +3,7 @@ import CumulusModel
 import CumulusStorage
 import CumulusViews
 
-/// The shared database (SPEC §9): a user's view of other users' zones that shares
+/// The shared database (`Docs/DATA-MODEL.md`, "Sharing"): a user's view of other users' zones that shares
 /// opened to them. Nothing is copied: every answer is read from the owner's private
 /// database in one snapshot, through the shares as that snapshot has them, so a
 /// participant never sees a record a share did not open to them at that commit.

@@ -4,7 +4,8 @@ import CumulusStorage
 import CumulusViews
 import Foundation
 
-/// Subscriptions (SPEC §8, CLOUDKIT.md §6). A subscription belongs to the user who
+/// Subscriptions (`Docs/DATA-MODEL.md`, "Subscriptions and notifications"). A
+/// subscription belongs to the user who
 /// saves it; saving and deleting are log events, so replay and followers have them,
 /// and the views match every later commit against them in the commit's transaction.
 ///
@@ -121,7 +122,7 @@ extension Database {
 
     /// The subscription as stored: owned by `owner`, zones normalized like records',
     /// references in the query normalized like a query's, and valid for this
-    /// database's scope (CLOUDKIT.md §6).
+    /// database's scope (`Docs/DATA-MODEL.md`, "Subscriptions and notifications").
     private func normalize(_ subscription: Subscription, owner: String) throws -> Subscription {
         var normalized = subscription
         normalized.owner = owner

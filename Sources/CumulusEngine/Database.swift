@@ -4,7 +4,7 @@ import CumulusStorage
 import CumulusViews
 import Foundation
 
-/// One database of a container (SPEC §1): the Swift API a CloudKit developer
+/// One database of a container (`Docs/DATA-MODEL.md`, "Databases"): the Swift API a CloudKit developer
 /// recognises. Every call names the acting user (`nil`: not signed in).
 ///
 /// A lightweight value: make as many as you like. The request path is
@@ -25,7 +25,8 @@ public struct Database: Sendable {
 
     /// `zoneID` as this database stores and answers it: in a private or shared
     /// database the `__defaultOwner__` placeholder becomes the database's owner, so a
-    /// client that named the zone either way is told its real owner (CLOUDKIT.md §12).
+    /// client that named the zone either way is told its real owner
+    /// (`Docs/HTTP-API.md`, "What clients send").
     public func storedZoneID(_ zoneID: ZoneID) -> ZoneID {
         normalizer.zone(zoneID)
     }

@@ -1,4 +1,4 @@
-/// What a node does with writes (SPEC §11).
+/// What a node does with writes (`Docs/ARCHITECTURE.md`, "Replication").
 public enum NodeRole: Sendable, Hashable, CustomStringConvertible {
     /// Takes writes and appends them to its log.
     case leader

@@ -100,7 +100,7 @@ public struct ViewTables: Sendable {
     /// of a container environment, so an index change can find every record of a type.
     public let schemaZones: LMDBTable
     /// zone key ‖ share record name → the share (``ShareCodec``): who may see what of
-    /// the zone (SPEC §9).
+    /// the zone (`Docs/DATA-MODEL.md`, "Sharing").
     public let shares: LMDBTable
     /// short GUID → database ID ‖ zone ID ‖ string share record name: how
     /// `records/accept` and `records/resolve` find a share.

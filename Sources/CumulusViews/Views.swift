@@ -2,7 +2,7 @@ import CumulusLog
 import CumulusModel
 import CumulusStorage
 
-/// The projections of the log (DESIGN.md): current records, the reference graph in
+/// The projections of the log (`Docs/ARCHITECTURE.md`): current records, the reference graph in
 /// both directions, records by type, zones and subscriptions.
 ///
 /// ``apply(_:in:)`` is the one way state is derived from the log. The leader's

@@ -9,7 +9,7 @@ import Logging
 import NIOCore
 import Testing
 
-/// Assets over the wire (CLOUDKIT.md §1.7, `Docs/HTTP-API.md` "Assets"): upload URLs,
+/// Assets over the wire (`Docs/HTTP-API.md`, "Assets"): upload URLs,
 /// the upload answering a receipt, the save carrying it, `downloadURL`s in records read
 /// back, and every refusal with its code.
 @Suite("Assets on the wire")
@@ -250,7 +250,7 @@ struct AssetRoutesTests {
         #expect(fits.status == 200)
     }
 
-    @Test("bad asset requests get a clear error with a SPEC code and nothing crashes")
+    @Test("bad asset requests get a clear error with a Cumulus error code and nothing crashes")
     func badRequests() async throws {
         let world = try APIWorld()
         let tokens201 = (0...200).map { _ in #"{"recordType":"Photo","fieldName":"image"}"# }.joined(separator: ",")

@@ -4,7 +4,7 @@ import CumulusServer
 import Foundation
 import Testing
 
-/// The rules around shares (SPEC §9, CLOUDKIT.md §7), through the API handler: what
+/// The rules around shares (`Docs/HTTP-API.md`, "Sharing"), through the API handler: what
 /// is refused and with which code, leaving and deleting shares, the public
 /// permission, subscriptions in the shared database, and views rebuilt from the log.
 @Suite("Sharing rules")

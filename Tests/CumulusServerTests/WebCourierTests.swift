@@ -11,7 +11,8 @@ import Synchronization
 import Testing
 
 /// Notifications for web clients (issue 41, item 2), spoken as CloudKit JS speaks
-/// (CLOUDKIT.md §12) through a live socket: `tokens/create` and `tokens/register` under
+/// (`Docs/HTTP-API.md`, "Notifications for web clients") through a live socket:
+/// `tokens/create` and `tokens/register` under
 /// `/device/1/…` and `/database/1/…`, and the `webcourierURL` they answer, GET exactly
 /// as given with no credentials, one notification in CloudKit's push shape per answer.
 @Suite("Webcourier over HTTP")

@@ -1,7 +1,8 @@
 import CumulusModel
 
-/// Who may do what in which database (SPEC §9). Checks that need a stored record
-/// (only a public record's creator may change it) are made by the planner.
+/// Who may do what in which database (`Docs/SECURITY.md`, "Access rules"). Checks
+/// that need a stored record (only a public record's creator may change it) are
+/// made by the planner.
 enum AccessPolicy {
     /// Throws unless `actor` (nil: no authentication) may read `database`.
     static func checkRead(_ database: DatabaseID, actor: String?) throws {

@@ -3,8 +3,8 @@ import CumulusModel
 import CumulusStorage
 import CumulusViews
 
-/// A read's `desiredKeys` (CLOUDKIT.md: `nil` returns every field, `[]` none;
-/// system fields always come back), in one place for fetch, query and changes.
+/// A read's `desiredKeys` (`nil` returns every field, `[]` none; system fields always
+/// come back; `Docs/DATA-MODEL.md`, "Fetch"), in one place for fetch, query and changes.
 struct DesiredKeys: Sendable {
     /// The user fields and encrypted values kept, or `nil` for all of them.
     let wanted: Set<String>?

@@ -2,8 +2,9 @@ import CumulusModel
 import CumulusStorage
 import CumulusViews
 
-/// Who may read which public records (SPEC §9, CLOUDKIT.md §7): the schema's READ
-/// grants, per record type, for the acting user's roles. Private and shared
+/// Who may read which public records: the schema's READ grants, per record type,
+/// for the acting user's roles (`Docs/SCHEMA.md`, "Security roles (public
+/// database)"). Private and shared
 /// databases are their owner's alone (``AccessPolicy``); grants do not apply there.
 struct ReadAccess {
     let database: DatabaseID

@@ -1,6 +1,6 @@
 import CumulusModel
 
-/// The server's word that a user stored a file (CLOUDKIT.md §1.7): the `receipt`
+/// The server's word that a user stored a file (`Docs/HTTP-API.md`, "Assets"): the `receipt`
 /// of an upload's answer, which the record save must carry. Sealed, so a client
 /// cannot refer to bytes it never uploaded, and bound to the user and database, so
 /// one user's receipt does not let another claim the file.

@@ -1,6 +1,6 @@
 import CumulusModel
 
-/// What an upload URL grants (CLOUDKIT.md §1.7): storing one file for one field of
+/// What an upload URL grants (`Docs/HTTP-API.md`, "Assets"): storing one file for one field of
 /// one record type, for one user in one database, until it expires. The URL is the
 /// only credential the upload itself needs, as in CloudKit.
 public struct AssetUploadTicket: Sendable, Equatable {
@@ -19,7 +19,7 @@ public struct AssetUploadTicket: Sendable, Equatable {
     /// When the URL stops working.
     public var expires: Timestamp
 
-    /// How long an upload URL works: CloudKit's 15 minutes (CLOUDKIT.md §8).
+    /// How long an upload URL works: CloudKit's 15 minutes (`Docs/HTTP-API.md`, "Assets").
     public static let lifetime: Duration = .seconds(15 * 60)
 
     /// A ticket.

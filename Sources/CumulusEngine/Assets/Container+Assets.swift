@@ -3,7 +3,7 @@ import CumulusModel
 import CumulusViews
 import Foundation
 
-/// The asset flow of a node (CLOUDKIT.md §1.7): storing an upload under its
+/// The asset flow of a node (`Docs/HTTP-API.md`, "Assets"): storing an upload under its
 /// ticket, opening download tickets, checking the store against the views.
 extension Container {
     /// The most bytes one asset may hold unless `serve` says otherwise: CloudKit's

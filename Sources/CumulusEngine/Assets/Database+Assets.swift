@@ -3,7 +3,7 @@ import CumulusModel
 import CumulusViews
 import Foundation
 
-/// The database's side of the asset flow (CLOUDKIT.md §1.7): upload URLs for
+/// The database's side of the asset flow (`Docs/HTTP-API.md`, "Assets"): upload URLs for
 /// record fields, and the check of what a save's assets claim.
 extension Database {
     /// One field an upload URL is asked for.

@@ -1,7 +1,8 @@
 import CumulusModel
 import Foundation
 
-/// A change token (SPEC §7): opaque to clients, authenticated, and tied to the log
+/// A change token (`Docs/DATA-MODEL.md`, "Change feeds"): opaque to clients,
+/// authenticated, and tied to the log
 /// it came from. `Docs/LOG-FORMAT.md` §11 gives the bytes:
 ///
 /// ```

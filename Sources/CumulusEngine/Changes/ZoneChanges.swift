@@ -12,7 +12,7 @@ public struct RecordDeletion: Sendable, Hashable {
     public var cause: DeleteCause
 }
 
-/// One page of a zone's changes (SPEC §7).
+/// One page of a zone's changes (`Docs/DATA-MODEL.md`, "Change feeds").
 public struct ZoneChanges: Sendable {
     /// Records created or changed since the token, each once, at its current version.
     public var changed: [Record]

@@ -31,7 +31,7 @@ public struct RecordDelete: Sendable, Hashable {
     }
 }
 
-/// A modify operation: saves and deletes applied as one commit (SPEC §3).
+/// A modify operation: saves and deletes applied as one commit (`Docs/DATA-MODEL.md`, "Modify operations").
 public struct ModifyOperation: Sendable, Hashable {
     /// Records to save.
     public var saves: [RecordSave]

@@ -3,7 +3,7 @@ import CumulusModel
 import CumulusStorage
 import CumulusViews
 
-/// Shares in a modify operation (SPEC §9, CLOUDKIT.md §7): the owner saving and
+/// Shares in a modify operation (`Docs/DATA-MODEL.md`, "Sharing"): the owner saving and
 /// deleting `cloudkit.share` records (which become `shareSaved` / `shareDeleted`
 /// events beside the record's own), and what a participant writing through their
 /// shared database may touch. Every check reads the shares as the plan has left

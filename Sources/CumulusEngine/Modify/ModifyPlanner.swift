@@ -3,7 +3,8 @@ import CumulusModel
 import CumulusStorage
 import CumulusViews
 
-/// Turns a validated modify operation into events (SPEC §2, §3): runs on the
+/// Turns a validated modify operation into events (`Docs/DATA-MODEL.md`, "References",
+/// "Modify operations"): runs on the
 /// writer thread inside the group's transaction, reading the views as they stand
 /// after every earlier commit, and writes nothing itself — the events it returns are
 /// appended and applied by the writer.
@@ -224,7 +225,8 @@ struct ModifyPlanner {
     }
 
     /// Saves ordered so that targets come before the records referring to them
-    /// (SPEC §2), whatever order the caller gave; cycles keep the caller's order.
+    /// (`Docs/DATA-MODEL.md`, "References"), whatever order the caller gave; cycles
+    /// keep the caller's order.
     private func saveOrder(_ indices: [Int]) -> [Int] {
         // One save has no order to find (most operations are one record); reading
         // its references here was an eighth of planning a single save.

@@ -1,6 +1,6 @@
 import CumulusModel
 
-/// Resolves the `__defaultOwner__` placeholder (SPEC §1): in a private or shared
+/// Resolves the `__defaultOwner__` placeholder (`Docs/DATA-MODEL.md`, "Zones"): in a private or shared
 /// database it means the database's owner, so a zone named either way is the same
 /// zone and is stored once. The public database keeps the placeholder.
 struct Normalizer {

@@ -1,8 +1,8 @@
 import CumulusModel
 
 /// Combines the client's copy of a record with the server's according to a save
-/// mode (SPEC §3): the conflict checks and which fields win. Pure; system fields
-/// are the planner's business.
+/// mode (`Docs/DATA-MODEL.md`, "Modify operations"): the conflict checks and which
+/// fields win. Pure; system fields are the planner's business.
 enum RecordMerger {
     /// The record's new user fields, encrypted values and parent; the rest of the
     /// result is the server's copy (or a fresh record). Throws the item's error:

@@ -1,4 +1,5 @@
-/// How a save treats the server's copy (SPEC §3). The first three are the Swift
+/// How a save treats the server's copy (`Docs/DATA-MODEL.md`, "Modify operations").
+/// The first three are the Swift
 /// API's save policies; the rest are the HTTP API's operation types.
 public enum SaveMode: Sendable, Hashable {
     /// Saves only if the client's change tag equals the server's; writes the

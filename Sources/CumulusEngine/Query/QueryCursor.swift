@@ -2,7 +2,7 @@ import CumulusModel
 import Crypto
 import Foundation
 
-/// Where a query's next page starts (SPEC §5): opaque to clients, sealed, and
+/// Where a query's next page starts (`Docs/DATA-MODEL.md`, "Queries"): opaque to clients, sealed, and
 /// self-contained — it carries the query, the zone scope and the position after
 /// the last record the page read, so a continuation needs nothing else.
 ///

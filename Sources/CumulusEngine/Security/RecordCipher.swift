@@ -2,9 +2,9 @@ import Crypto
 import CumulusModel
 import Foundation
 
-/// Client-side encryption of a record's encrypted key space (SPEC §1): what CloudKit's
-/// own client does before a value leaves the device, for a server-side Swift user of
-/// Cumulus. The server stores and returns only the ciphertext, as opaque bytes.
+/// Client-side encryption of a record's encrypted key space (`Docs/DATA-MODEL.md`,
+/// "Encrypted values"): what CloudKit's own client does before a value leaves the
+/// device, for a server-side Swift user of Cumulus. The server stores and returns only the ciphertext, as opaque bytes.
 ///
 /// A value is sealed with AES-GCM under the caller's 256-bit key: its CloudKit wire form
 /// (`{"value": …, "type": …}`, so every type that may be encrypted round-trips) is the

@@ -1,6 +1,6 @@
 import CumulusModel
 
-/// What a client sends with a share record (CLOUDKIT.md §1.8: `forRecord`,
+/// What a client sends with a share record (`Docs/HTTP-API.md`, "Sharing": `forRecord`,
 /// `publicPermission`, `participants`): the access it asks for. `nil` members keep
 /// what the stored share has, so re-saving a fetched share changes nothing.
 public struct ShareDefinition: Sendable, Hashable {

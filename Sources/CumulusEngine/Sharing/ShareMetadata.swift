@@ -1,7 +1,7 @@
 import CumulusModel
 
 /// What `records/resolve` and `records/accept` answer for one short GUID
-/// (CLOUDKIT.md §1.8, the ShortGUID Result dictionary).
+/// (CloudKit's ShortGUID Result dictionary; `Docs/HTTP-API.md`, "Sharing").
 public struct ShareMetadata: Sendable {
     /// The owner's private database, which holds the share.
     public var ownerDatabase: DatabaseID

@@ -1,7 +1,7 @@
 import CumulusModel
 
 /// Which records of one zone a share lets a user see, and what they may do with
-/// them (SPEC §9, CLOUDKIT.md §7): a zone-wide share opens every record; a
+/// them (`Docs/DATA-MODEL.md`, "Sharing"): a zone-wide share opens every record; a
 /// hierarchy share opens its root and whatever reaches the root through `parent`
 /// references (never through other references). The share record itself is open to
 /// whoever the share opens to.

@@ -4,7 +4,8 @@ import CumulusStorage
 import CumulusViews
 import Foundation
 
-/// The `webcourierURL` of web clients (CLOUDKIT.md §12): one long poll per GET, each
+/// The `webcourierURL` of web clients (`Docs/HTTP-API.md`, "Notifications for web
+/// clients"): one long poll per GET, each
 /// answering one notification of the ticket's container environment, from where its
 /// push token last got to (``WebCourierPositions``).
 extension Container {

@@ -2,7 +2,8 @@ import Crypto
 import CumulusModel
 import Foundation
 
-/// What a `webcourierURL` grants (CLOUDKIT.md §12): reading one user's notifications
+/// What a `webcourierURL` grants (`Docs/HTTP-API.md`, "Notifications for web
+/// clients"): reading one user's notifications
 /// of one container environment through one push token, from where that token last
 /// got to. CloudKit JS GETs the URL exactly as given, with no credentials of its own,
 /// so the URL is the credential, as asset URLs are; any node sharing the server

@@ -63,7 +63,7 @@ public struct CommitRequest: Sendable {
     }
 }
 
-/// One operation, as stored (SPEC §10): its events, when and by whom, and where it
+/// One operation, as stored (`Docs/LOG-FORMAT.md` §5): its events, when and by whom, and where it
 /// sits in the global log and in each zone's and database's feed.
 public struct Commit: Sendable, Hashable {
     /// Global sequence number, from 1, without gaps.

@@ -1,7 +1,7 @@
 import CumulusModel
 
 /// Why a record was deleted, so feeds, audit exports and the replay tool can say
-/// why it disappeared (DESIGN.md "Cascades are events").
+/// why it disappeared (`Docs/DATA-MODEL.md`, "References").
 public enum DeleteCause: Sendable, Hashable {
     /// The client deleted it.
     case direct

@@ -1,6 +1,6 @@
 import CumulusModel
 
-/// One state change, as appended to the log (SPEC §10). Views are derived from
+/// One state change, as appended to the log (`Docs/LOG-FORMAT.md` §4). Views are derived from
 /// events alone, so an event carries everything its `apply` needs.
 ///
 /// The binary form (``EventCodec``) gives each case a tag; tags 16–31 are kept for
@@ -12,7 +12,8 @@ public enum Event: Sendable, Hashable {
     /// A record was deleted; `recordType` lets tombstones carry the type.
     case recordDeleted(database: DatabaseID, recordID: RecordID, recordType: String, cause: DeleteCause)
     /// A reference to `recordID` was added or removed by `source`, so the target got
-    /// a new change tag (SPEC §2): its own event, so feeds show the new tag.
+    /// a new change tag (`Docs/DATA-MODEL.md`, "References"): its own event, so feeds
+    /// show the new tag.
     case changeTagBumped(database: DatabaseID, recordID: RecordID, changeTag: String, source: RecordID)
     /// A zone was created or its capabilities changed.
     case zoneSaved(database: DatabaseID, zone: Zone)
@@ -36,13 +37,13 @@ public enum Event: Sendable, Hashable {
     /// `user`'s custom security roles in a container environment are now `roles`
     /// (sorted; empty removes them all).
     case rolesAssigned(schema: SchemaID, user: String, roles: [String])
-    /// A leader began writing in `epoch` (SPEC §11): the first commit it makes after it
+    /// A leader began writing in `epoch`: the first commit it makes after it
     /// won an election or was promoted. Where each epoch began is what lets every node
     /// tell a token from a superseded leader's fork (it points past the end of its
     /// epoch) from one it can serve.
     case epochBegan(epoch: UInt64)
     /// A share in `database` (its owner's private database) was created or changed:
-    /// its participants, their acceptance, its public permission (SPEC §9). Logged in
+    /// its participants, their acceptance, its public permission. Logged in
     /// the commit that saves the share record, or alone when a participant accepts or
     /// leaves, so every node orders access changes with the records they govern.
     case shareSaved(database: DatabaseID, share: Share)

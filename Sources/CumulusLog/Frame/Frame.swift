@@ -1,6 +1,6 @@
 import CumulusModel
 
-/// One commit as stored in the `log` table and shipped to followers (SPEC §10).
+/// One commit as stored in the `log` table and shipped to followers (`Docs/LOG-FORMAT.md` §6).
 ///
 /// ```
 /// u8      format (1)
@@ -22,8 +22,9 @@ public struct Frame: Sendable, Hashable {
     public static let hashLength = 32
     /// Largest commit a frame may hold: bounds what a hostile frame can make the
     /// reader allocate, and what the writer accepts (larger is `limitExceeded`), so
-    /// every stored frame can be read back and sent to a follower. SPEC's largest
-    /// operation, 400 records of 1 MiB each, fits with room to spare.
+    /// every stored frame can be read back and sent to a follower. The largest
+    /// operation allowed, 400 records of 1 MiB each (`Docs/DATA-MODEL.md`, "Limits"),
+    /// fits with room to spare.
     public static let maxUncompressedLength = 512 << 20
     /// Largest stored frame: the largest commit (a frame whose compressed payload
     /// would not be smaller is stored raw) plus the header and checksum, whose

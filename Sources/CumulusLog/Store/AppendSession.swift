@@ -92,8 +92,8 @@ public struct AppendSession {
 
     /// Refuses, with `limitExceeded`, a commit of `length` bytes that no log could read
     /// back nor a follower receive (``Frame/maxUncompressedLength``). The largest
-    /// operation SPEC allows (400 records of 1 MiB) fits; what does not is a cascade
-    /// of millions of deletes, which must be split into several operations.
+    /// operation allowed (400 records of 1 MiB; `Docs/DATA-MODEL.md`, "Limits") fits; what does not
+    /// is a cascade of millions of deletes, which must be split into several operations.
     static func checkCommitLength(_ length: Int) throws(CumulusError) {
         guard length <= Frame.maxUncompressedLength else {
             throw CumulusError(

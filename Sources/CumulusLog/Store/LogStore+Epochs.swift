@@ -1,7 +1,7 @@
 import CumulusModel
 import CumulusStorage
 
-/// Where each leader epoch began (SPEC §11, issue 16 "epoch starts").
+/// Where each leader epoch began (issue 16 "epoch starts"; `Docs/ARCHITECTURE.md`, "Replication").
 ///
 /// A leader that wins an epoch (an election, or `cumulus promote`) first appends a
 /// commit holding one ``Event/epochBegan(epoch:)``. The log notes its sequence under the

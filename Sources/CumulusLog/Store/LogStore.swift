@@ -4,7 +4,7 @@ import CumulusStorage
 import Foundation
 import Synchronization
 
-/// The log: the source of truth of a Cumulus data directory (SPEC §10, DESIGN.md).
+/// The log: the source of truth of a Cumulus data directory (`Docs/ARCHITECTURE.md`).
 ///
 /// Commits are stored as frames (``Frame``) under their global sequence in the
 /// `log` table of the **log environment** (``logEnvironment``, `DATA/log/`), each

@@ -1,6 +1,6 @@
 /// When the writer trains a zstd dictionary from the log's own commits and
-/// installs it as a `dictionaryInstalled` event (DESIGN.md "Compression that works
-/// on small records"; `Docs/LOG-FORMAT.md` §7 states the policy).
+/// installs it as a `dictionaryInstalled` event (`Docs/LOG-FORMAT.md` §7
+/// states the policy).
 public struct DictionaryPolicy: Sendable {
     /// Whether to train dictionaries at all.
     public var enabled = true

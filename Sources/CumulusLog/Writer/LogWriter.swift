@@ -4,7 +4,7 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// The single writer of a log, with group commit (DESIGN.md "One writer, many readers").
+/// The single writer of a log, with group commit (`Docs/ARCHITECTURE.md`, "A write, end to end").
 ///
 /// Callers submit work from any task; one dedicated thread drains the queue into a
 /// single write transaction of the views environment — bounded by

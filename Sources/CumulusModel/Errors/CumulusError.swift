@@ -1,6 +1,6 @@
 /// The one error type Cumulus reports at its API edge.
 ///
-/// Every failure carries a ``Code`` from the behaviour contract (SPEC §13), a
+/// Every failure carries a ``Code`` (`Docs/DATA-MODEL.md`, "Errors"), a
 /// message a person can act on, and — where the failure concerns one item — the
 /// record ID and field it is about. A `serverRecordChanged` error also carries the
 /// server's current record so the client can merge and retry.
@@ -8,8 +8,8 @@
 /// Thrown with plain `throws` (not typed throws) at most call sites: Swift 6.3.1
 /// miscompiles partial `catch` clauses over typed-thrown structs.
 public struct CumulusError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The SPEC §13 error codes; raw values are the names used on the wire of the
-    /// Swift API and in logs.
+    /// The error codes (`Docs/DATA-MODEL.md`, "Errors"); raw values are the names used
+    /// on the wire of the Swift API and in logs.
     public enum Code: String, Sendable, CaseIterable, Codable {
         case invalidArguments
         case unknownItem

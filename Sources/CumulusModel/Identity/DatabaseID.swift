@@ -1,5 +1,5 @@
 /// Which database an operation addresses: a container's environment, a scope and,
-/// for private and shared databases, the user they belong to (SPEC §1).
+/// for private and shared databases, the user they belong to (`Docs/DATA-MODEL.md`, "Databases").
 public struct DatabaseID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
     /// A container's environment; development and production hold separate data.
     public enum Environment: UInt8, Sendable, Hashable, CaseIterable, Codable {

@@ -1,4 +1,4 @@
-/// Which of a container's databases a request addresses (SPEC §1).
+/// Which of a container's databases a request addresses (`Docs/DATA-MODEL.md`, "Databases").
 public enum DatabaseScope: UInt8, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
     /// One database for everybody; only the default zone.
     case `public` = 1

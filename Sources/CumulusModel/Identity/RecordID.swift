@@ -1,6 +1,7 @@
 import Foundation
 
-/// A record's identity: its name within a zone (SPEC §1). Unique within a database.
+/// A record's identity: its name within a zone, unique within a database
+/// (`Docs/DATA-MODEL.md`, "Records").
 public struct RecordID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
     /// The record's name: 1–255 ASCII characters, not starting with `_`.
     public var recordName: String

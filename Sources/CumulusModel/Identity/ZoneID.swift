@@ -1,4 +1,4 @@
-/// A zone's identity: its name and the user who owns it (SPEC §1).
+/// A zone's identity: its name and the user who owns it (`Docs/DATA-MODEL.md`, "Zones").
 public struct ZoneID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
     /// The default zone's name, present in every database.
     public static let defaultZoneName = "_defaultZone"

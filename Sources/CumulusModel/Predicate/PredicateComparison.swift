@@ -1,5 +1,5 @@
 /// Turns one parsed comparison into filters, applying CloudKit's rules about
-/// which operand combinations mean what (CLOUDKIT.md §5).
+/// which operand combinations mean what (`Docs/DATA-MODEL.md`, "Queries").
 enum PredicateComparison {
     /// The filters `lhs op rhs` stands for; `quantified` is a leading `ANY`/`SOME`.
     static func resolve(

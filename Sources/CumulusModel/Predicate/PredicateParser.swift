@@ -1,5 +1,5 @@
-/// Parses CloudKit's subset of Apple's predicate format strings (SPEC §5,
-/// CLOUDKIT.md §5) into the query model, without `NSPredicate`.
+/// Parses CloudKit's subset of Apple's predicate format strings
+/// (`Docs/DATA-MODEL.md`, "Queries") into the query model, without `NSPredicate`.
 ///
 /// Everything it cannot express as ANDed ``QueryFilter``s is refused with
 /// `CumulusError(.invalidArguments)` naming the construct and its position: the

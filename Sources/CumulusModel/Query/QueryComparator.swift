@@ -1,5 +1,5 @@
-/// The comparators of a query filter: CloudKit Web Services' twenty (CLOUDKIT.md
-/// §1.4) plus CloudKit JS's `LIST_CONTAINS_ANY`. The raw value is the wire name.
+/// The comparators of a query filter: CloudKit Web Services' twenty plus CloudKit
+/// JS's `LIST_CONTAINS_ANY` (`Docs/HTTP-API.md`, "Queries on the wire"). The raw value is the wire name.
 /// The predicate parser and the HTTP API's `filterBy` both produce these, so the
 /// two front ends can never disagree about what a query means.
 public enum QueryComparator: String, Sendable, Hashable, CaseIterable, Codable {

@@ -1,4 +1,4 @@
-/// What a query means, record by record (SPEC §5, CLOUDKIT.md §5). The engine's
+/// What a query means, record by record (`Docs/DATA-MODEL.md`, "Queries"). The engine's
 /// indexes only narrow down candidates; this decides.
 ///
 /// Rules: string equality and ordering ignore case, `BEGINSWITH` does not; numbers

@@ -74,7 +74,7 @@ public struct QuerySort: Sendable, Hashable {
     }
 }
 
-/// A query (SPEC §5): a record type, filters (ANDed), sort descriptors.
+/// A query (`Docs/DATA-MODEL.md`, "Queries"): a record type, filters (ANDed), sort descriptors.
 public struct Query: Sendable, Hashable {
     /// The record type searched.
     public var recordType: String

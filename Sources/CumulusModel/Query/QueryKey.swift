@@ -1,5 +1,5 @@
 /// What a filter or sort looks at: a user field, a system field, or the record's
-/// full-text tokens (SPEC §5).
+/// full-text tokens (`Docs/DATA-MODEL.md`, "Queries").
 public enum QueryKey: Sendable, Hashable, CustomStringConvertible {
     /// A user field by name.
     case field(String)

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The text comparisons of CloudKit queries (CLOUDKIT.md §5), in one place so the
+/// The text comparisons of CloudKit queries (`Docs/DATA-MODEL.md`, "Queries"), in one place so the
 /// evaluator and the indexes can never disagree.
 public enum TextFolding {
     /// The form string equality and ordering compare: case-insensitive (CloudKit's

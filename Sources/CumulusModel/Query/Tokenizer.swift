@@ -1,8 +1,8 @@
-/// Full-text tokens for `self CONTAINS 'text'` (SPEC §1, CLOUDKIT.md §5): string
+/// Full-text tokens for `self CONTAINS 'text'` (`Docs/DATA-MODEL.md`, "Queries"): string
 /// fields split at white space, case- and diacritic-folded; stop words carry no
 /// meaning and are neither indexed nor searched for.
 public enum Tokenizer {
-    /// CloudKit's stop words (CLOUDKIT.md §5).
+    /// CloudKit's stop words (`Docs/DATA-MODEL.md`, "Queries").
     public static let stopWords: Set<String> = [
         "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not",
         "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was",

@@ -1,5 +1,5 @@
-/// `encodeSystemFields` (SPEC §1): a compact, versioned archive of a record's
-/// system fields that a client keeps and later turns back into an empty shell
+/// `encodeSystemFields` (`Docs/DATA-MODEL.md`, "Records"): a compact, versioned
+/// archive of a record's system fields that a client keeps and later turns back into an empty shell
 /// carrying the right change tag, so it can save changes without refetching.
 extension Record {
     /// The archive's format byte; distinct from ``RecordCodec/formatVersion`` so a

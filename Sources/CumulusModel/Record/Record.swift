@@ -1,4 +1,5 @@
-/// A record: a typed bag of fields with an identity and server-kept system fields (SPEC §1).
+/// A record: a typed bag of fields with an identity and server-kept system fields
+/// (`Docs/DATA-MODEL.md`, "Records").
 ///
 /// A value type. Setting a field through the subscript records its key in
 /// ``changedKeys``, which the `changedKeys` save policy uses to write only what the
@@ -129,7 +130,7 @@ public struct Record: Sendable, Hashable {
             box.changedKeys.insert("parent")
         }
     }
-    /// The share this record belongs to (server-set, SPEC §9).
+    /// The share this record belongs to (server-set; `Docs/DATA-MODEL.md`, "Sharing").
     public var share: Reference? {
         get { storage.share }
         set { writable.share = newValue }
@@ -351,8 +352,8 @@ public struct Record: Sendable, Hashable {
         return found
     }
 
-    /// The full-text tokens of the record (SPEC §1): every string field, list
-    /// elements included, split at white space and lower-cased.
+    /// The full-text tokens of the record: every string field, list elements included,
+    /// split at white space and lower-cased (`Docs/DATA-MODEL.md`, "Records").
     public func allTokens() -> Set<String> {
         var tokens = Set<String>()
         for value in fields.values {

@@ -1,4 +1,4 @@
-/// The access a `cloudkit.share` record grants (SPEC §9, CLOUDKIT.md §7): who may
+/// The access a `cloudkit.share` record grants (`Docs/DATA-MODEL.md`, "Sharing"): who may
 /// see which records of its owner's zone, and what they may do with them.
 ///
 /// The share record itself (its title and other fields) is an ordinary record of

@@ -1,4 +1,4 @@
-/// One person a share is open to (CLOUDKIT.md §7, the Share Participant dictionary).
+/// One person a share is open to (CloudKit's Share Participant; `Docs/HTTP-API.md`, "Sharing").
 public struct ShareParticipant: Sendable, Hashable {
     /// The participant's role in the share. Raw values are CloudKit's.
     public enum Role: UInt8, Sendable, Hashable, CaseIterable {

@@ -1,4 +1,4 @@
-/// What a share lets a participant (or anyone with its link) do (CLOUDKIT.md §7).
+/// What a share lets a participant (or anyone with its link) do (`Docs/DATA-MODEL.md`, "Sharing").
 /// The raw values are CloudKit's own, so they can be stored in the log unchanged.
 public enum SharePermission: UInt8, Sendable, Hashable, CaseIterable, Comparable {
     /// No access (only meaningful as a share's public permission).

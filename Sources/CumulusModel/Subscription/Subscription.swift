@@ -1,5 +1,6 @@
-/// A subscription (SPEC §8, CLOUDKIT.md §6): a standing question about a database
-/// whose answers are notifications, one per matching change, in log order.
+/// A subscription: a standing question about a database whose answers are
+/// notifications, one per matching change, in log order (`Docs/DATA-MODEL.md`,
+/// "Subscriptions and notifications").
 public struct Subscription: Sendable, Hashable {
     /// What a subscription watches.
     public enum Kind: Sendable, Hashable {

@@ -1,4 +1,4 @@
-/// One notification (SPEC §8): a change that matched a subscription, addressed to
+/// One notification: a change that matched a subscription, addressed to
 /// the subscription's owner. Named so it does not clash with Foundation's `Notification`.
 ///
 /// Notifications are written in the transaction of the commit that caused them, so

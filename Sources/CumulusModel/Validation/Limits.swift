@@ -1,4 +1,4 @@
-/// CloudKit's limits as Cumulus enforces them (SPEC §1–§3, CLOUDKIT.md §8).
+/// CloudKit's limits as Cumulus enforces them (`Docs/DATA-MODEL.md`, "Limits").
 public enum Limits {
     /// Longest record name, zone name, owner name, record type or field name.
     public static let maxNameLength = 255

@@ -1,4 +1,4 @@
-/// The naming rules for identifiers (SPEC §1, CLOUDKIT.md §7), each a function a
+/// The naming rules for identifiers (`Docs/DATA-MODEL.md`, "Records"), each a function a
 /// caller can run before anything touches storage. Each failure is
 /// `invalidArguments` with a message saying which rule was broken.
 public enum NameRules {

@@ -1,5 +1,6 @@
-/// Checks a record against every rule that needs no stored state (SPEC §1, §2),
-/// so a request can be refused before it touches storage. Rules that need the
+/// Checks a record against every rule that needs no stored state
+/// (`Docs/DATA-MODEL.md`, "Records" and "References"), so a request can be refused
+/// before it touches storage. Rules that need the
 /// database (a parent that must exist, the 750-owner limit, `validate` targets)
 /// belong to the engine's planner.
 public enum RecordValidator {

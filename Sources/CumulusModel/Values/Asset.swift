@@ -1,5 +1,5 @@
-/// A field value naming a stored file (SPEC §1: assets may arrive in a later phase;
-/// the model already carries their receipt so records holding them round-trip).
+/// A field value naming a stored file (`Docs/DATA-MODEL.md`, "Field values"; the model carries
+/// its receipt so records holding one round-trip).
 public struct Asset: Sendable, Hashable, Codable {
     /// Checksum of the file's bytes, as issued by the upload.
     public var fileChecksum: String

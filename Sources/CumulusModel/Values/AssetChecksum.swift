@@ -1,4 +1,4 @@
-/// The name of a stored asset file: the SHA-256 of its bytes (SPEC §1, issue 17).
+/// The name of a stored asset file: the SHA-256 of its bytes (issue 17; `Docs/HTTP-API.md`, "Assets").
 ///
 /// On the wire and on disk it is 64 lower-case hexadecimal digits (an asset's
 /// `fileChecksum`, the file's name in the asset store); in view keys, the 32 bytes.

@@ -1,4 +1,5 @@
-/// A record field's value: one of CloudKit's types, or a homogeneous list of one (SPEC §1).
+/// A record field's value: one of CloudKit's types, or a homogeneous list of one
+/// (`Docs/DATA-MODEL.md`, "Field values").
 ///
 /// A list is modelled as `.list([FieldValue])` so values can be built from untyped
 /// input (JSON, tests) and checked afterwards; ``RecordValidator`` refuses nested

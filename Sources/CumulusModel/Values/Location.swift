@@ -1,4 +1,5 @@
-/// A geographic location field value (SPEC §1), mirroring CloudKit's Location dictionary.
+/// A geographic location field value, mirroring CloudKit's Location dictionary
+/// (`Docs/DATA-MODEL.md`, "Field values").
 public struct Location: Sendable, Hashable, Codable {
     /// Degrees north, −90…90.
     public var latitude: Double

@@ -1,4 +1,4 @@
-/// A field value pointing at another record in the same zone (SPEC §2).
+/// A field value pointing at another record in the same zone (`Docs/DATA-MODEL.md`, "References").
 public struct Reference: Sendable, Hashable, Codable, CustomStringConvertible {
     /// What happens to the referring record when its target goes (the wire's
     /// `NONE`, `DELETE_SELF`, `VALIDATE`).

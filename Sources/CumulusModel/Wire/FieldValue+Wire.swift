@@ -17,7 +17,7 @@ extension FieldValue.ValueType {
     }
 
     /// The wire name of a list of this type, e.g. `INT64_LIST`; assets are `ASSET_LIST`
-    /// as CLOUDKIT.md §1.8 lists them (`ASSETID_LIST` is accepted on input).
+    /// (`Docs/HTTP-API.md`, "Records on the wire"; `ASSETID_LIST` is accepted on input).
     public var listWireName: String {
         self == .asset ? "ASSET_LIST" : wireName + "_LIST"
     }
@@ -64,7 +64,8 @@ extension FieldValue {
 
     /// Reads a "Record Field" dictionary `{"value": …, "type": …}` for `field`.
     ///
-    /// Lenient as CloudKit clients need (CLOUDKIT.md §11): without `type`, the type is
+    /// Lenient as CloudKit clients need (`Docs/HTTP-API.md`, "What clients send"):
+    /// without `type`, the type is
     /// inferred from the value's JSON shape; integers are accepted for `DOUBLE` and
     /// `TIMESTAMP`, booleans for `INT64`, numeric strings for `INT64`/`DOUBLE`/`TIMESTAMP`
     /// (`numbersAsStrings`); references may omit `zoneID` (they then point into
@@ -175,7 +176,7 @@ extension FieldValue {
         }
     }
 
-    /// The value a client meant when it sent no `type` (CLOUDKIT.md §11).
+    /// The value a client meant when it sent no `type` (`Docs/HTTP-API.md`, "What clients send").
     private static func inferred(_ value: JSONValue, field: String, defaultZone: ZoneID) throws -> FieldValue {
         switch value {
         case .string(let text):

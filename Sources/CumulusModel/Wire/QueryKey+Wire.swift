@@ -1,6 +1,7 @@
 extension QueryKey {
     /// The `___` name CloudKit Web Services gives a system key in `systemFieldName`
-    /// (CLOUDKIT.md §1.4); `nil` for user fields and the token pseudo-key.
+    /// (`Docs/HTTP-API.md`, "Queries on the wire"); `nil` for user fields and the
+    /// token pseudo-key.
     public var systemFieldName: String? {
         switch self {
         case .recordName: "___recordId"

@@ -1,4 +1,5 @@
-/// A record's CloudKit JSON (CLOUDKIT.md §1.8) written straight from its stored bytes
+/// A record's CloudKit JSON (`Docs/HTTP-API.md`, "Records on the wire") written
+/// straight from its stored bytes
 /// (``RecordCodec``'s format) into a ``JSONWriter``: no ``Record``, no ``FieldValue``,
 /// no ``JSONValue`` tree. The one place that knows how a record is written on the
 /// wire; the server's answers that carry records (lookup, query, changes, modify) all

@@ -5,7 +5,8 @@ extension ZoneID {
     }
 
     /// Reads a zone ID dictionary. Some clients write `ownerName` instead of
-    /// `ownerRecordName` (CLOUDKIT.md §11); a missing owner is `defaultOwner`.
+    /// `ownerRecordName` (`Docs/HTTP-API.md`, "What clients send"); a missing owner is
+    /// `defaultOwner`.
     public init(wire json: JSONValue, field: String, defaultOwner: String = ZoneID.defaultOwnerName) throws {
         guard case .object(let members) = json else {
             throw CumulusError.wire(field, "zoneID must be an object, got \(json.kindName)")

@@ -1,4 +1,4 @@
-/// A record zone (SPEC §6): its ID and capabilities.
+/// A record zone (`Docs/DATA-MODEL.md`, "Zones"): its ID and capabilities.
 public struct Zone: Sendable, Hashable, Codable {
     /// The zone's identity.
     public var zoneID: ZoneID

@@ -1,4 +1,4 @@
-/// What a zone supports (SPEC §6); raw values are CloudKit's capability bits.
+/// What a zone supports (`Docs/DATA-MODEL.md`, "Zones"); raw values are CloudKit's capability bits.
 public struct ZoneCapabilities: OptionSet, Sendable, Hashable, Codable {
     /// The raw bit set.
     public var rawValue: UInt32

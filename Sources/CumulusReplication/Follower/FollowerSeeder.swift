@@ -6,7 +6,7 @@ import CumulusViews
 import Foundation
 import Logging
 
-/// Readies a follower's data directory before it is opened (SPEC §11): a new
+/// Readies a follower's data directory before it is opened (`Docs/ARCHITECTURE.md`, "Replication"): a new
 /// follower is seeded from a snapshot of the leader's environment — or, if asked,
 /// given only the leader's identity and credentials, to stream the whole log — and
 /// `--reseed` moves an existing copy aside (never deletes it) and seeds anew, as

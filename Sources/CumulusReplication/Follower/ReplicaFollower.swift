@@ -6,7 +6,7 @@ import Foundation
 import Logging
 import Synchronization
 
-/// A follower's replication loop (SPEC §11): connects to the leader, checks that
+/// A follower's replication loop (`Docs/ARCHITECTURE.md`, "Replication"): connects to the leader, checks that
 /// both hold the same history, and appends and applies the leader's frames as they
 /// arrive — each received batch in one LMDB transaction that also moves the log
 /// head, so a crash can never leave it believing it holds what it does not.

@@ -6,7 +6,7 @@ import Foundation
 import Logging
 import Synchronization
 
-/// The leader's side of replication (SPEC §11): it says which log it holds, streams
+/// The leader's side of replication (`Docs/ARCHITECTURE.md`, "Replication"): it says which log it holds, streams
 /// its stored frames to followers from the position each holds, hands out
 /// snapshots, and keeps track of how far each follower is.
 ///

@@ -70,6 +70,8 @@ public enum ReplicationRoute: String, Sendable, CaseIterable {
     public static let unknownSessionStatus = 401
     /// The session's proof is wrong: the caller does not hold the secret.
     public static let wrongProofStatus = 403
+    /// No such endpoint, or no such asset on the node asked.
+    public static let notFoundStatus = 404
 }
 
 extension ReplicationError {
@@ -98,7 +100,7 @@ extension ReplicationError {
         case 409: self = .diverged(reason)
         case 410: self = .behindRetention(reason)
         case 412: self = .staleEpoch(reason)
-        case 503: self = .unreachable("\(node) cannot serve replication now: \(reason)")
+        case ReplicationError.refused("").httpStatus: self = .unreachable("\(node) cannot serve replication now: \(reason)")
         default: self = .unreachable("HTTP \(status): \(reason)")
         }
     }

@@ -107,7 +107,7 @@ public struct APIResponse: Sendable {
     }
 }
 
-/// A per-item error dictionary inside a 200 answer (CLOUDKIT.md §1.3).
+/// A per-item error dictionary inside a 200 answer (`Docs/HTTP-API.md`, "Errors").
 func itemError(_ error: CumulusError, name: String? = nil, creating: Bool = false) -> JSONValue {
     var dict: [String: JSONValue] = [
         "serverErrorCode": .string(ServerErrorCode(error, creating: creating).name),

@@ -50,7 +50,7 @@ public struct APILimits: Sendable, Equatable {
     public var subscriptionsPerUser = Subscription.maxPerUser
     /// Bytes one uploaded asset may hold; more is `LIMIT_EXCEEDED`, refused at the
     /// first byte over it. CloudKit's PropertyMetrics say 50 MB, its upload page 15 MB
-    /// (CLOUDKIT.md §10 note 4); `Docs/HTTP-API.md` "Assets".
+    /// (`Docs/HTTP-API.md`, "Assets").
     public var assetBytes = Container.defaultMaxAssetBytes
     /// Bytes of uploads one user, and one container, may send within the grace an
     /// unreferenced upload is kept (``UploadQuota``); past either, `QUOTA_EXCEEDED`.

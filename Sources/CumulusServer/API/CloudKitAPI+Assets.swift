@@ -2,7 +2,7 @@ import CumulusEngine
 import CumulusModel
 import Foundation
 
-/// Assets (CLOUDKIT.md §1.7, `Docs/HTTP-API.md` "Assets"): `assets/upload` hands out
+/// Assets (`Docs/HTTP-API.md`, "Assets"): `assets/upload` hands out
 /// upload URLs, a POST of the bytes to one answers the receipt the record save
 /// carries, and records read back carry a `downloadURL` per asset. The byte routes
 /// live outside `/database/1/…` because their URL is their only credential, as in

@@ -3,7 +3,7 @@ import CumulusModel
 import Foundation
 import Synchronization
 
-/// Live notifications over HTTP (SPEC §8): a Server-Sent Events stream per user,
+/// Live notifications over HTTP (`Docs/DATA-MODEL.md`, "Subscriptions and notifications"): a Server-Sent Events stream per user,
 /// resumable with `Last-Event-ID`; a long poll by notification token; and CloudKit JS's
 /// push tokens with their `webcourierURL`, which answer the same notifications one at
 /// a time in CloudKit's push shape.
@@ -59,7 +59,7 @@ extension CloudKitAPI {
 
     /// `tokens/create` and `tokens/register` (`register`: the client names its push
     /// token), under `/database/1/…` or CloudKit JS's `/device/1/…`: a push token and
-    /// the `webcourierURL` that long-polls its notifications (CLOUDKIT.md §12). The URL
+    /// the `webcourierURL` that long-polls its notifications (`Docs/HTTP-API.md`, "Notifications for web clients"). The URL
     /// is absolute (``publicURL``) and is its own credential, valid while the web auth
     /// token it was made with signs its user in.
     func pushTokens(_ request: APIRequest, register: Bool) throws -> APIResponse {
@@ -143,7 +143,7 @@ extension CloudKitAPI {
     }
 
     /// A notification as CloudKit pushes it, which CloudKit JS parses
-    /// (`CloudKit.parseRawNotification`; CLOUDKIT.md §12): `ck.fet` for a zone
+    /// (`CloudKit.parseRawNotification`; `Docs/HTTP-API.md`, "Notifications for web clients"): `ck.fet` for a zone
     /// notification; `ck.qry` for a query one (`fo`: 1 created, 2 updated, 3 deleted);
     /// `ck.met` (`dbs`, `sid`) for a database one, the shape CloudKit's own pushes use,
     /// which CloudKit JS hands to listeners raw. `dbs` is the database scope (1 public,

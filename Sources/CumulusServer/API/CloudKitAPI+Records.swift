@@ -2,7 +2,7 @@ import CumulusEngine
 import CumulusModel
 import Foundation
 
-/// `records/modify`, `records/lookup`, `records/query`, `records/changes` (CLOUDKIT.md §1.3–§1.5).
+/// `records/modify`, `records/lookup`, `records/query`, `records/changes` (`Docs/HTTP-API.md`, "Routes").
 extension CloudKitAPI {
     /// The zone a request addresses (`zoneID`, default zone when absent).
     func zone(_ body: some JSONReadable) throws -> ZoneID {

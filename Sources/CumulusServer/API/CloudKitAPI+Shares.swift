@@ -1,7 +1,7 @@
 import CumulusEngine
 import CumulusModel
 
-/// `records/resolve` and `records/accept` (CLOUDKIT.md §1.3, §1.8), and the share
+/// `records/resolve` and `records/accept` (`Docs/HTTP-API.md`, "Sharing"), and the share
 /// members of record dictionaries.
 extension CloudKitAPI {
     /// A record's dictionary for a response; a share record gains its participants

@@ -1,7 +1,7 @@
 import CumulusEngine
 import CumulusModel
 
-/// `subscriptions/list`, `subscriptions/lookup`, `subscriptions/modify` (CLOUDKIT.md §1.7).
+/// `subscriptions/list`, `subscriptions/lookup`, `subscriptions/modify` (`Docs/HTTP-API.md`, "Routes").
 extension CloudKitAPI {
     /// A subscription dictionary; `subscriptionType` is `query`, `zone` or (Cumulus's
     /// addition) `database`.

@@ -1,10 +1,10 @@
 import CumulusModel
 
 /// `users/discover` (GET and POST), `users/lookup/email` and `users/lookup/id`
-/// (CLOUDKIT.md §1.2, §1.7), in CloudKit's shapes. CloudKit answers only users who
+/// (`Docs/HTTP-API.md`, "Routes"), in CloudKit's shapes. CloudKit answers only users who
 /// made themselves discoverable; Cumulus has no such setting yet, so no user is
 /// discoverable: every answer is the same whoever exists, and tells nothing about who
-/// does (SPEC §9).
+/// does (`Docs/SECURITY.md`, "Access rules").
 extension CloudKitAPI {
     /// The reason given for each lookup that finds no one, the same for every user.
     static let undiscoverableReason = "no discoverable user matches; users are discoverable only once they choose to be"

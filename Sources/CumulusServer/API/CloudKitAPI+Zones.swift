@@ -3,7 +3,7 @@ import CumulusModel
 import Foundation
 
 /// `zones/list`, `zones/lookup`, `zones/modify`, `zones/changes`, `changes/database`,
-/// `changes/zone` (CLOUDKIT.md §1.5–§1.6).
+/// `changes/zone` (`Docs/HTTP-API.md`, "Routes").
 extension CloudKitAPI {
     static func zoneJSON(_ zone: Zone) -> JSONValue {
         ["zoneID": zone.zoneID.wireJSON, "atomic": .bool(zone.capabilities.contains(.atomic))]

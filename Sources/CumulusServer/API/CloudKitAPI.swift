@@ -6,7 +6,7 @@ import Crypto
 import Foundation
 import Logging
 
-/// CloudKit Web Services on top of a ``Container`` (CLOUDKIT.md §1): routing,
+/// CloudKit Web Services on top of a ``Container`` (`Docs/HTTP-API.md`): routing,
 /// authentication, JSON in and out, and the mapping of errors to CloudKit's codes.
 ///
 /// Plain request → response logic with no HTTP server in it, so every route is
@@ -70,7 +70,7 @@ public struct CloudKitAPI: Sendable {
     /// whoever can reach the port.
     public static let metricsTokenSource = SecretSource(
         name: "the metrics token", fileOption: "--metrics-token-file", environmentVariable: "CUMULUS_METRICS_TOKEN")
-    /// The longest a read-your-writes request waits for its sequence (SPEC §11).
+    /// The longest a read-your-writes request waits for its sequence (`Docs/HTTP-API.md`, "Replication and read-your-writes").
     public static let maxCatchUpWait: Duration = .seconds(30)
     /// How long it waits when the client does not say.
     public static let defaultCatchUpWait: Duration = .seconds(5)
@@ -179,7 +179,7 @@ public struct CloudKitAPI: Sendable {
         return response
     }
 
-    /// Read-your-writes on a follower (SPEC §11): a request carrying
+    /// Read-your-writes on a follower (`Docs/HTTP-API.md`, "Replication and read-your-writes"): a request carrying
     /// `X-Cumulus-Min-Sequence` (or `?minSequence=`) — the `X-Cumulus-Sequence` the
     /// leader answered a write with — waits until this node holds that commit, for
     /// `X-Cumulus-Max-Wait-Ms` (default 5 s, at most 30 s), then fails as retryable.
@@ -434,7 +434,7 @@ public struct CloudKitAPI: Sendable {
             retryAfter: wait)
     }
 
-    /// A server-to-server signature (CLOUDKIT.md §1.1) when the key headers are
+    /// A server-to-server signature (`Docs/HTTP-API.md`, "Authentication") when the key headers are
     /// present; otherwise the API token (required, and minted for this container and
     /// `environment`) and web auth token (optional) from the query string.
     private func identify(_ request: APIRequest, container: String, environment: DatabaseID.Environment) throws -> Caller {

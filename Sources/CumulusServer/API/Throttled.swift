@@ -1,8 +1,8 @@
 /// A request refused because its client sends too much (a request rate limit, a cap on
 /// waiting long polls): CloudKit's `THROTTLED` (HTTP 429), with `retryAfter` in the
-/// body as CloudKit sends it (CLOUDKIT.md §1.9).
+/// body as CloudKit sends it (`Docs/HTTP-API.md`, "Errors").
 ///
-/// Not one of SPEC §13's codes, and not a ``CumulusError``: the engine never refuses
+/// Not one of Cumulus's error codes (`Docs/DATA-MODEL.md`, "Errors"), and not a ``CumulusError``: the engine never refuses
 /// for this, only the HTTP API's door does, before any operation starts (as with
 /// ``CloudKitAPI/AuthenticationFailure``). The native client's name for it is
 /// `requestRateLimited`.

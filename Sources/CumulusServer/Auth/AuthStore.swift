@@ -4,8 +4,8 @@ import CumulusModel
 import CumulusStorage
 import Foundation
 
-/// API tokens, users and web auth tokens (CLOUDKIT.md §1.1, §11), kept in the data
-/// directory's `auth` table. Only SHA-256 hashes of tokens are stored: a copied
+/// API tokens, users and web auth tokens (`Docs/HTTP-API.md`, "Authentication"), kept in
+/// the data directory's `auth` table. Only SHA-256 hashes of tokens are stored: a copied
 /// data directory does not leak working credentials.
 ///
 /// Credentials are configuration, not records: they are not log events, so they

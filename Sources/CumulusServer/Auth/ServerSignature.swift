@@ -2,8 +2,8 @@ import Crypto
 import CumulusModel
 import Foundation
 
-/// Server-to-server authentication as CloudKit Web Services does it (CLOUDKIT.md
-/// §1.1): the client signs `"{ISO8601 date}:{base64(SHA-256(body))}:{subpath}"` with
+/// Server-to-server authentication as CloudKit Web Services does it
+/// (`Docs/HTTP-API.md`, "Authentication"): the client signs `"{ISO8601 date}:{base64(SHA-256(body))}:{subpath}"` with
 /// its ECDSA P-256 key and sends the key ID, the date and the base64 DER signature in
 /// `X-Apple-CloudKit-Request-KeyID`, `-ISO8601Date` and `-SignatureV1`. The subpath is
 /// the request target as received: the path, and when the request has a query, `?`

@@ -1,7 +1,7 @@
 import CumulusModel
 import CumulusStorage
 
-/// How long a web auth token lasts (CLOUDKIT.md §1.1): as CloudKit's, 30 minutes
+/// How long a web auth token lasts (`Docs/HTTP-API.md`, "Authentication"): as CloudKit's, 30 minutes
 /// after its last use, or two weeks from sign-in with "keep me signed in". Tokens an
 /// operator mints (`cumulus tokens create --user`, `users add`) are for scripts and last
 /// until revoked.

@@ -10,7 +10,7 @@ import CumulusReplication
 public enum Route: String, CaseIterable, Sendable {
     // The node.
     case healthz, metrics
-    // Browser sign-in (`Docs/HTTP-API.md`, "Browser sign-in").
+    // Browser sign-in (`Docs/HTTP-API.md`, "CloudKit JS").
     case signIn, signOut
     // CloudKit JS's `device` module: /device/1/{container}/{environment}/….
     case deviceTokensCreate, deviceTokensRegister, webCourier

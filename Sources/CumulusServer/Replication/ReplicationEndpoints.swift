@@ -73,7 +73,7 @@ public struct ReplicationEndpoints: Sendable {
         }
         // Only a caller with a session learns which endpoints there are.
         guard let route = ReplicationRoute(rawValue: operation), route.method == request.method else {
-            return Self.failure(404, "no replication endpoint \(request.method) \(operation)")
+            return Self.failure(ReplicationRoute.notFoundStatus, "no replication endpoint \(request.method) \(operation)")
         }
         do {
             let query = { (parameter: ReplicationRoute.Parameter) in request.query[parameter.rawValue] }
@@ -89,16 +89,16 @@ public struct ReplicationEndpoints: Sendable {
                 // Any node serves the files it holds: a follower fetches what a frame
                 // or a snapshot refers to from whoever it follows.
                 guard let checksum = query(.checksum).flatMap(AssetChecksum.init(hex:)) else {
-                    return Self.failure(400, "asset needs checksum (64 lower-case hex digits)")
+                    return Self.failure(.protocolViolation("asset needs checksum (64 lower-case hex digits)"))
                 }
                 guard container.assets.contains(checksum) else {
-                    return Self.failure(404, "the asset \(checksum) is not stored on this node")
+                    return Self.failure(ReplicationRoute.notFoundStatus, "the asset \(checksum) is not stored on this node")
                 }
                 return .bytes(try container.assets.read(checksum))
             case .handshake, .configuration, .stream, .snapshot, .ack: break
             }
             guard let leader else {
-                return Self.failure(503, "this node is not a leader (\(container.role)); replicate from the leader")
+                return Self.failure(.refused("this node is not a leader (\(container.role)); replicate from the leader"))
             }
             switch route {
             case .configuration:
@@ -110,7 +110,8 @@ public struct ReplicationEndpoints: Sendable {
                     let after = query(.after).flatMap(UInt64.init),
                     let hash = query(.hash).flatMap(Hex.decode), hash.count == Frame.hashLength
                 else {
-                    return Self.failure(400, "stream needs follower (≤ 128 bytes), logID (32 hex), epoch (≥ 1), after, hash (64 hex)")
+                    return Self.failure(
+                        .protocolViolation("stream needs follower (≤ 128 bytes), logID (32 hex), epoch (≥ 1), after, hash (64 hex)"))
                 }
                 return .stream(try leader.openStream(
                     follower: follower, identity: LogStore.Identity(logID: logID, epoch: epoch), after: after, hash: hash))
@@ -120,17 +121,17 @@ public struct ReplicationEndpoints: Sendable {
                 guard let follower = query(.follower), !follower.isEmpty, follower.utf8.count <= 128,
                     let applied = query(.applied).flatMap(UInt64.init)
                 else {
-                    return Self.failure(400, "ack needs follower (≤ 128 bytes) and applied")
+                    return Self.failure(.protocolViolation("ack needs follower (≤ 128 bytes) and applied"))
                 }
                 leader.report(follower: follower, applied: applied)
                 return .json(200, Array(#"{"status":"ok"}"#.utf8))
             case .handshake, .hello, .status, .asset:
-                return Self.failure(404, "no replication endpoint \(request.method) \(request.path)")
+                return Self.failure(ReplicationRoute.notFoundStatus, "no replication endpoint \(request.method) \(request.path)")
             }
         } catch let error as ReplicationError {
-            return Self.failure(error.httpStatus, error.reason)
+            return Self.failure(error)
         } catch {
-            return Self.failure(500, "\(error)")
+            return Self.failure(ReplicationError.badFrame("").httpStatus, "\(error)")
         }
     }
 
@@ -155,13 +156,20 @@ public struct ReplicationEndpoints: Sendable {
             let nonce = request.query[ReplicationRoute.Parameter.nonce.rawValue].flatMap(Hex.decode),
             let (answer, proof) = sessions.answer(initiatorNonce: nonce)
         else {
-            return Self.failure(400, "handshake is POST with nonce (\(ReplicationHandshake.nonceLength * 2) hex digits)")
+            return Self.failure(
+                .protocolViolation("handshake is POST with nonce (\(ReplicationHandshake.nonceLength * 2) hex digits)"))
         }
         let body: JSONValue = ["nonce": .string(Hex.encode(answer)), "proof": .string(Hex.encode(proof))]
         return .json(200, (try? Array(body.serialized())) ?? [])
     }
 
-    /// A refusal with CloudKit-style `serverErrorCode` (SPEC §13's codes on the wire).
+    /// `error` answered with the status the protocol's table gives it
+    /// (``ReplicationError/httpStatus``), which the follower reads back into the same case.
+    static func failure(_ error: ReplicationError) -> Answer {
+        failure(error.httpStatus, error.reason)
+    }
+
+    /// A refusal with CloudKit-style `serverErrorCode` (Cumulus's error codes on the wire, `Docs/HTTP-API.md`, "Errors").
     static func failure(_ status: Int, _ reason: String) -> Answer {
         let code: ServerErrorCode = switch status {
         case 400: .badRequest

@@ -3,7 +3,7 @@ import CumulusEngine
 import CumulusModel
 import Foundation
 
-/// Browser sign-in (issue 41, CLOUDKIT.md §12): the page a `421`'s `redirectURL`
+/// Browser sign-in (issue 41; `Docs/HTTP-API.md`, "CloudKit JS"): the page a `421`'s `redirectURL`
 /// opens in CloudKit JS's popup, which signs a user in with a password or a one-time
 /// code and hands a fresh web auth token, bound to the container, to the app's window
 /// by `postMessage` (to the app's origin only); and sign-out, which revokes a token.

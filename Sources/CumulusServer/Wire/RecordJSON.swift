@@ -2,10 +2,10 @@ import CumulusEngine
 import CumulusModel
 import Foundation
 
-/// A record as CloudKit Web Services writes and reads it (CLOUDKIT.md §1.8).
+/// A record as CloudKit Web Services writes and reads it (`Docs/HTTP-API.md`, "Records on the wire").
 ///
-/// Values of the record's encrypted key space (SPEC §1) travel among the `fields`, with
-/// their type prefixed `ENCRYPTED_`: `ENCRYPTED_BYTES` (base64) is what CloudKit's own
+/// Values of the record's encrypted key space travel among the `fields`, with their type
+/// prefixed `ENCRYPTED_` (`Docs/HTTP-API.md`, "Encrypted values"): `ENCRYPTED_BYTES` (base64) is what CloudKit's own
 /// tools send, the client's ciphertext; the server stores and returns it untouched.
 enum RecordJSON {
     /// The wire type prefix of a value in the encrypted key space.

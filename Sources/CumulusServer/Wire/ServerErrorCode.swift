@@ -1,7 +1,7 @@
 import CumulusModel
 
-/// CloudKit Web Services' error codes and HTTP statuses (CLOUDKIT.md §1.9), and how
-/// Cumulus's SPEC codes map onto them.
+/// CloudKit Web Services' error codes and HTTP statuses, and how Cumulus's error codes
+/// map onto them (`Docs/HTTP-API.md`, "Errors").
 struct ServerErrorCode: Sendable, Hashable {
     /// The `serverErrorCode` string.
     let name: String
@@ -29,7 +29,7 @@ struct ServerErrorCode: Sendable, Hashable {
     /// body carries `leaderURL` when the node knows it. 503, so clients that know only
     /// Apple's codes treat it as "try again later".
     static let notLeader = ServerErrorCode(name: "NOT_LEADER", status: 503)
-    /// Not in Apple's table (CLOUDKIT.md §10.8): an expired or foreign sync token.
+    /// Not in Apple's table (`Docs/HTTP-API.md`, "Errors"): an expired or foreign sync token.
     static let changeTokenExpired = ServerErrorCode(name: "CHANGE_TOKEN_EXPIRED", status: 400)
 
     /// The wire code for a Cumulus error. `create` conflicts are `EXISTS`, other

@@ -1,7 +1,7 @@
 import CumulusEngine
 import CumulusModel
 
-/// Shares on the wire (CLOUDKIT.md §1.8): the request-only members of a share
+/// Shares on the wire (`Docs/HTTP-API.md`, "Sharing"): the request-only members of a share
 /// record (`forRecord`, `publicPermission`, `participants`), the response-only ones
 /// (`shortGUID`, `publicPermission`, `participants`, `owner`,
 /// `currentUserParticipant`), and the ShortGUID Result of `records/resolve` and

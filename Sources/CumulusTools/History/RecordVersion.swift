@@ -9,7 +9,7 @@ public struct RecordVersion: Sendable, Hashable {
         case created
         /// A later save.
         case updated
-        /// A reference from `source` came or went, so the change tag moved (SPEC §2).
+        /// A reference from `source` came or went, so the change tag moved (`Docs/DATA-MODEL.md`, "References").
         case tagBumped(source: String)
         /// Deleted by the client, or by a cascade from an owner.
         case deleted(DeleteCause)

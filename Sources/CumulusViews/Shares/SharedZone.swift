@@ -1,6 +1,6 @@
 import CumulusModel
 
-/// A zone in a user's shared database (SPEC §9): another user's zone that a share
+/// A zone in a user's shared database (`Docs/DATA-MODEL.md`, "Sharing"): another user's zone that a share
 /// opens to them, or did until `changedAt`.
 public struct SharedZone: Sendable, Hashable {
     /// Whether the user has the zone now.

@@ -2,7 +2,7 @@ import CumulusLog
 import CumulusModel
 import CumulusStorage
 
-/// Shares (SPEC §9): the share state each `shareSaved` event carries, the short GUID
+/// Shares (`Docs/DATA-MODEL.md`, "Sharing"): the share state each `shareSaved` event carries, the short GUID
 /// index, and each participant's list of shared zones, kept in the transaction that
 /// applies the event — so a read at any snapshot, on any node, sees the access that
 /// commit left, ordered with the records it governs.

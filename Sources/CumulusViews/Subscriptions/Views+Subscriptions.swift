@@ -2,7 +2,7 @@ import CumulusLog
 import CumulusModel
 import CumulusStorage
 
-/// Subscriptions and notifications (SPEC §8), derived inside ``Views/apply(_:in:)``:
+/// Subscriptions and notifications (`Docs/DATA-MODEL.md`, "Subscriptions and notifications"), derived inside ``Views/apply(_:in:)``:
 /// each record event is matched against the subscriptions that could fire (found
 /// through ``SubscriptionIndex``) while the views still hold the state *before* the
 /// event, and every notification is written in the commit's own transaction — so a

@@ -243,7 +243,7 @@ struct QueryTests {
         }
     }
 
-    /// The order SPEC §5 gives two sort keys, written out independently of the
+    /// The order `Docs/DATA-MODEL.md` ("Queries") gives two sort keys, written out independently of the
     /// engine: each key's value (a list's least, or greatest when descending), records
     /// lacking a key after those with it, ties by name in the first key's direction.
     static func expectedOrder(_ records: [(name: String, a: [Int64]?, b: [Int64]?)], _ ascendingA: Bool, _ ascendingB: Bool)

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// Production: the schema is fixed by a deploy, saves are checked against it, and a
-/// query may use only the indexes it declares (SPEC §1, CLOUDKIT.md §7, issue #13).
+/// query may use only the indexes it declares (issue #13; `Docs/SCHEMA.md`).
 @Suite("Schema: production")
 struct ProductionSchemaTests {
     static let schemaText = """

@@ -4,7 +4,7 @@ import CumulusModel
 import Foundation
 import Testing
 
-/// Security roles from the schema, enforced in the public database (CLOUDKIT.md §7).
+/// Security roles from the schema, enforced in the public database (`Docs/SCHEMA.md`, "Security roles (public database)").
 @Suite("Schema: security roles")
 struct SecurityRoleTests {
     static let alice = EngineWorld.user

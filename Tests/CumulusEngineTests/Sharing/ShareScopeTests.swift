@@ -3,7 +3,7 @@ import Testing
 
 @testable import CumulusEngine
 
-/// What a share opens (SPEC §9): a zone-wide share everything; a hierarchy share its
+/// What a share opens (`Docs/DATA-MODEL.md`, "Sharing"): a zone-wide share everything; a hierarchy share its
 /// root and what reaches the root through `parent`, however the records are linked.
 @Suite("ShareScope")
 struct ShareScopeTests {

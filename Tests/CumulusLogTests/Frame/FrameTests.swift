@@ -78,7 +78,7 @@ struct LargestCommitTests {
         }
     }
 
-    @Test("SPEC's largest operation, 400 records of 1 MiB, fits one commit with room to spare")
+    @Test("The largest operation allowed, 400 records of 1 MiB, fits one commit with room to spare")
     func largestOperationFits() throws {
         let directory = TempDirectory()
         defer { directory.cleanup() }

@@ -3,8 +3,8 @@ import CumulusModel
 import Foundation
 import Testing
 
-/// The operator tools never print a value of the encrypted key space (SPEC §1, issue
-/// 17): `cumulus log events`, `audit export`, `show` and `history` run as processes on a
+/// The operator tools never print a value of the encrypted key space (issue
+/// 17; `Docs/DATA-MODEL.md`, "Encrypted values"): `cumulus log events`, `audit export`, `show` and `history` run as processes on a
 /// data directory holding one, and show a marker where a plain value would be.
 @Suite struct EncryptedToolsProcessTests {
     static let secret = "s3cr3t-diary-entry-plaintext"

@@ -5,7 +5,7 @@ import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-/// `users/discover` and `users/lookup/*` (issue 41, item 6; CLOUDKIT.md §1.7) in
+/// `users/discover` and `users/lookup/*` (issue 41, item 6; `Docs/HTTP-API.md`, "Routes") in
 /// CloudKit's shapes, through a live server's socket. No user is discoverable in
 /// Cumulus yet, so each answer is the same for a user who exists and one who does
 /// not: who exists never leaks.

@@ -5,7 +5,7 @@ import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-/// Zone IDs answered as stored (issue 41, item 5; CLOUDKIT.md §12): a zone named
+/// Zone IDs answered as stored (issue 41, item 5; `Docs/HTTP-API.md`, "What clients send"): a zone named
 /// with the owner left out, or as `__defaultOwner__`, is answered with its real
 /// owner's record name, also on a page with no records and in a zone's error, where
 /// nothing stored was at hand to copy it from. Through a live server's socket.

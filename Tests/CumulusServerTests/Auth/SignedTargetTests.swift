@@ -9,7 +9,8 @@ import Logging
 import Testing
 
 /// Server-to-server signatures over the request target as received (issue 41, item
-/// 1; CLOUDKIT.md §1.1): CloudKit JS signs the path with its raw query string, other
+/// 1; `Docs/HTTP-API.md`, "Authentication"): CloudKit JS signs the path with its
+/// raw query string, other
 /// clients the path alone. Each request goes through a live server's socket, so the
 /// query reaches the check exactly as a client sent it.
 @Suite("Signatures over the request target")

@@ -7,7 +7,8 @@ import Testing
 
 /// CloudKit JS sends its JSON bodies as `Content-Type: text/plain` (so browsers send
 /// them without a preflight), and some clients send no `Content-Type` at all (issue
-/// 41, item 6; CLOUDKIT.md §12). Through a live server's socket, each is read exactly
+/// 41, item 6; `Docs/HTTP-API.md`, "What clients send"). Through a live server's
+/// socket, each is read exactly
 /// as `application/json` is.
 @Suite("JSON bodies whatever their content type")
 struct PlainTextBodyTests {

@@ -7,7 +7,7 @@ import Foundation
 /// the rest the body. It goes through `CloudKitAPI.handle` of a live container with
 /// a signed-in user, as the HTTP server hands it over.
 ///
-/// The oracle is the SPEC's: every answer is a success or a client error (or
+/// The oracle (`Docs/DATA-MODEL.md`, "Errors"): every answer is a success or a client error (or
 /// `TRY_AGAIN_LATER`), with a JSON body, and an error body names its code and reason.
 /// A 500 means the server failed on input, which is a finding.
 enum APIRequestTarget {
