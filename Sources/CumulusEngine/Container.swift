@@ -59,13 +59,16 @@ public final class Container: Sendable {
     /// leader runs the `firesOnce` reaper (a follower gets the leader's deletions
     /// through the log). `indexBuildObserver` hears of index builds a schema change
     /// causes (``Views/indexBuildObserver``), for progress on a terminal;
-    /// `catchUpObserver` hears how far views found behind the log have caught up.
+    /// `catchUpObserver` hears how far views found behind the log have caught up, and
+    /// `migrationObserver` how many records views of the layout before were migrated
+    /// through in place (``ViewMigration``).
     /// Views a crash of the machine may have torn are never opened but made again from
     /// the log (``viewsRemade``); `viewsSync` says how often the views are made durable.
     public init(
         path: String, environmentOptions: LMDBEnvironment.Options = .init(), writerOptions: LogWriter.Options = .init(),
         role: NodeRole = .leader, viewsSync: ViewsSyncer.Policy = .init(),
-        indexBuildObserver: (@Sendable (SchemaID, String, Int) -> Void)? = nil, catchUpObserver: ((UInt64) -> Void)? = nil
+        indexBuildObserver: (@Sendable (SchemaID, String, Int) -> Void)? = nil, catchUpObserver: ((UInt64) -> Void)? = nil,
+        migrationObserver: ((Int) -> Void)? = nil
     ) throws {
         self.path = path
         writable = !environmentOptions.readOnly
@@ -85,7 +88,7 @@ public final class Container: Sendable {
             if try store.appliedHead() == .empty { try ViewRebuilder.markCurrent(store.environment) }
             // Views one layout step behind are brought up to it in place before they
             // apply anything: this build's apply relies on what the step adds.
-            try ViewMigration.migrateIfNeeded(views, in: store.environment)
+            try ViewMigration.migrateIfNeeded(views, in: store.environment, progress: migrationObserver)
             // Each batch's derivations are made on the other core while the one before is
             // applied, as a replay's are (`Views.derive`).
             let environment = store.environment

@@ -33,6 +33,33 @@ public struct ViewTables: Sendable {
         case assetsOut
         case usage
 
+        /// The projection that owns the table: the only one that writes it.
+        public var projection: ViewProjection {
+            switch self {
+            case .records, .byType, .fieldIndex, .tokenIndex, .tokenPending, .tokenSides: .records
+            case .refsIn, .refsOut: .references
+            case .assetRefs, .assetsOut: .assets
+            case .usage: .usage
+            case .zones, .clientTokens: .zones
+            case .subscriptions, .subscriptionIndex, .subscriptionsFired, .subscriptionState, .notifications,
+                .notificationHeads:
+                .subscriptions
+            case .schemas, .userRoles, .schemaZones: .schema
+            case .shares, .shareGUIDs, .sharedZones: .shares
+            }
+        }
+
+        /// Whether every key starts with the zone key of the zone it belongs to, so that
+        /// deleting a zone drops the range (``Views/dropZoneEntries(of:zoneKey:_:)``).
+        public var isZoneScoped: Bool {
+            switch self {
+            case .records, .byType, .fieldIndex, .tokenIndex, .tokenPending, .tokenSides, .refsIn, .refsOut, .assetsOut,
+                .clientTokens:
+                true
+            default: false
+            }
+        }
+
         /// LMDB flags the table is created with.
         public var options: LMDBTable.Options {
             self == .refsIn ? .dupSort : []
@@ -153,12 +180,37 @@ public struct ViewTables: Sendable {
         usage = try open(.usage)
     }
 
-    /// Every view table with its name, in a fixed order (for rebuild and digests).
-    public var all: [LMDBTable] {
-        [
-            records, refsIn, refsOut, byType, zones, subscriptions, fieldIndex, tokenIndex, tokenPending,
-            tokenSides, clientTokens, subscriptionIndex, subscriptionsFired, subscriptionState, notifications, notificationHeads, schemas,
-            userRoles, schemaZones, shares, shareGUIDs, sharedZones, assetRefs, assetsOut, usage,
-        ]
+    /// The table named `name`.
+    public func table(_ name: Name) -> LMDBTable {
+        switch name {
+        case .records: records
+        case .refsIn: refsIn
+        case .refsOut: refsOut
+        case .byType: byType
+        case .zones: zones
+        case .subscriptions: subscriptions
+        case .fieldIndex: fieldIndex
+        case .tokenIndex: tokenIndex
+        case .tokenPending: tokenPending
+        case .tokenSides: tokenSides
+        case .clientTokens: clientTokens
+        case .subscriptionIndex: subscriptionIndex
+        case .subscriptionsFired: subscriptionsFired
+        case .subscriptionState: subscriptionState
+        case .notifications: notifications
+        case .notificationHeads: notificationHeads
+        case .schemas: schemas
+        case .userRoles: userRoles
+        case .schemaZones: schemaZones
+        case .shares: shares
+        case .shareGUIDs: shareGUIDs
+        case .sharedZones: sharedZones
+        case .assetRefs: assetRefs
+        case .assetsOut: assetsOut
+        case .usage: usage
+        }
     }
+
+    /// Every view table, in ``Name``'s order (fixed: rebuild and digests walk it).
+    public var all: [LMDBTable] { Name.allCases.map(table(_:)) }
 }

@@ -2,8 +2,9 @@ import CumulusLog
 import CumulusModel
 import CumulusStorage
 
-/// The projections of the log (`Docs/ARCHITECTURE.md`): current records, the reference graph in
-/// both directions, records by type, zones and subscriptions.
+/// The projections of the log (``ViewProjection``, `Docs/ARCHITECTURE.md`): current
+/// records and their indexes, the reference graph in both directions, assets, usage,
+/// zones, subscriptions and notifications, schemas, shares.
 ///
 /// ``apply(_:in:)`` is the one way state is derived from the log. The leader's
 /// writer calls it for each commit inside the transaction that appends it, a
@@ -13,11 +14,13 @@ import CumulusStorage
 /// Readers take any transaction (read or write) of the same environment; what they
 /// return is a copy, valid after the transaction ends.
 ///
-/// This file is the dispatcher; each concern's writes and reads are in its folder:
-/// `Records/` (records, by type, field and token indexes), `References/` (the
-/// graph), `Assets/` (asset reference counts), `Zones/` (zones, client change
-/// tokens), `Subscriptions/` (matching and notifications), `Schema/` (schemas,
-/// roles, index builds) and `Maintenance/` (rebuild, verify, digest). Every byte layout is in `ViewTables` and `ViewKeys`.
+/// This file is the dispatcher; each projection's writes and reads are in its folder
+/// and touch only the tables it owns (``ViewTables/Name/projection``): `Records/`
+/// (records, by type, field and token indexes), `References/` (the graph), `Assets/`
+/// (asset reference counts), `Usage/` (bytes held), `Zones/` (zones, client change
+/// tokens), `Subscriptions/` (matching and notifications), `Schema/` (schemas, roles,
+/// index builds), `Shares/`; `Maintenance/` rebuilds, verifies and digests them all.
+/// Every byte layout is in `ViewTables` and `ViewKeys`.
 public final class Views: Sendable {
     /// The tables.
     public let tables: ViewTables
@@ -84,27 +87,39 @@ public final class Views: Sendable {
     ) throws {
         switch event {
         case .recordSaved(let database, let record, _):
-            let stored = try saveRecord(record, in: database, tokens: tokens, derived: derived, txn)
-            let files = try updateAssets(
-                zoneKey: zoneKeys.zone(database, record.recordID.zoneID), name: record.recordID.recordName, to: record,
-                sequence: sequence, txn)
+            let zoneKey = zoneKeys.zone(database, record.recordID.zoneID)
+            let name = record.recordID.recordName
+            let stamped = try schemaCatalog.stampedSchema(SchemaID(database), table: tables.schemas, in: txn)
+            let derivation = try RecordDerivation.usable(derived, completing: record, zoneKey: zoneKey, schema: stamped)
+            let stored = try saveRecord(
+                record, zoneKey: zoneKey, schema: stamped.schema, tokens: tokens, derived: derivation, txn)
+            try replaceReferences(of: name, zoneKey: zoneKey, with: derivation?.references ?? OutgoingReference.of(record), txn)
+            let files = try updateAssets(zoneKey: zoneKey, name: name, to: record, sequence: sequence, txn)
             // A version keeps its creator, so the new one names who pays for the old.
             usage.charge(
                 Int64(stored.new - stored.old) + files.new - files.old, in: database,
                 creator: record.creatorUserRecordID?.recordName)
         case .recordDeleted(let database, let recordID, let recordType, _):
+            let zoneKey = zoneKeys.zone(database, recordID.zoneID)
             let gone = try deleteRecord(recordID, recordType: recordType, in: database, tokens: tokens, txn)
-            let files = try updateAssets(
-                zoneKey: zoneKeys.zone(database, recordID.zoneID), name: recordID.recordName, to: nil, sequence: sequence,
-                txn)
+            try replaceReferences(of: recordID.recordName, zoneKey: zoneKey, with: [], txn)
+            let files = try updateAssets(zoneKey: zoneKey, name: recordID.recordName, to: nil, sequence: sequence, txn)
             usage.charge(-Int64(gone.size) - files.old, in: database, creator: gone.creator)
         case .changeTagBumped(let database, let recordID, let changeTag, _):
             try bumpChangeTag(recordID, to: changeTag, in: database, usage: &usage, txn)
         case .zoneSaved(let database, let zone):
             try saveZone(zone, in: database, sequence: sequence, txn)
         case .zoneDeleted(let database, let zoneID):
+            let zoneKey = zoneKeys.zone(database, zoneID)
             try deleteShares(inZone: zoneID, of: database, sequence: sequence, txn)
-            try deleteZone(zoneID, in: database, usage: &usage, txn)
+            // What the zone's records held is freed before the rows that say so go.
+            try chargeFreed(byZone: zoneKey, in: database, to: &usage, txn)
+            try dropAssets(ofZone: zoneKey, txn)
+            for projection in [ViewProjection.records, .references, .assets, .zones] {
+                try dropZoneEntries(of: projection, zoneKey: zoneKey, txn)
+            }
+            try deleteZone(zoneID, in: database, txn)
+            try forgetZone(zoneKey, of: SchemaID(database), txn)
         case .subscriptionSaved(let database, let subscriptionID, let definition):
             try saveSubscription(database, subscriptionID, definition: definition, txn)
         case .subscriptionDeleted(let database, let subscriptionID):
@@ -121,6 +136,25 @@ public final class Views: Sendable {
             try saveShare(share, in: database, sequence: sequence, txn)
         case .shareDeleted(let database, let zoneID, let recordName):
             try deleteShare(recordName, zoneID: zoneID, in: database, sequence: sequence, txn)
+        }
+    }
+
+    /// Deletes every entry of the zone `zoneKey` from the zone-scoped tables of
+    /// `projection` (``ViewTables/Name/isZoneScoped``): each projection's part of a
+    /// zone's deletion, one prefix range per table.
+    func dropZoneEntries(of projection: ViewProjection, zoneKey: [UInt8], _ txn: LMDBWriteTransaction) throws {
+        for name in projection.tables where name.isZoneScoped {
+            let table = tables.table(name)
+            // Collect, then delete: a table must not change under its own scan.
+            while true {
+                var keys: [[UInt8]] = []
+                try txn.scan(table, prefix: zoneKey) { key, _ in
+                    if keys.last.map({ !$0.elementsEqual(key) }) ?? true { keys.append(Array(key)) }
+                    return keys.count < 10_000
+                }
+                if keys.isEmpty { break }
+                for key in keys { _ = try txn.delete(table, key: key) }
+            }
         }
     }
 

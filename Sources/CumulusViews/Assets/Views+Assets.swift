@@ -52,19 +52,15 @@ extension Views {
         return (old.reduce(0) { $0 + $1.size }, new.values.reduce(0, +))
     }
 
-    /// Counts down every asset the records of a deleted zone held, and tells `charge`
-    /// each record's name and the bytes of files it held.
-    func dropAssets(ofZone zoneKey: [UInt8], _ txn: LMDBWriteTransaction, charge: (String, Int64) -> Void) throws {
+    /// Counts down every asset the records of a deleted zone held (its `assetsOut`
+    /// rows go with the zone's other ranges, `Views.dropZoneEntries`).
+    func dropAssets(ofZone zoneKey: [UInt8], _ txn: LMDBWriteTransaction) throws {
         var held: [AssetChecksum] = []
-        try txn.scan(tables.assetsOut, prefix: zoneKey) { key, value in
-            let assets = Self.heldAssets(in: value)
-            held += assets.map(\.checksum)
-            let name = String(decoding: UnsafeRawBufferPointer(rebasing: key[zoneKey.count...]), as: UTF8.self)
-            charge(name, assets.reduce(0) { $0 + $1.size })
+        try txn.scan(tables.assetsOut, prefix: zoneKey) { _, value in
+            held += Self.heldAssets(in: value).map(\.checksum)
             return true
         }
         for checksum in held { try adjust(checksum, by: -1, savedAt: nil, txn) }
-        // The rows themselves go with the zone's other prefix ranges (`deleteZone`).
     }
 
     /// Moves `checksum`'s count by `delta` and, with `savedAt`, its last saving commit.

@@ -51,6 +51,20 @@ struct RecordDerivation: Sendable {
         stored = try Self.stored(record)
     }
 
+    /// What applying the save of `record` in the zone `zoneKey` uses of the work done
+    /// `ahead`: a whole derivation, or a content one completed here, when made under
+    /// `schema`, the schema in force; `nil` (derive while applying) otherwise.
+    static func usable(
+        _ ahead: CommitDerivations.Ahead?, completing record: Record, zoneKey: [UInt8], schema: StampedSchema
+    ) throws -> RecordDerivation? {
+        switch ahead {
+        case .whole(let whole) where whole.schemaStamp == schema.stamp: whole
+        case .content(let content) where content.schemaStamp == schema.stamp:
+            try RecordDerivation(content, completing: record, zoneKey: zoneKey, schema: schema.schema)
+        default: nil
+        }
+    }
+
     /// The bytes the `records` table stores for `record`: the one place a view's
     /// record is encoded, with or without a derivation.
     static func stored(_ record: Record) throws -> [UInt8] {

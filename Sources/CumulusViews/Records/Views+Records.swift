@@ -6,31 +6,18 @@ import CumulusStorage
 /// index entries each record's schema declares (token entries through
 /// `Views+Tokens`, staged or direct as the commit's ``Views/TokenWrites`` says).
 extension Views {
-    /// Stores `record`, replacing its references, by-type entry and index entries;
-    /// with `derived` (made under the schema in force), without deriving them again.
-    /// Returns the stored bytes of the version replaced (0: none) and of the new one.
+    /// Stores `record` (in the zone `zoneKey`, under `schema`), replacing its by-type
+    /// entry and index entries; with `derived` (made under `schema`), without deriving
+    /// them again. Returns the stored bytes of the version replaced (0: none) and of
+    /// the new one.
     @discardableResult
     func saveRecord(
-        _ record: Record, in database: DatabaseID, tokens: TokenWrites, derived ahead: CommitDerivations.Ahead? = nil,
+        _ record: Record, zoneKey: [UInt8], schema: EffectiveSchema, tokens: TokenWrites, derived: RecordDerivation?,
         _ txn: LMDBWriteTransaction
     ) throws -> (old: Int, new: Int) {
-        let stamped = try schemaCatalog.stampedSchema(SchemaID(database), table: tables.schemas, in: txn)
-        let schema = stamped.schema
-        let zoneKey = zoneKeys.zone(database, record.recordID.zoneID)
-        // Work done ahead counts only under the schema it was done under.
-        let derived: RecordDerivation? =
-            switch ahead {
-            case .whole(let whole) where whole.schemaStamp == stamped.stamp: whole
-            case .content(let content) where content.schemaStamp == stamped.stamp:
-                try RecordDerivation(content, completing: record, zoneKey: zoneKey, schema: schema)
-            default: nil
-            }
         let name = record.recordID.recordName
         let key = ViewKeys.record(zoneKey, name)
         let (old, oldSize, _) = try indexedPartAndSize(at: key, schema, txn)
-        let oldReferences = try outgoing(zoneKey, name, in: txn)
-        let newReferences = derived?.references ?? OutgoingReference.of(record)
-        try replaceReferences(zoneKey, source: name, old: oldReferences, new: newReferences, txn)
         // Deferred as index entries are: by-type keys are scattered by name too.
         if let old, old.recordType != record.recordType {
             try txn.deferDelete(tables.byType, key: ViewKeys.byType(zoneKey, old.recordType, name))
@@ -136,7 +123,7 @@ extension Views {
         if let failure { throw failure }
     }
 
-    /// Removes the record and every entry derived from it. Returns how many bytes it
+    /// Removes the record and its by-type and index entries. Returns how many bytes it
     /// took as stored (0: there was none) and, in the public database, who created it
     /// (who paid for it, ``RecordUsage``).
     @discardableResult
@@ -154,7 +141,6 @@ extension Views {
                 at: key, zoneKey: zoneKey, name: name, from: try keptTokenSide(at: key, txn), to: PendingTokens.emptySide,
                 tokens: tokens, txn)
         }
-        try replaceReferences(zoneKey, source: name, old: try outgoing(zoneKey, name, in: txn), new: [], txn)
         try txn.deferDelete(tables.byType, key: ViewKeys.byType(zoneKey, recordType, name))
         _ = try txn.delete(tables.records, key: key)
         return (found.size, found.creator)

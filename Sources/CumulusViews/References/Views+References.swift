@@ -5,6 +5,14 @@ import CumulusStorage
 /// The reference graph in both directions: `refsOut` (what a record refers to) and
 /// `refsIn` (who refers to a record, grouped by action), kept in step on every save.
 extension Views {
+    /// Makes `new` the references the record `source` of the zone `zoneKey` holds (none:
+    /// deleted), rewriting only the edges that change.
+    func replaceReferences(
+        of source: String, zoneKey: [UInt8], with new: [OutgoingReference], _ txn: LMDBWriteTransaction
+    ) throws {
+        try replaceReferences(zoneKey, source: source, old: try outgoing(zoneKey, source, in: txn), new: new, txn)
+    }
+
     /// Rewrites the edges of `source` from `old` to `new` in both directions.
     func replaceReferences(
         _ zoneKey: [UInt8], source: String, old: [OutgoingReference], new: [OutgoingReference],

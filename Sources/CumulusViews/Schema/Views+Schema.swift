@@ -52,6 +52,11 @@ extension Views {
         }
     }
 
+    /// Forgets the deleted zone `zoneKey` among the zones of `id`.
+    func forgetZone(_ zoneKey: [UInt8], of id: SchemaID, _ txn: LMDBWriteTransaction) throws {
+        _ = try txn.delete(tables.schemaZones, key: SchemaCatalog.key(id) + zoneKey)
+    }
+
     /// Replaces the schema of `id` with the logged schema text `text`.
     func replaceSchema(_ id: SchemaID, withText text: String, _ txn: LMDBWriteTransaction) throws {
         let schema: Schema

@@ -1,3 +1,4 @@
+import CumulusLog
 import CumulusModel
 import CumulusStorage
 
@@ -17,6 +18,34 @@ extension Views {
                 try txn.put(tables.usage, key: key, value: BigEndian.bytes(UInt64(updated)))
             }
         }
+    }
+
+    /// Frees in `usage` what the records of the zone `zoneKey` of `database` hold, their
+    /// stored bytes and their files', each charged to who paid for it (the database's
+    /// owner, or in the public database each record's creator): read before the zone's
+    /// rows are dropped.
+    func chargeFreed(byZone zoneKey: [UInt8], in database: DatabaseID, to usage: inout RecordUsage, _ txn: LMDBReadTransaction)
+        throws
+    {
+        var freed: [String?: Int64] = [:]
+        var creators: [String: String] = [:]
+        func name(_ key: UnsafeRawBufferPointer) -> String {
+            String(decoding: UnsafeRawBufferPointer(rebasing: key[zoneKey.count...]), as: UTF8.self)
+        }
+        try txn.scan(tables.records, prefix: zoneKey) { key, value in
+            var creator: String?
+            if database.scope == .public {
+                creator = try RecordReader(value).creatorName()
+                creators[name(key)] = creator
+            }
+            freed[creator, default: 0] += Int64(value.count)
+            return true
+        }
+        try txn.scan(tables.assetsOut, prefix: zoneKey) { key, value in
+            freed[creators[name(key)], default: 0] += Self.heldAssets(in: value).reduce(0) { $0 + $1.size }
+            return true
+        }
+        for (creator, bytes) in freed { usage.charge(-bytes, in: database, creator: creator) }
     }
 
     /// The bytes the current records `user` pays for hold in `container` (both

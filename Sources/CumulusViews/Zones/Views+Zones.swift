@@ -2,8 +2,8 @@ import CumulusLog
 import CumulusModel
 import CumulusStorage
 
-/// Zones: their stored definitions and incarnations, deletion of everything a zone
-/// held, and the client change tokens kept per zone.
+/// Zones: their stored definitions and incarnations, and the client change tokens
+/// kept per zone.
 extension Views {
     /// The `zones` table's key of `zoneID` (``ViewKeys/zone(databaseKey:zoneKey:)``),
     /// from the cache of derived keys.
@@ -19,44 +19,11 @@ extension Views {
         try txn.put(tables.zones, key: key, value: Self.encodeZone(StoredZone(zone: zone, incarnation: incarnation), database))
     }
 
-    /// Deletes the zone and every record, edge and index entry it held, and frees in
-    /// `usage` what its records held.
-    func deleteZone(
-        _ zoneID: ZoneID, in database: DatabaseID, usage: inout RecordUsage, _ txn: LMDBWriteTransaction
-    ) throws {
-        let zoneKey = zoneKeys.zone(database, zoneID)
-        // Who paid for each record: the database's owner, unless public (creators).
-        var freed: [String?: Int64] = [:]
-        var creators: [String: String] = [:]
-        try txn.scan(tables.records, prefix: zoneKey) { key, value in
-            var creator: String?
-            if database.scope == .public {
-                creator = try RecordReader(value).creatorName()
-                let name = String(decoding: UnsafeRawBufferPointer(rebasing: key[zoneKey.count...]), as: UTF8.self)
-                creators[name] = creator
-            }
-            freed[creator, default: 0] += Int64(value.count)
-            return true
-        }
-        try dropAssets(ofZone: zoneKey, txn) { name, bytes in freed[creators[name], default: 0] += bytes }
-        for (creator, bytes) in freed { usage.charge(-bytes, in: database, creator: creator) }
-        for table in [
-            tables.records, tables.refsIn, tables.refsOut, tables.byType, tables.fieldIndex, tables.tokenIndex,
-            tables.tokenPending, tables.tokenSides, tables.clientTokens, tables.assetsOut,
-        ] {
-            // Collect, then delete: a table must not change under its own scan.
-            while true {
-                var keys: [[UInt8]] = []
-                try txn.scan(table, prefix: zoneKey) { key, _ in
-                    if keys.last.map({ !$0.elementsEqual(key) }) ?? true { keys.append(Array(key)) }
-                    return keys.count < 10_000
-                }
-                if keys.isEmpty { break }
-                for key in keys { _ = try txn.delete(table, key: key) }
-            }
-        }
+    /// Deletes the zone's row: the zones projection's part of a zone's deletion
+    /// beyond its zone-scoped tables (`Views.apply`, which has every projection drop
+    /// its own).
+    func deleteZone(_ zoneID: ZoneID, in database: DatabaseID, _ txn: LMDBWriteTransaction) throws {
         _ = try txn.delete(tables.zones, key: zoneRowKey(database, zoneID))
-        _ = try txn.delete(tables.schemaZones, key: SchemaCatalog.key(SchemaID(database)) + zoneKey)
     }
 
     /// Remembers the commit's `clientChangeTokenData` per zone it touched that still

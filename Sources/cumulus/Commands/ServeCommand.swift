@@ -247,7 +247,10 @@ struct ServeCommand: AsyncParsableCommand {
         } else {
             store = try Container(
                 path: data, environmentOptions: environmentOptions, writerOptions: writerOptions, role: role, viewsSync: viewsSync,
-                catchUpObserver: { sequence in logger.info("views catching up with the log: applied through \(sequence)") })
+                catchUpObserver: { sequence in logger.info("views catching up with the log: applied through \(sequence)") },
+                migrationObserver: { records in
+                    logger.info("views of the layout before migrating in place: \(records) records done")
+                })
         }
         switch store.openedViews {
         case .kept: break
