@@ -21,6 +21,8 @@ public final class Container: Sendable {
     public let views: Views
     /// The writer.
     public let writer: LogWriter
+    /// Each change of this node's role, when and why (``NodeHistory``).
+    public let history: NodeHistory
     /// Makes the views durable now and then (`nil` on a read-only directory).
     public let viewsSyncer: ViewsSyncer?
     /// What opening did with the views (``LogStore/open(path:options:)``): kept them,
@@ -59,7 +61,9 @@ public final class Container: Sendable {
     /// leader runs the `firesOnce` reaper (a follower gets the leader's deletions
     /// through the log). `indexBuildObserver` hears of index builds a schema change
     /// causes (``Views/indexBuildObserver``), for progress on a terminal;
-    /// `catchUpObserver` hears how far views found behind the log have caught up, and
+    /// Each change of role is recorded in `history` (one per process, kept across the
+    /// containers a rejoining node opens). `catchUpObserver` hears how far views found
+    /// behind the log have caught up, and
     /// `migrationObserver` how many records views of the layout before were migrated
     /// through in place (``ViewMigration``).
     /// Views a crash of the machine may have torn are never opened but made again from
@@ -68,7 +72,7 @@ public final class Container: Sendable {
         path: String, environmentOptions: LMDBEnvironment.Options = .init(), writerOptions: LogWriter.Options = .init(),
         role: NodeRole = .leader, viewsSync: ViewsSyncer.Policy = .init(),
         indexBuildObserver: (@Sendable (SchemaID, String, Int) -> Void)? = nil, catchUpObserver: ((UInt64) -> Void)? = nil,
-        migrationObserver: ((Int) -> Void)? = nil
+        migrationObserver: ((Int) -> Void)? = nil, history: NodeHistory = NodeHistory()
     ) throws {
         self.path = path
         writable = !environmentOptions.readOnly
@@ -138,6 +142,8 @@ public final class Container: Sendable {
         let reaper = environmentOptions.readOnly || role != .leader || followsOnDisk
             ? nil : Self.startReaper(store, views, writer)
         roleState = Mutex(RoleState(role: role, reaper: reaper))
+        self.history = history
+        history.record(role.name, epoch: store.epoch, leaderURL: role.leaderURL, reason: "opened \(path)")
     }
 
     /// It captures the parts, not the container, so the container can still go away.
@@ -149,7 +155,7 @@ public final class Container: Sendable {
     /// epoch is stored and its first commit, which records where it began, appended —
     /// both before any write is let in, so a restart remembers the epoch and every node
     /// learns where it began before any commit of it. `epoch` must be newer than the log's.
-    public func lead(epoch: UInt64) throws {
+    public func lead(epoch: UInt64, because reason: String = "promoted") throws {
         guard writable else { throw CumulusError(.notLeader, "a read-only data directory cannot lead") }
         try store.lead(inEpoch: epoch, applying: views.apply)
         superseded.withLock { seen in
@@ -161,6 +167,7 @@ public final class Container: Sendable {
             if state.reaper == nil { state.reaper = Self.startReaper(store, views, writer) }
         }
         writer.fence(nil)
+        history.record(NodeRole.leader.name, epoch: epoch, reason: reason)
     }
 
     static let electingError = CumulusError(
@@ -168,25 +175,27 @@ public final class Container: Sendable {
 
     /// Stops taking writes while its cluster elects a leader: this node stopped leading
     /// (its lease lapsed, or another won), and knows of no leader yet.
-    public func awaitLeader() {
+    public func awaitLeader(because reason: String = "no leader known") {
         writer.fence(Self.electingError)
         roleState.withLock { state in
             state.role = .candidate
             state.reaper?.cancel()
             state.reaper = nil
         }
+        history.record(NodeRole.candidate.name, epoch: store.epoch, reason: reason)
     }
 
     /// Stops taking writes and names `leaderURL` to those who send them: this node's
     /// cluster elected another. The directory is marked a follower's, so opened on its
     /// own later it still takes none (its log may have to give way to the leader's).
-    public func follow(leaderURL: String) throws {
+    public func follow(leaderURL: String, because reason: String = "another node leads") throws {
         writer.fence(CumulusError(.notLeader, "this node is a follower; send writes to the leader at \(leaderURL)"))
         roleState.withLock { state in
             state.role = .follower(leaderURL: leaderURL)
             state.reaper?.cancel()
             state.reaper = nil
         }
+        history.record("follower", epoch: store.epoch, leaderURL: leaderURL, reason: reason)
         if writable { try store.markFollower() }
     }
 
@@ -203,6 +212,7 @@ public final class Container: Sendable {
         // Kept on disk, so a restart does not forget it.
         try? store.recordSuperseded(by: epoch)
         writer.fence(Self.supersededError(store.epoch, by: epoch))
+        if first { history.record("superseded", epoch: store.epoch, reason: "learned of a leader in epoch \(epoch)") }
         return first
     }
 

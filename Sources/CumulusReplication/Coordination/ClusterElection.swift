@@ -53,6 +53,12 @@ public actor ClusterElection {
 
     /// This node's role as last published, readable without waiting on the actor.
     public nonisolated var currentRole: LeaderElection.Role { latest.withLock { $0 } }
+    /// Why this node last stopped leading, until taken (``takeStopReason()``).
+    private let stopReason = Mutex<String?>(nil)
+
+    /// Why this node last stopped leading (its lease lapsed, it resigned, another
+    /// holds the key), once: the role that follows records it in the node's history.
+    public nonisolated func takeStopReason() -> String? { stopReason.withLock { reason in defer { reason = nil }; return reason } }
     private var wakeScheduled: ContinuousClock.Instant?
 
     /// A node of `keys`' cluster as `configuration` describes it, whose log's epoch and
@@ -175,6 +181,7 @@ public actor ClusterElection {
         case .becomeLeader(let leader):
             logger.notice("cluster: this node leads, epoch \(leader.epoch)")
         case .stopLeading(let reason):
+            stopReason.withLock { $0 = reason }
             fence.set(nil)
             logger.warning("cluster: stopped leading: \(reason)")
         case .follow(let leader):

@@ -225,10 +225,11 @@ public final class ClusterMember: Sendable {
             case .leader(let leader):
                 await stopFollowing()
                 if container.role == .leader && container.store.epoch == leader.epoch { continue }
-                try container.lead(epoch: leader.epoch)
+                try container.lead(epoch: leader.epoch, because: "won the election for epoch \(leader.epoch)")
                 logger.notice("cluster: leading in epoch \(leader.epoch) from head \(container.store.head.sequence)")
             case .follower(let leader):
-                try container.follow(leaderURL: leader.url)
+                let stopped = election.takeStopReason().map { "stopped leading (\($0)); " } ?? ""
+                try container.follow(leaderURL: leader.url, because: stopped + "\(leader.node) leads epoch \(leader.epoch)")
                 guard following?.url != leader.url else { continue }
                 await stopFollowing()
                 let client = LeaderClient(leaderURL: leader.url, secret: secret, maxAssetBytes: maxAssetBytes)
@@ -260,7 +261,8 @@ public final class ClusterMember: Sendable {
                     }
                 })
             case .candidate:
-                container.awaitLeader()
+                container.awaitLeader(
+                    because: election.takeStopReason().map { "stopped leading: \($0)" } ?? "no leader known; an election is under way")
             }
         }
     }

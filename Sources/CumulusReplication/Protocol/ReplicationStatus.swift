@@ -20,6 +20,9 @@ public struct ReplicationStatus: Sendable, Codable, Hashable {
     public var followers: [FollowerLag]
     /// On a member of an etcd-coordinated cluster: the cluster as this node sees it.
     public var cluster: ClusterView? = nil
+    /// Each change of the node's role since its process started, oldest first
+    /// (``NodeHistory``); absent from an older node's answer.
+    public var history: [NodeHistory.Change]? = nil
 
     /// A cluster member's view of its cluster.
     public struct ClusterView: Sendable, Codable, Hashable {

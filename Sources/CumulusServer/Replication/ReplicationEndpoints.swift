@@ -146,6 +146,7 @@ public struct ReplicationEndpoints: Sendable {
             status = ReplicationStatus.of(container)
         }
         status.cluster = clusterView?()
+        status.history = container.history.changes
         return status
     }
 

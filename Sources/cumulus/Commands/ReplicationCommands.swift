@@ -14,6 +14,9 @@ struct StatusCommand: AsyncParsableCommand {
     @OptionGroup var secret: ReplicationSecretOptions
     @Flag(help: "Print the status as JSON.") var json = false
 
+    /// Role changes printed (JSON carries all the node keeps).
+    static let historyLines = 10
+
     func run() async throws {
         guard let replicationSecret = try secret.resolve(warn: true) else {
             throw ValidationError(
@@ -53,6 +56,10 @@ struct StatusCommand: AsyncParsableCommand {
             for follower in status.followers {
                 print("  \(follower.name): applied \(follower.applied), lag \(follower.lagCommits) commits / \(follower.lagMilliseconds) ms, streams \(follower.openStreams), reported \(follower.sinceReportMilliseconds) ms ago")
             }
+        }
+        if let history = status.history, !history.isEmpty {
+            print("history (latest \(min(history.count, Self.historyLines)) of \(history.count) role changes):")
+            for change in history.suffix(Self.historyLines) { print("  \(change.line)") }
         }
     }
 }

@@ -145,6 +145,11 @@ struct ServeCommand: AsyncParsableCommand {
         if let follow, let secret = replicationSecret {
             client = LeaderClient(leaderURL: follow, secret: secret, maxAssetBytes: limits.maxAssetBytes)
         }
+        // One history of the node's roles for the whole process, kept across rejoins.
+        let history = NodeHistory()
+        func rejoining(_ why: String) {
+            history.record("rejoining", epoch: history.changes.last?.epoch ?? 0, reason: why)
+        }
         // A cluster member whose log diverged from its leader's serves again, on a fresh
         // directory seeded from the leader; everything else serves once.
         while true {
@@ -163,10 +168,11 @@ struct ServeCommand: AsyncParsableCommand {
             do {
                 try await serve(
                     client: client, member: member, replicationSecret: replicationSecret, metricsToken: metricsToken,
-                    tls: tls, logger: logger)
+                    tls: tls, history: history, logger: logger)
             } catch let rejoin as MustRejoin {
                 await etcd?.shutdown()
                 let aside = try FollowerSeeder.moveAside(data, suffix: rejoin.cause.rawValue)
+                rejoining("\(rejoin); the data directory was moved to \(aside)")
                 logger.warning(
                     "cluster: \(rejoin); its data directory was moved to \(aside) (kept, not deleted); joining again, seeded from the leader")
                 continue
@@ -174,6 +180,7 @@ struct ServeCommand: AsyncParsableCommand {
                 // A follower's views torn by a crash of the machine, on a log that cannot
                 // make them again: the directory goes aside and a snapshot seeds it anew.
                 let aside = try FollowerSeeder.moveAside(data, suffix: "torn")
+                rejoining("\(why); the data directory was moved to \(aside)")
                 logger.warning(
                     "\(why); the data directory was moved to \(aside) (kept, not deleted); seeding again from a snapshot")
                 continue
@@ -182,6 +189,7 @@ struct ServeCommand: AsyncParsableCommand {
                 // verified prefix of the leader's log) goes aside, and serving starts
                 // again, seeded from a snapshot.
                 let aside = try FollowerSeeder.moveAside(data, suffix: "behind")
+                rejoining("\(why); the data directory was moved to \(aside)")
                 logger.warning(
                     "replication: \(why); the data directory was moved to \(aside) (kept, not deleted); seeding again from a snapshot")
                 continue
@@ -209,7 +217,7 @@ struct ServeCommand: AsyncParsableCommand {
     /// SIGINT/SIGTERM, or until replication must stop (thrown).
     private func serve(
         client: LeaderClient?, member: ClusterMember?, replicationSecret: String?, metricsToken: String?, tls: ServerTLS?,
-        logger: Logger
+        history: NodeHistory, logger: Logger
     ) async throws {
         let metrics = ServerMetrics()
         var writerOptions = LogWriter.Options()
@@ -241,7 +249,9 @@ struct ServeCommand: AsyncParsableCommand {
             // The election decides whether an empty directory starts a log or is seeded.
             let (data, environment, writer, viewsSync) = (self.data, environmentOptions, writerOptions, viewsSync)
             store = try await member.join(path: data) { role in
-                try Container(path: data, environmentOptions: environment, writerOptions: writer, role: role, viewsSync: viewsSync)
+                try Container(
+                    path: data, environmentOptions: environment, writerOptions: writer, role: role, viewsSync: viewsSync,
+                    history: history)
             }
             role = .candidate
         } else {
@@ -250,7 +260,7 @@ struct ServeCommand: AsyncParsableCommand {
                 catchUpObserver: { sequence in logger.info("views catching up with the log: applied through \(sequence)") },
                 migrationObserver: { records in
                     logger.info("views of the layout before migrating in place: \(records) records done")
-                })
+                }, history: history)
         }
         switch store.openedViews {
         case .kept: break

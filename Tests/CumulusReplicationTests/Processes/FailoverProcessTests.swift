@@ -213,6 +213,22 @@ import Testing
         }
         let aside = try FileManager.default.contentsOfDirectory(atPath: cluster.root).filter { $0.hasPrefix("a.diverged-") }
         if !aside.isEmpty { #expect(a.stdout.contains("was moved to") || a.stderr.contains("was moved to")) }
+        // Each node's history says when it led and, for the old leader, when and why it
+        // stopped; it lives as long as the process, so a rejoin does not erase it.
+        func history(_ node: NodeProcess) async throws -> [[String: Any]] {
+            try await TestHTTP.replicationGET(node.url, "/replication/status", timeout: .seconds(30)).json["history"]
+                as? [[String: Any]] ?? []
+        }
+        let old = try await history(a)
+        let led = old.lastIndex { $0["role"] as? String == "leader" }
+        #expect(led != nil, "\(old)")
+        #expect((led.map { old[$0]["reason"] as? String } ?? nil)?.hasPrefix("won the election") == true, "\(old)")
+        let after = led.map { Array(old[($0 + 1)...]) } ?? []
+        #expect(!after.isEmpty && after.allSatisfy { ($0["reason"] as? String)?.isEmpty == false }, "\(old)")
+        #expect(after.last?["role"] as? String == "follower" && after.last?["leaderURL"] as? String == b.url, "\(old)")
+        let new = try await history(b)
+        #expect(new.last?["role"] as? String == "leader", "\(new)")
+        #expect((new.last?["reason"] as? String)?.hasPrefix("won the election") == true, "\(new)")
     }
 
     @Test func aStoppedLeaderHandsOverAtOnce() async throws {
