@@ -48,7 +48,7 @@ public struct AssetCollector: Sendable {
 
     /// Collects once, as of `now`.
     public func collect(now: Date = Date()) throws -> Report {
-        let cutoff = now.addingTimeInterval(-Double(grace.components.seconds) - Double(grace.components.attoseconds) / 1e18)
+        let cutoff = now.addingTimeInterval(-grace.seconds)
         var report = Report()
         let (store, views, files) = (container.store, container.views, container.assets)
         func reachable(_ checksum: AssetChecksum) throws -> Bool {

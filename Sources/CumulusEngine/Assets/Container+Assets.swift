@@ -99,7 +99,6 @@ extension Container {
 extension Timestamp {
     /// This time plus `duration`, at millisecond precision.
     func adding(_ duration: Duration) -> Timestamp {
-        let (seconds, attoseconds) = duration.components
-        return Timestamp(millisecondsSince1970: millisecondsSince1970 + seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+        Timestamp(millisecondsSince1970: millisecondsSince1970 + duration.milliseconds)
     }
 }

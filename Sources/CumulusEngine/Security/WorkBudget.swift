@@ -51,7 +51,7 @@ final class WorkBudget {
     func check() throws {
         let used = ThreadCPUClock.now() - started
         guard used > limit else { return }
-        let milliseconds = limit.components.seconds * 1_000 + limit.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = limit.milliseconds
         throw CumulusError(
             .limitExceeded,
             "\(what) used more than its \(milliseconds) ms of CPU time (the per-request budget); "

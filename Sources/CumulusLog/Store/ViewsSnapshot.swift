@@ -27,8 +27,7 @@ public enum ViewsSnapshot {
 
     /// The directory of the snapshot at `sequence`.
     static func path(ofData path: String, at sequence: UInt64) -> String {
-        let digits = String(sequence)
-        return directory(ofData: path) + "/" + String(repeating: "0", count: max(0, 20 - digits.count)) + digits
+        directory(ofData: path) + "/" + SequenceName.of(sequence)
     }
 
     /// The last snapshot recorded in `meta` of the log environment of the data

@@ -92,8 +92,7 @@ public final class ViewsSyncer: Sendable {
 
     private func run() {
         while true {
-            _ = wakeUp.wait(timeout: .now() + .nanoseconds(Int(policy.interval.components.seconds * 1_000_000_000
-                + policy.interval.components.attoseconds / 1_000_000_000)))
+            _ = wakeUp.wait(timeout: .now() + .nanoseconds(Int(policy.interval.nanoseconds)))
             if state.withLock({ $0.closed }) { break }
             let last = state.withLock { $0.statistics.lastSynced }
             guard store.head.sequence > last else { continue }

@@ -152,7 +152,7 @@ public struct CloudKitAPI: Sendable {
                 "\(request.method) \(route) \(response.status)",
                 metadata: [
                     "request": .string(requestID),
-                    "ms": .string(String(format: "%.1f", Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)),
+                    "ms": .string(String(format: "%.1f", elapsed.seconds * 1000)),
                     "code": .string(response.json["serverErrorCode"]?.stringValue ?? "-"),
                 ])
         }

@@ -77,7 +77,7 @@ struct TokenBuckets<Key: Hashable & Sendable>: Sendable {
     private func tokens(in bucket: Bucket, at now: Instant) -> Double {
         guard now > bucket.updated else { return bucket.tokens }
         let elapsed = now - bucket.updated
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.seconds
         return min(Double(rate.burst), bucket.tokens + seconds * rate.perSecond)
     }
 

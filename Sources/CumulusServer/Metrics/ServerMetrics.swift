@@ -87,7 +87,7 @@ public final class ServerMetrics: Sendable {
         groupSize.record(Double(report.commits))
         appendLatency.record(report.append)
         commitLatency.record(report.commit)
-        writerCPU.increment(by: Double(report.cpu.components.seconds) + Double(report.cpu.components.attoseconds) / 1e18)
+        writerCPU.increment(by: report.cpu.seconds)
     }
 
     /// Counts one answered request.

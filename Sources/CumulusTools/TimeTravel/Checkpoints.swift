@@ -33,15 +33,11 @@ public enum Checkpoints {
     public static func list(in directory: String) -> [Checkpoint] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         return names.compactMap { name in
-            guard name.count == 20, let sequence = UInt64(name) else { return nil }
+            guard let sequence = SequenceName.parse(name) else { return nil }
             return Checkpoint(sequence: sequence, path: directory + "/" + name)
         }.sorted { $0.sequence < $1.sequence }
     }
 
-    static func name(_ sequence: UInt64) -> String {
-        let digits = String(sequence)
-        return String(repeating: "0", count: max(0, 20 - digits.count)) + digits
-    }
 
     /// The newest checkpoint at or before `sequence` that holds a prefix of `source`'s
     /// log (same log ID, same chain hash at its head) with views of the current
@@ -99,12 +95,12 @@ public enum Checkpoints {
         let views = try Views(environment: environment)
         try Replayer.appendAndApply(source, through: target, into: store, views, stops: every, progress: progress) {
             sequence in
-            let path = directory + "/" + name(sequence)
+            let path = directory + "/" + SequenceName.of(sequence)
             guard try !matches(Checkpoint(sequence: sequence, path: path), source) else { return }
             try Replayer.markReplayed(environment, through: sequence)
             try ViewRebuilder.markCurrent(environment)
             // A partial copy must never look like a checkpoint: copy, then rename.
-            let partial = directory + "/.partial-\(name(sequence))"
+            let partial = directory + "/.partial-\(SequenceName.of(sequence))"
             try? manager.removeItem(atPath: partial)
             try store.copyEnvironments(to: partial)
             try? manager.removeItem(atPath: path)
