@@ -89,7 +89,7 @@ public final class Container: Sendable {
         if writable {
             // Views made afresh (new, or remade after a crash) are made by this build's
             // apply from the first commit: of the current layout, with nothing to upgrade.
-            if try store.appliedHead() == .empty { try ViewRebuilder.markCurrent(store.environment) }
+            if store.viewsMadeAfresh { try ViewRebuilder.markCurrent(store.environment) }
             // Views one layout step behind are brought up to it in place before they
             // apply anything: this build's apply relies on what the step adds.
             try ViewMigration.migrateIfNeeded(views, in: store.environment, progress: migrationObserver)

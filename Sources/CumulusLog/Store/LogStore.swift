@@ -39,6 +39,11 @@ public final class LogStore: Sendable {
     /// A random ID fixed when the log was created: tokens and followers use it to
     /// tell this log from any other.
     public let logID: [UInt8]
+    /// Whether the views were empty when this store opened writable (new, or made
+    /// again after a crash of the machine): the one place that is decided. Views made
+    /// afresh are built by this build's apply from the first commit, so they need no
+    /// layout upgrade and no history backfill.
+    public let viewsMadeAfresh: Bool
 
     let tables: Tables
     /// The per-record version index (`nil`: a read-only open of a log that predates it).
@@ -164,9 +169,11 @@ public final class LogStore: Sendable {
             current = CurrentDictionary(id: newest, compressor: try Self.compressor(for: dictionary))
         }
         let retainedBase = try logEnvironment.read { try Self.readRetainedBase(tables.meta, in: $0) }
+        viewsMadeAfresh = try !environment.options.readOnly
+            && environment.read { try Self.readAppliedHead(tables.viewsState, in: $0) } == .empty
         state = Mutex(State(head: head, retainedBase: retainedBase, epoch: epoch, dictionaries: dictionaries, current: current))
-        if !environment.options.readOnly, try appliedHead() == .empty, retainedBase == .empty {
-            // Views made afresh: catching up indexes every commit's history, no backfill needed.
+        if viewsMadeAfresh, retainedBase == .empty {
+            // Catching up indexes every commit's history: no backfill needed.
             try history?.markComplete(in: environment)
         }
         try history?.backfillIfNeeded(self)
