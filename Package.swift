@@ -185,8 +185,13 @@ let package = Package(
         ),
         .executableTarget(name: "cumulus-fuzz", dependencies: ["CumulusFuzzTargets"], path: "Tools/Fuzz/Driver"),
 
-        // Seeded random records and other helpers shared by the test targets.
-        .target(name: "CumulusTestSupport", dependencies: ["CumulusLog", "CumulusModel", "CumulusStorage"], path: "Tests/CumulusTestSupport"),
+        // Seeded random records, temporary directories, a container world and other
+        // helpers shared by the test targets.
+        .target(
+            name: "CumulusTestSupport",
+            dependencies: ["CumulusEngine", "CumulusViews", "CumulusLog", "CumulusModel", "CumulusStorage"],
+            path: "Tests/CumulusTestSupport"
+        ),
         .testTarget(name: "CumulusModelTests", dependencies: ["CumulusModel", "CumulusTestSupport"]),
         .testTarget(name: "CumulusStorageTests", dependencies: ["CumulusStorage", "CLMDB"]),
         .testTarget(
@@ -198,7 +203,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CumulusToolsTests",
-            dependencies: ["CumulusTools", "CumulusEngine", "CumulusViews", "CumulusLog", "CumulusModel", "CumulusStorage"]
+            dependencies: ["CumulusTools", "CumulusEngine", "CumulusViews", "CumulusLog", "CumulusModel", "CumulusStorage", "CumulusTestSupport"]
         ),
         .testTarget(
             name: "CumulusLogTests",

@@ -1,6 +1,7 @@
 import CumulusModel
 import CumulusReplication
 import CumulusStorage
+import CumulusTestSupport
 import Foundation
 import Testing
 

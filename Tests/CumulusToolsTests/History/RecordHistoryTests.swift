@@ -1,6 +1,7 @@
 import CumulusLog
 import CumulusModel
 import CumulusStorage
+import CumulusTestSupport
 import CumulusTools
 import Foundation
 import Testing
