@@ -193,7 +193,7 @@ let package = Package(
             path: "Tests/CumulusTestSupport"
         ),
         .testTarget(name: "CumulusModelTests", dependencies: ["CumulusModel", "CumulusTestSupport"]),
-        .testTarget(name: "CumulusStorageTests", dependencies: ["CumulusStorage", "CLMDB"]),
+        .testTarget(name: "CumulusStorageTests", dependencies: ["CumulusStorage", "CLMDB", "CumulusTestSupport"]),
         .testTarget(
             name: "CumulusViewsTests",
             dependencies: [

@@ -35,4 +35,12 @@ public struct TemporaryDirectory: Sendable {
     public func remove() {
         try? FileManager.default.removeItem(atPath: path)
     }
+
+    /// Runs `body` with the path of a new temporary directory named after `label`,
+    /// and removes whatever `body` made there afterwards.
+    public static func with<T>(_ label: String = #function, _ body: (String) throws -> T) throws -> T {
+        let directory = TemporaryDirectory(label)
+        defer { directory.remove() }
+        return try body(directory.path)
+    }
 }
