@@ -224,6 +224,14 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
+        // The `cumulus` commands run as an operator runs them: the built executable, in a
+        // child process. It is not a dependency (a test target linking an executable
+        // gets its module, not the program): `swift build --build-tests` and `swift test`
+        // build every product, so the executable lies beside the test binary.
+        .testTarget(
+            name: "CumulusCLITests",
+            dependencies: ["CumulusEngine", "CumulusViews", "CumulusLog", "CumulusModel", "CumulusTestSupport"]
+        ),
         .testTarget(name: "CumulusFuzzTargetsTests", dependencies: ["CumulusFuzzTargets"]),
         .testTarget(
             name: "CumulusServerTests",
