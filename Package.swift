@@ -185,10 +185,15 @@ let package = Package(
         ),
         .executableTarget(name: "cumulus-fuzz", dependencies: ["CumulusFuzzTargets"], path: "Tools/Fuzz/Driver"),
 
-        // Seeded random records and other helpers shared by the test targets.
-        .target(name: "CumulusTestSupport", dependencies: ["CumulusLog", "CumulusModel", "CumulusStorage"], path: "Tests/CumulusTestSupport"),
+        // Seeded random records, temporary directories, a container world and other
+        // helpers shared by the test targets.
+        .target(
+            name: "CumulusTestSupport",
+            dependencies: ["CumulusEngine", "CumulusViews", "CumulusLog", "CumulusModel", "CumulusStorage"],
+            path: "Tests/CumulusTestSupport"
+        ),
         .testTarget(name: "CumulusModelTests", dependencies: ["CumulusModel", "CumulusTestSupport"]),
-        .testTarget(name: "CumulusStorageTests", dependencies: ["CumulusStorage", "CLMDB"]),
+        .testTarget(name: "CumulusStorageTests", dependencies: ["CumulusStorage", "CLMDB", "CumulusTestSupport"]),
         .testTarget(
             name: "CumulusViewsTests",
             dependencies: [
@@ -198,7 +203,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CumulusToolsTests",
-            dependencies: ["CumulusTools", "CumulusEngine", "CumulusViews", "CumulusLog", "CumulusModel", "CumulusStorage"]
+            dependencies: ["CumulusTools", "CumulusEngine", "CumulusViews", "CumulusLog", "CumulusModel", "CumulusStorage", "CumulusTestSupport"]
         ),
         .testTarget(
             name: "CumulusLogTests",
@@ -218,6 +223,14 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
+        ),
+        // The `cumulus` commands run as an operator runs them: the built executable, in a
+        // child process. It is not a dependency (a test target linking an executable
+        // gets its module, not the program): `swift build --build-tests` and `swift test`
+        // build every product, so the executable lies beside the test binary.
+        .testTarget(
+            name: "CumulusCLITests",
+            dependencies: ["CumulusEngine", "CumulusViews", "CumulusLog", "CumulusModel", "CumulusTestSupport"]
         ),
         .testTarget(name: "CumulusFuzzTargetsTests", dependencies: ["CumulusFuzzTargets"]),
         .testTarget(

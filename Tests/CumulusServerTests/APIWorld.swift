@@ -1,13 +1,17 @@
 import CumulusEngine
 import CumulusModel
 import CumulusServer
+import CumulusTestSupport
 import Foundation
 import Testing
 
 /// A served container in a temporary directory, with two users and their tokens.
 final class APIWorld: @unchecked Sendable {
-    static let containerName = "iCloud.com.example.todo"
-    let path: String
+    static let containerName = ContainerWorld.containerID
+    /// The world's temporary directory, removed with the world.
+    let directory: TemporaryDirectory
+    /// The container's data directory.
+    var path: String { directory.path }
     let container: Container
     let auth: AuthStore
     let api: CloudKitAPI
@@ -21,8 +25,9 @@ final class APIWorld: @unchecked Sendable {
     let bobToken: String
 
     init(_ label: String = #function) throws {
-        path = NSTemporaryDirectory() + "cumulus-api-\(label.filter(\.isLetter))-\(UUID().uuidString)"
-        container = try Container(path: path)
+        let directory = TemporaryDirectory("api-" + label)
+        self.directory = directory
+        container = try Container(path: directory.path)
         auth = try AuthStore(environment: container.store.logEnvironment)
         api = CloudKitAPI(container: container, auth: auth)
         apiToken = try auth.createAPIToken(container: Self.containerName, environment: .development)
@@ -38,9 +43,10 @@ final class APIWorld: @unchecked Sendable {
     /// may not open one LMDB environment twice), so only what was durable survives.
     private init(restarting other: APIWorld) throws {
         other.container.close()
-        path = other.path + "-restarted"
-        try FileManager.default.copyItem(atPath: other.path, toPath: path)
-        container = try Container(path: path)
+        let directory = TemporaryDirectory("api-restarted")
+        self.directory = directory
+        try FileManager.default.copyItem(atPath: other.path, toPath: directory.path)
+        container = try Container(path: directory.path)
         auth = try AuthStore(environment: container.store.logEnvironment)
         api = CloudKitAPI(container: container, auth: auth)
         (apiToken, productionAPIToken) = (other.apiToken, other.productionAPIToken)
@@ -55,7 +61,7 @@ final class APIWorld: @unchecked Sendable {
 
     deinit {
         container.close()
-        try? FileManager.default.removeItem(atPath: path)
+        directory.remove()
     }
 
     /// The metrics token ``operatorAPI(metrics:metricsToken:)`` sets by default.

@@ -1,6 +1,7 @@
 import CumulusEngine
 import CumulusLog
 import CumulusModel
+import CumulusTestSupport
 import Foundation
 import Testing
 
@@ -83,8 +84,9 @@ struct ZoneChangesTests {
 
     @Test("a token survives a restart")
     func tokenSurvivesRestart() async throws {
-        let path = NSTemporaryDirectory() + "cumulus-token-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let temporary = TemporaryDirectory("token")
+        defer { temporary.remove() }
+        let path = temporary.path
         let zone = ZoneID(zoneName: "Z", ownerName: EngineWorld.user)
         let token: ChangeToken
         do {

@@ -2,6 +2,7 @@ import CumulusEngine
 import CumulusLog
 import CumulusModel
 import CumulusStorage
+import CumulusTestSupport
 import CumulusViews
 import Foundation
 import Testing
@@ -23,9 +24,6 @@ struct ViewMigrationTests {
         }
     }
 
-    static func digests(_ container: Container) throws -> [ViewDigest] {
-        try container.store.environment.read { txn in try container.views.tables.all.map { try ViewDigest.of($0, in: txn) } }
-    }
 
     static func counts(_ container: Container) throws -> (index: Int, pending: Int, sides: Int) {
         let tables = container.views.tables
@@ -36,8 +34,9 @@ struct ViewMigrationTests {
 
     @Test("layout-7 views over a truncated log are migrated in place on a writable open: the kept sides equal what saving made, and deleting every record afterwards leaves no token entry behind")
     func migratedOverTruncatedLog() async throws {
-        let path = NSTemporaryDirectory() + "cumulus-migration-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let temporary = TemporaryDirectory("migration")
+        defer { temporary.remove() }
+        let path = temporary.path
         let zone = ZoneID(zoneName: "Lists", ownerName: Self.user)
         var names: [String] = []
         let before: [ViewDigest]
@@ -82,15 +81,15 @@ struct ViewMigrationTests {
             let counts = try Self.counts(container)
             #expect(counts.pending > 0 && counts.index > 0)
             #expect(counts.sides == 1_110, "every record with a word keeps its side; the quiet one none")
-            before = try Self.digests(container)
+            before = try container.viewDigests()
             try Self.makeLayout7(container)
-            #expect(try Self.digests(container) != before)
+            #expect(try container.viewDigests() != before)
             container.close()
         }
         let container = try Container(path: path)
         defer { container.close() }
         #expect(try ViewRebuilder.storedFormat(in: container.store.environment) == ViewRebuilder.format)
-        #expect(try Self.digests(container) == before, "the migrated views are what this build's saves made")
+        #expect(try container.viewDigests() == before, "the migrated views are what this build's saves made")
         let db = container.privateDatabase(container: EngineWorld.containerID, user: Self.user)
         let search = Query(recordType: "Note", filters: [QueryFilter(key: .allTokens, comparator: .containsAllTokens, value: .string("pear"))])
         #expect(try db.query(search, in: zone, as: Self.user).records.map(\.recordID.recordName) == ["b3"])

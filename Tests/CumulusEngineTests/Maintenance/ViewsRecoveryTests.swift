@@ -15,10 +15,6 @@ import Testing
 struct ViewsRecoveryTests {
     static let user = EngineWorld.user
 
-    static func temporaryPath(_ label: String = #function) -> String {
-        NSTemporaryDirectory() + "cumulus-views-\(label.filter { $0.isLetter })-\(UUID().uuidString)"
-    }
-
     static func database(_ container: Container) -> Database {
         container.privateDatabase(container: EngineWorld.containerID, user: user)
     }
@@ -67,8 +63,9 @@ struct ViewsRecoveryTests {
 
     @Test("views behind the log catch up on open through the one apply, and equal a rebuild")
     func viewsBehindCatchUp() async throws {
-        let path = Self.temporaryPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let temporary = TemporaryDirectory()
+        defer { temporary.remove() }
+        let path = temporary.path
         try await Self.write(path, [(0..<10).map { "r\($0)" }])
         // The views as they were after the first ten: what a lost views commit leaves.
         let early = try Data(contentsOf: URL(fileURLWithPath: path + "/data.mdb"))
@@ -95,11 +92,12 @@ struct ViewsRecoveryTests {
 
     @Test("views of another log are refused when they would catch up, not applied on top")
     func viewsOfAnotherLogRefused() async throws {
-        let (path, other) = (Self.temporaryPath(), Self.temporaryPath())
+        let (temporary, otherTemporary) = (TemporaryDirectory(), TemporaryDirectory())
         defer {
-            try? FileManager.default.removeItem(atPath: path)
-            try? FileManager.default.removeItem(atPath: other)
+            temporary.remove()
+            otherTemporary.remove()
         }
+        let (path, other) = (temporary.path, otherTemporary.path)
         try await Self.write(path, [["r1"], ["r2"]])
         try await Self.write(other, [["r3"]])
         // The other directory's views: behind this log, and of another chain.
@@ -114,8 +112,9 @@ struct ViewsRecoveryTests {
 
     @Test("a crash of the machine: torn views are never opened but remade from the whole log")
     func tornViewsRemade() async throws {
-        let path = Self.temporaryPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let temporary = TemporaryDirectory()
+        defer { temporary.remove() }
+        let path = temporary.path
         try await Self.write(path, [(0..<15).map { "r\($0)" }])
         try MachineCrash.simulate(dataDirectory: path, synced: 1)
         let container = try Container(path: path)
@@ -129,8 +128,9 @@ struct ViewsRecoveryTests {
 
     @Test("a crash of the machine with a truncated log: the torn views are left unopened and the open refused, saying why")
     func tornViewsTruncatedLog() async throws {
-        let path = Self.temporaryPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let temporary = TemporaryDirectory()
+        defer { temporary.remove() }
+        let path = temporary.path
         do {
             let container = try Container(path: path)
             for batch in 0..<4 { try await Self.save(container, (batch * 5..<batch * 5 + 5).map { "r\($0)" }) }
@@ -149,8 +149,9 @@ struct ViewsRecoveryTests {
 
     @Test("a crash of the machine with a log truncated up to the last views snapshot: the torn views are replaced by the snapshot, unopened, and caught up from the log to what they were")
     func tornViewsRestoredFromSnapshot() async throws {
-        let path = Self.temporaryPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let temporary = TemporaryDirectory()
+        defer { temporary.remove() }
+        let path = temporary.path
         let snapshot: LogHead
         let before: [ViewDigest]
         do {
@@ -160,7 +161,7 @@ struct ViewsRecoveryTests {
             #expect(snapshot == container.store.head)
             for batch in 2..<4 { try await Self.save(container, (batch * 5..<batch * 5 + 5).map { "r\($0)" }) }
             #expect(try container.store.dropCommits(through: snapshot.sequence, limit: 100) > 0)
-            before = try Self.digests(container)
+            before = try container.viewDigests()
             container.close()
         }
         let garbage = try MachineCrash.simulate(dataDirectory: path, synced: snapshot.sequence - 1)
@@ -171,15 +172,16 @@ struct ViewsRecoveryTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path + "/data.mdb")) != garbage)
         #expect(try container.store.appliedHead() == container.store.head)
         #expect(try Self.names(container) == Set((0..<20).map { "r\($0)" }))
-        #expect(try Self.digests(container) == before, "the views are what they were before the crash")
+        #expect(try container.viewDigests() == before, "the views are what they were before the crash")
         // The snapshot stays for the next recovery.
         #expect(try container.store.viewsSnapshot() == snapshot)
     }
 
     @Test("a crash of the machine with a log truncated past the last views snapshot: the open is refused, naming the snapshot")
     func tornViewsSnapshotTooOld() async throws {
-        let path = Self.temporaryPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let temporary = TemporaryDirectory()
+        defer { temporary.remove() }
+        let path = temporary.path
         do {
             let container = try Container(path: path)
             try await Self.save(container, ["r0"])
@@ -199,8 +201,9 @@ struct ViewsRecoveryTests {
 
     @Test("a second views snapshot of the same commit keeps the first in place, so the record never names a missing file")
     func snapshotOfTheSameCommitKeepsTheFirst() async throws {
-        let path = Self.temporaryPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let temporary = TemporaryDirectory()
+        defer { temporary.remove() }
+        let path = temporary.path
         let container = try Container(path: path)
         defer { container.close() }
         try await Self.save(container, ["r0"])
@@ -215,15 +218,12 @@ struct ViewsRecoveryTests {
         #expect(try container.store.viewsSnapshot() == first)
     }
 
-    /// Digests of every view table.
-    static func digests(_ container: Container) throws -> [ViewDigest] {
-        try container.store.environment.read { txn in try container.views.tables.all.map { try ViewDigest.of($0, in: txn) } }
-    }
 
     @Test("a data directory written by main before the log had its own environment is upgraded on open, and verifies")
     func upgradesFormat1() throws {
-        let path = Self.temporaryPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let temporary = TemporaryDirectory()
+        defer { temporary.remove() }
+        let path = temporary.path
         // Written by `cumulus serve` at 9837666: a zone, a folder and 30 notes
         // referring to it, 5 edits, one delete (Tests/Fixtures).
         let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

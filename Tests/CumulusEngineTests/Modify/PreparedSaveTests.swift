@@ -1,5 +1,6 @@
 import CumulusModel
 import CumulusStorage
+import CumulusTestSupport
 import Foundation
 import Testing
 

@@ -1,6 +1,7 @@
 import CumulusEngine
 import CumulusLog
 import CumulusModel
+import CumulusTestSupport
 import Testing
 
 /// What a reference may do to another user's record in the public database

@@ -1,5 +1,6 @@
 import CumulusEngine
 import CumulusModel
+import CumulusTestSupport
 import Foundation
 import Testing
 

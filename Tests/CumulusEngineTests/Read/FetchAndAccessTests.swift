@@ -1,3 +1,4 @@
+import CumulusTestSupport
 import Foundation
 import CumulusEngine
 import CumulusModel

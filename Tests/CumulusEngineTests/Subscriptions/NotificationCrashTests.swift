@@ -25,12 +25,10 @@ struct NotificationCrashTests {
     @Test("after SIGKILL: every acknowledged write was notified, and no notification outlived its commit")
     func killedWriter() async throws {
         for round in 0..<3 {
-            let path = NSTemporaryDirectory() + "cumulus-notify-crash-\(round)-\(UUID().uuidString)"
-            let output = path + ".out"
-            defer {
-                try? FileManager.default.removeItem(atPath: path)
-                try? FileManager.default.removeItem(atPath: output)
-            }
+            let temporary = TemporaryDirectory("notify-crash-\(round)")
+            defer { temporary.remove() }
+            try temporary.create()
+            let (path, output) = (temporary.appending("data"), temporary.appending("out"))
             _ = FileManager.default.createFile(atPath: output, contents: nil)
             let process = try SpawnedProcess.start(
                 Self.harness.path,

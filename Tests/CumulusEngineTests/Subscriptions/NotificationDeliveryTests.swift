@@ -1,6 +1,7 @@
 import CumulusEngine
 import CumulusLog
 import CumulusModel
+import CumulusTestSupport
 import Foundation
 import Testing
 
@@ -135,7 +136,8 @@ struct NotificationDeliveryTests {
 
     @Test("notifications survive a reopen exactly as written: they were committed with their commits")
     func reopen() async throws {
-        let path: String
+        let copy = TemporaryDirectory("copy")
+        defer { copy.remove() }
         let before: [SubscriptionNotification]
         do {
             let world = try EngineWorld()
@@ -143,12 +145,10 @@ struct NotificationDeliveryTests {
             try await world.subscribe(querySubscription("all", "Todo"))
             try await world.save([Record.make("Todo", "a", in: zone)])
             before = try world.allNotifications()
-            path = world.path + "-copy"
             world.container.close()
-            try FileManager.default.copyItem(atPath: world.path, toPath: path)
+            try FileManager.default.copyItem(atPath: world.path, toPath: copy.path)
         }
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let reopened = try Container(path: path)
+        let reopened = try Container(path: copy.path)
         defer { reopened.close() }
         let after = try reopened.notifications(for: EngineWorld.user, limit: 100).notifications
         #expect(after == before)

@@ -1,5 +1,6 @@
 import CumulusEngine
 import CumulusModel
+import CumulusTestSupport
 import CumulusViews
 import Foundation
 import Testing

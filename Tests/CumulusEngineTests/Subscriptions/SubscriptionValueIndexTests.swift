@@ -1,5 +1,6 @@
 import CumulusEngine
 import CumulusModel
+import CumulusTestSupport
 import Testing
 
 @Suite("Equality-indexed subscription matching")

@@ -1,47 +1,16 @@
 import CumulusEngine
 import CumulusLog
 import CumulusModel
-import CumulusStorage
+import CumulusTestSupport
 import CumulusViews
 import Foundation
 import Testing
 
-/// A container in its own temporary directory, with the little helpers the engine
-/// tests share. Every test builds the world it needs.
-final class EngineWorld: @unchecked Sendable {
-    static let user = "_alice0000000000000000000000000001"
-    static let otherUser = "_bob00000000000000000000000000002"
-    static let containerID = "iCloud.com.example.todo"
-
-    let path: String
-    let container: Container
-    let db: Database
-
+/// A container in its own temporary directory (``ContainerWorld``), with the little
+/// helpers only the engine tests use. Every test builds the world it needs.
+final class EngineWorld: ContainerWorld, @unchecked Sendable {
     init(_ label: String = #function) throws {
-        let safe = label.filter { $0.isLetter || $0.isNumber }
-        path = NSTemporaryDirectory() + "cumulus-engine-\(safe)-\(UUID().uuidString)"
-        container = try Container(path: path)
-        db = container.privateDatabase(container: Self.containerID, user: Self.user)
-    }
-
-    deinit {
-        container.close()
-        try? FileManager.default.removeItem(atPath: path)
-    }
-
-    /// A custom zone, created.
-    func makeZone(_ name: String = "Lists") async throws -> ZoneID {
-        let zone = ZoneID(zoneName: name, ownerName: Self.user)
-        let results = try await db.saveZones([zone], as: Self.user)
-        _ = try results[0].result.get()
-        return zone
-    }
-
-    /// Saves records (force-style, no tag checks) and returns them as stored.
-    @discardableResult
-    func save(_ records: [Record], atomic: Bool = true, policy: SavePolicy = .allKeys) async throws -> [Record] {
-        let result = try await db.modify(saving: records, savePolicy: policy, atomic: atomic, as: Self.user)
-        return try result.saveResults.map { try $0.result.get() }
+        try super.init("engine-" + label)
     }
 
     /// Deletes records; returns the result.
@@ -76,27 +45,10 @@ final class EngineWorld: @unchecked Sendable {
         try check()
     }
 
-    func digests() throws -> [ViewDigest] {
-        try container.store.environment.read { txn in
-            try container.views.tables.all.map { try ViewDigest.of($0, in: txn) }
-        }
-    }
-
     /// Every commit's events, flattened.
     func allEvents() throws -> [Event] {
         try container.store.range(from: 1).flatMap(\.events)
     }
-}
-
-extension Record {
-    /// A record with `fields`, in `zone`.
-    static func make(_ type: String, _ name: String, in zone: ZoneID, _ fields: [String: FieldValue] = [:]) -> Record {
-        Record(recordType: type, recordID: RecordID(recordName: name, zoneID: zone), fields: fields)
-    }
-}
-
-func ref(_ name: String, in zone: ZoneID, _ action: Reference.Action = .none) -> FieldValue {
-    .reference(Reference(recordID: RecordID(recordName: name, zoneID: zone), action: action))
 }
 
 func id(_ name: String, in zone: ZoneID) -> RecordID { RecordID(recordName: name, zoneID: zone) }

@@ -1,6 +1,7 @@
 import CumulusEngine
 import CumulusLog
 import CumulusModel
+import CumulusTestSupport
 import Testing
 
 @Suite("Zones")

@@ -93,8 +93,8 @@ struct CommitViewTests {
     @Test("a store's views are its commits; what the reader throws passes through unchanged")
     func storeViews() throws {
         struct Stop: Error, Equatable { let at: UInt64 }
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         let store = try openStore(dir)
         var rng = SeededRandom(seed: 10)
         let commits = try appendDirect(store, (0..<40).map { sampleRequest($0, rng: &rng) })

@@ -8,7 +8,7 @@ import Testing
 struct FrameDecoderTests {
     /// A leader's log of `count` sample saves with a dictionary installed after the
     /// first half, so the second half's frames need it.
-    static func leaderWithDictionary(_ dir: TempDirectory, count: Int = 40) throws -> LogStore {
+    static func leaderWithDictionary(_ dir: TemporaryDirectory, count: Int = 40) throws -> LogStore {
         let leader = try openStore(dir)
         var rng = SeededRandom(seed: 31)
         let requests = (0..<count).map { sampleRequest($0, rng: &rng) }
@@ -31,10 +31,10 @@ struct FrameDecoderTests {
 
     @Test("frames decoded ahead, across a dictionary the same run installs, append as the frames themselves do")
     func decodedAheadAppendsTheSame() throws {
-        let leaderDir = TempDirectory("leader")
-        let inlineDir = TempDirectory("inline")
-        let aheadDir = TempDirectory("ahead")
-        defer { leaderDir.cleanup(); inlineDir.cleanup(); aheadDir.cleanup() }
+        let leaderDir = TemporaryDirectory("leader")
+        let inlineDir = TemporaryDirectory("inline")
+        let aheadDir = TemporaryDirectory("ahead")
+        defer { leaderDir.remove(); inlineDir.remove(); aheadDir.remove() }
         let leader = try Self.leaderWithDictionary(leaderDir)
         let frames = try leader.rawFrames(from: 1, limit: .max, maxBytes: .max)
         #expect(try frames.contains { try Frame(parsing: $0, expectedSequence: nil).dictionaryID != 0 })

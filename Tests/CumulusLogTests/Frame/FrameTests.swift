@@ -80,8 +80,8 @@ struct LargestCommitTests {
 
     @Test("The largest operation allowed, 400 records of 1 MiB, fits one commit with room to spare")
     func largestOperationFits() throws {
-        let directory = TempDirectory()
-        defer { directory.cleanup() }
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
         let store = try openStore(directory)
         var rng = SeededRandom(seed: 40)
         var request = sampleRequest(0, rng: &rng)

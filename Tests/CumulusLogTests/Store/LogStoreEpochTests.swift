@@ -9,7 +9,7 @@ import Testing
 @Suite("Epoch starts")
 struct LogStoreEpochTests {
     /// A log of `commits` sample saves in `directory`.
-    func store(_ directory: TempDirectory, commits: Int, seed: UInt64) throws -> LogStore {
+    func store(_ directory: TemporaryDirectory, commits: Int, seed: UInt64) throws -> LogStore {
         let store = try openStore(directory)
         var rng = SeededRandom(seed: seed)
         try appendDirect(store, (0..<commits).map { sampleRequest($0, rng: &rng) })
@@ -18,8 +18,8 @@ struct LogStoreEpochTests {
 
     @Test("leading in a new epoch appends the commit that begins it, and the log records where")
     func leadingRecordsTheStart() throws {
-        let directory = TempDirectory()
-        defer { directory.cleanup() }
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
         do {
             let store = try store(directory, commits: 3, seed: 1)
             let applied = Mutex<[UInt64]>([])
@@ -49,8 +49,8 @@ struct LogStoreEpochTests {
 
     @Test("a log with no commits leads without a start: no token can point into a history it lacks")
     func anEmptyLogRecordsNoStart() throws {
-        let directory = TempDirectory()
-        defer { directory.cleanup() }
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
         let store = try openStore(directory)
         #expect(try store.lead(inEpoch: 1, applying: nil) == nil)
         #expect(store.head.sequence == 0 && store.epoch == 1)
@@ -78,8 +78,8 @@ struct LogStoreEpochTests {
 
     @Test("an epoch that does not come after every recorded one is refused as damaged, and nothing is appended")
     func epochsBeginInOrder() throws {
-        let directory = TempDirectory()
-        defer { directory.cleanup() }
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
         let store = try store(directory, commits: 2, seed: 5)
         try store.lead(inEpoch: 3, applying: nil)
         for epoch: UInt64 in [3, 2] {

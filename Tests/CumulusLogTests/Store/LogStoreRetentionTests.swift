@@ -10,7 +10,7 @@ import Testing
 @Suite("Log retention")
 struct LogStoreRetentionTests {
     /// A log of `count` sample saves in `dir`, and their commits.
-    static func log(_ dir: TempDirectory, count: Int, seed: UInt64) throws -> (LogStore, [Commit]) {
+    static func log(_ dir: TemporaryDirectory, count: Int, seed: UInt64) throws -> (LogStore, [Commit]) {
         let store = try openStore(dir)
         var rng = SeededRandom(seed: seed)
         let commits = try appendDirect(store, (0..<count).map { sampleRequest($0, rng: &rng) })
@@ -19,8 +19,8 @@ struct LogStoreRetentionTests {
 
     @Test("dropping through 30 of 50 keeps 31…50 and records where the log starts, with the hash before it")
     func dropKeepsTheRest() throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         let (store, commits) = try Self.log(dir, count: 50, seed: 41)
         let hash30 = try #require(try store.chainHash(at: 30))
         #expect(store.firstRetained == 1)
@@ -37,8 +37,8 @@ struct LogStoreRetentionTests {
 
     @Test("each call drops at most its limit, and never the head")
     func boundedBatchesKeepTheHead() throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         let (store, _) = try Self.log(dir, count: 40, seed: 42)
         var calls = 0
         while try store.dropCommits(through: .max, limit: 7) > 0 {
@@ -53,8 +53,8 @@ struct LogStoreRetentionTests {
 
     @Test("reading a dropped commit, or a range that starts before the log, is a truncated error, not nil or a crash")
     func readersSayWhatWasDropped() throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         let (store, commits) = try Self.log(dir, count: 30, seed: 43)
         let hash20 = try #require(try store.chainHash(at: 20))
         try store.dropCommits(through: 20, limit: 1_000)
@@ -87,8 +87,8 @@ struct LogStoreRetentionTests {
 
     @Test("verifyChain passes from the first retained commit, and still catches a wrong hash before it")
     func verifyChainFromTheRetainedStart() throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         let (store, _) = try Self.log(dir, count: 30, seed: 44)
         try store.dropCommits(through: 12, limit: 1_000)
         let report = try store.verifyChain()
@@ -107,8 +107,8 @@ struct LogStoreRetentionTests {
 
     @Test("commits appended after a drop chain on; a reopened log keeps its truncation and verifies")
     func restartKeepsTheTruncation() throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         var rng = SeededRandom(seed: 45)
         let base = try {
             let store = try openStore(dir)

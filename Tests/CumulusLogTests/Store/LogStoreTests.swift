@@ -9,8 +9,8 @@ import Testing
 struct LogStoreTests {
     @Test("appended commits read back exactly, with gapless sequences")
     func appendAndRead() throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         let store = try openStore(dir)
         var rng = SeededRandom(seed: 1)
         let requests = (0..<50).map { sampleRequest($0, rng: &rng) }
@@ -27,8 +27,8 @@ struct LogStoreTests {
 
     @Test("the log survives a clean reopen: same ID, head and commits")
     func reopenAfterCleanShutdown() throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         var rng = SeededRandom(seed: 2)
         let (logID, head, commits) = try {
             let store = try openStore(dir)
@@ -46,8 +46,8 @@ struct LogStoreTests {
 
     @Test("flipping one byte of a stored frame: verifyChain names it, reading it fails clearly")
     func flippedByteIsNamed() throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         let store = try openStore(dir)
         var rng = SeededRandom(seed: 3)
         try appendDirect(store, (0..<30).map { sampleRequest($0, rng: &rng) })
@@ -72,8 +72,8 @@ struct LogStoreTests {
 
     @Test("a forged frame with a valid checksum breaks the chain at its sequence")
     func forgedFrameBreaksChain() throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         let store = try openStore(dir)
         var rng = SeededRandom(seed: 4)
         try appendDirect(store, (0..<10).map { sampleRequest($0, rng: &rng) })
@@ -91,8 +91,8 @@ struct LogStoreTests {
 
     @Test("a missing commit is named by verifyChain")
     func gapIsNamed() throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         let store = try openStore(dir)
         var rng = SeededRandom(seed: 5)
         try appendDirect(store, (0..<10).map { sampleRequest($0, rng: &rng) })
@@ -103,8 +103,8 @@ struct LogStoreTests {
 
     @Test("writes continue past a tiny initial map size")
     func growsPastInitialMap() throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         var rng = SeededRandom(seed: 6)
         let store = try openStore(dir, mapSize: 256 << 10)
         var big = RandomRecords(seed: 6)
@@ -128,8 +128,8 @@ struct LogStoreTests {
 
     @Test("a reader keeps its snapshot while a writer commits")
     func readersSeeSnapshots() async throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         let store = try openStore(dir)
         var rng = SeededRandom(seed: 7)
         try appendDirect(store, (0..<5).map { sampleRequest($0, rng: &rng) })
@@ -152,8 +152,8 @@ struct LogStoreTests {
 
     @Test("tail yields stored commits, then wakes on a new one")
     func tailWakesOnCommit() async throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         let store = try openStore(dir)
         var rng = SeededRandom(seed: 8)
         try appendDirect(store, (0..<3).map { sampleRequest($0, rng: &rng) })
@@ -173,8 +173,8 @@ struct LogStoreTests {
 
     @Test("a cancelled tail stops waiting")
     func tailCancellation() async throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         let store = try openStore(dir)
         let reader = Task {
             var count = 0
@@ -188,8 +188,8 @@ struct LogStoreTests {
 
     @Test("zone and database feeds list each commit's changes in order")
     func feedIndexes() throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         let store = try openStore(dir)
         let db = SampleData.database
         let zone = SampleData.zone
@@ -229,8 +229,8 @@ struct LogStoreTests {
 
     @Test("feed heads a transaction advances are stored when it finishes, and the next continues from them")
     func feedHeadsAcrossTransactions() throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         let store = try openStore(dir)
         var rng = SeededRandom(seed: 12)
         let db = SampleData.database

@@ -4,21 +4,8 @@ import CumulusStorage
 import CumulusTestSupport
 import Foundation
 
-/// A fresh, empty directory under the system temp dir, removed by `cleanup`.
-/// Every test gets its own: LMDB must never open one path twice in a process.
-struct TempDirectory {
-    let path: String
-
-    init(_ label: String = #function) {
-        let safe = label.filter { $0.isLetter || $0.isNumber }
-        path = NSTemporaryDirectory() + "cumulus-\(safe)-\(UUID().uuidString)"
-    }
-
-    func cleanup() { try? FileManager.default.removeItem(atPath: path) }
-}
-
 /// Opens an environment + log in `directory`.
-func openStore(_ directory: TempDirectory, mapSize: Int = 64 << 20) throws -> LogStore {
+func openStore(_ directory: TemporaryDirectory, mapSize: Int = 64 << 20) throws -> LogStore {
     var options = LMDBEnvironment.Options()
     options.mapSize = mapSize
     return try LogStore(environment: LMDBEnvironment(path: directory.path, options: options))
@@ -27,7 +14,7 @@ func openStore(_ directory: TempDirectory, mapSize: Int = 64 << 20) throws -> Lo
 /// What a follower's refusals are tested against: a leader and another log, each of
 /// three sample saves (two histories), and an empty follower. `cleanup` removes all three.
 struct ForeignLogs {
-    let directories = [TempDirectory("leader"), TempDirectory("other"), TempDirectory("follower")]
+    let directories = [TemporaryDirectory("leader"), TemporaryDirectory("other"), TemporaryDirectory("follower")]
     let leader: LogStore
     let other: LogStore
     let follower: LogStore
@@ -41,13 +28,13 @@ struct ForeignLogs {
         try appendDirect(other, (0..<3).map { sampleRequest($0 + 10, rng: &rng) })
     }
 
-    func cleanup() { directories.forEach { $0.cleanup() } }
+    func cleanup() { directories.forEach { $0.remove() } }
 }
 
 /// A leader holding `commits` sample saves and an empty follower, for tests of a
 /// follower appending the leader's frames. `cleanup` removes both.
 struct LeaderAndFollower {
-    let directories = [TempDirectory("leader"), TempDirectory("follower")]
+    let directories = [TemporaryDirectory("leader"), TemporaryDirectory("follower")]
     let leader: LogStore
     let follower: LogStore
 
@@ -58,7 +45,7 @@ struct LeaderAndFollower {
         try appendDirect(leader, (0..<commits).map { sampleRequest($0, rng: &rng) })
     }
 
-    func cleanup() { directories.forEach { $0.cleanup() } }
+    func cleanup() { directories.forEach { $0.remove() } }
 }
 
 /// A commit request saving one sample record.

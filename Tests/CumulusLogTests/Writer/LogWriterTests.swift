@@ -9,8 +9,8 @@ import Testing
 struct LogWriterTests {
     @Test("64 concurrent writers each get a durable, distinct commit; the chain holds")
     func concurrentAppends() async throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         let store = try openStore(dir)
         let writer = LogWriter(store: store)
         defer { writer.close() }
@@ -41,8 +41,8 @@ struct LogWriterTests {
 
     @Test("a failing plan fails only its own submission")
     func planFailureIsIsolated() async throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         let store = try openStore(dir)
         let writer = LogWriter(store: store)
         defer { writer.close() }
@@ -71,8 +71,8 @@ struct LogWriterTests {
 
     @Test("an applier failure aborts only the culprit's commit, after a retry one by one")
     func applierFailureIsIsolated() async throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         let store = try openStore(dir)
         let views = try store.environment.table("testView")
         let writer = LogWriter(store: store) { commit, _, txn in
@@ -102,8 +102,8 @@ struct LogWriterTests {
 
     @Test("after enough commits a dictionary is trained, logged, and used by later frames")
     func dictionaryInstalled() async throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         let store = try openStore(dir)
         var options = LogWriter.Options()
         options.dictionary.firstTrainingAfter = 300
@@ -134,8 +134,8 @@ struct LogWriterTests {
 
     @Test("a closed writer refuses work")
     func closedWriterRefuses() async throws {
-        let dir = TempDirectory()
-        defer { dir.cleanup() }
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
         let store = try openStore(dir)
         let writer = LogWriter(store: store)
         writer.close()

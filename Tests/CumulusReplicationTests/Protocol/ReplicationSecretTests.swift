@@ -1,13 +1,14 @@
 import CumulusModel
 import CumulusReplication
 import CumulusStorage
+import CumulusTestSupport
 import Foundation
 import Testing
 
 @Suite("Replication secret")
 struct ReplicationSecretTests {
     func file(_ text: String, mode: UInt16 = 0o600) throws -> String {
-        let path = NSTemporaryDirectory() + "cumulus-secret-\(UUID().uuidString)"
+        let path = TemporaryDirectory("secret").path
         #expect(FileManager.default.createFile(atPath: path, contents: Data(text.utf8)))
         try FilePermissions.set(mode, on: path)
         return path

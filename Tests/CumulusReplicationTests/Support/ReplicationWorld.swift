@@ -2,6 +2,7 @@ import CumulusEngine
 import CumulusLog
 import CumulusModel
 import CumulusStorage
+import CumulusTestSupport
 import CumulusViews
 import Foundation
 
@@ -11,13 +12,12 @@ import Foundation
 /// commits on a leader, opening a follower with its leader's identity, comparing
 /// views and logs.
 enum ReplicationWorld {
-    static let user = "_alice0000000000000000000000000001"
-    static let containerID = "iCloud.com.example.todo"
+    static let user = ContainerWorld.user
+    static let containerID = ContainerWorld.containerID
 
     /// A fresh temporary directory path (not created).
     static func temporaryPath(_ label: String = #function) -> String {
-        let safe = label.filter { $0.isLetter || $0.isNumber }
-        return NSTemporaryDirectory() + "cumulus-repl-\(safe)-\(UUID().uuidString)"
+        TemporaryDirectory("repl-" + label).path
     }
 
     /// A follower of `leader` in a new directory: the leader's identity and
@@ -70,9 +70,7 @@ enum ReplicationWorld {
 
     /// Digests of every view table.
     static func digests(_ container: Container) throws -> [ViewDigest] {
-        try container.store.environment.read { txn in
-            try container.views.tables.all.map { try ViewDigest.of($0, in: txn) }
-        }
+        try container.viewDigests()
     }
 
     /// Digests of every view table of the data directory at `path` (opened read-only).

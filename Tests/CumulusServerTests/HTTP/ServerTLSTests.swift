@@ -35,8 +35,9 @@ struct ServerTLSTests {
     @Test("the API answers over https with the configured certificate, hands out https URLs, and does not answer plain http")
     func apiAnswersOverHTTPS() async throws {
         let world = try APIWorld()
-        let files = try Self.makeCertificate(in: world.path + "-tls")
-        defer { try? FileManager.default.removeItem(atPath: world.path + "-tls") }
+        let certificates = TemporaryDirectory("tls")
+        defer { certificates.remove() }
+        let files = try Self.makeCertificate(in: certificates.path)
         let tls = try ServerTLS(certificateFile: files.certificate, keyFile: files.key)
         let app = CumulusHTTPServer.application(api: world.api, port: 0, tls: tls, logger: Logger(label: "test"))
         try await app.test(.ahc(.https)) { testClient in
@@ -70,8 +71,9 @@ struct ServerTLSTests {
 
     @Test("a missing file, or a key that is not the certificate's, is refused before the server listens")
     func badFilesAreRefused() throws {
-        let directory = NSTemporaryDirectory() + "cumulus-tls-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let temporary = TemporaryDirectory("tls")
+        defer { temporary.remove() }
+        let directory = temporary.path
         let one = try Self.makeCertificate(in: directory, name: "one")
         let other = try Self.makeCertificate(in: directory, name: "other")
         _ = try ServerTLS(certificateFile: one.certificate, keyFile: one.key)

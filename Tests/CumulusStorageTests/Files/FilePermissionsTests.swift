@@ -1,3 +1,4 @@
+import CumulusTestSupport
 import Foundation
 import Testing
 
@@ -11,7 +12,7 @@ struct FilePermissionsTests {
 
     @Test("a new environment's directories are 0700 and its files 0600, and so is a copy of it")
     func newEnvironmentIsPrivate() throws {
-        try withTemporaryDirectory { root in
+        try TemporaryDirectory.with("storage") { root in
             let path = root + "/nested/data"
             let environment = try LMDBEnvironment(path: path)
             let table = try environment.table("t")
@@ -29,7 +30,7 @@ struct FilePermissionsTests {
 
     @Test("a data directory readable by others is named, with the command that tightens it")
     func looseDirectoryIsReported() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             _ = try LMDBEnvironment(path: path)
             try FilePermissions.set(0o755, on: path)
             try FilePermissions.set(0o644, on: path + "/data.mdb")

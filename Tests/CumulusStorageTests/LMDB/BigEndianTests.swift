@@ -1,3 +1,4 @@
+import CumulusTestSupport
 import Testing
 
 @testable import CumulusStorage
@@ -23,7 +24,7 @@ struct BigEndianTests {
     }
 
     @Test func byteOrderEqualsNumericOrderInLMDB() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("numbers")
             var generator = SeededGenerator(seed: 7)

@@ -1,3 +1,4 @@
+import CumulusTestSupport
 import Foundation
 import Testing
 
@@ -51,7 +52,7 @@ struct DeferredWritesTests {
     /// zeros, so the two eight-byte heads the sort compares first tie, pad and end
     /// early, and the compare past them decides some orders.
     @Test func sharedPrefixesAndZeroBytesSortAsLMDBDoes() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let immediate = try env.table("immediate")
             let deferred = try env.table("deferred")
@@ -76,7 +77,7 @@ struct DeferredWritesTests {
 
     @Test(arguments: [false, true])
     func sameOutcomeAsImmediateWrites(startsFilled: Bool) throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let immediate = try env.table("immediate")
             let deferred = try env.table("deferred")
@@ -111,7 +112,7 @@ struct DeferredWritesTests {
     }
 
     @Test func readsInTheTransactionSeeWhatIsHeldBack() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("index")
             let other = try env.table("other")
@@ -146,7 +147,7 @@ struct DeferredWritesTests {
 
     @Test func anAbortedTransactionWritesNothing() throws {
         struct Stop: Error {}
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("index")
             #expect(throws: Stop.self) {
@@ -160,7 +161,7 @@ struct DeferredWritesTests {
     }
 
     @Test func badKeysAreRefusedWhenDeferredAndLeaveTheTransactionUsable() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("index")
             let duplicates = try env.table("dups", options: .dupSort)
@@ -177,7 +178,7 @@ struct DeferredWritesTests {
     }
 
     @Test func aFullBufferIsWrittenEarlyWithTheSameOutcome() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let immediate = try env.table("immediate")
             let deferred = try env.table("deferred")
@@ -200,7 +201,7 @@ struct DeferredWritesTests {
     /// threshold at once, and filling it, flushing it early and filling it again
     /// ends as the same operations done at once.
     @Test func aLargeBufferIsSizedOnceAndWritesTheSameOutcome() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let immediate = try env.table("immediate")
             let deferred = try env.table("deferred")
@@ -234,7 +235,7 @@ struct DeferredWritesTests {
     }
 
     @Test func growingTheMapReplaysTheBodyWithNothingLeftOver() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             var options = LMDBEnvironment.Options()
             options.mapSize = 1 << 20
             let env = try LMDBEnvironment(path: path, options: options)
@@ -257,7 +258,7 @@ struct DeferredWritesTests {
     /// runs of neighbours, gaps, absent keys, puts between deletes, a page's last entry
     /// and the table's last must all end as immediate deletes do.
     @Test func runsOfNeighbouringDeletesEndAsImmediateDeletes() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let immediate = try env.table("immediate")
             let deferred = try env.table("deferred")
@@ -298,7 +299,7 @@ struct DeferredWritesTests {
     /// operations, and buffers past the retained size are let go.
     @Test func buffersPassToTheNextTransactionWithNothingLeftPending() throws {
         struct Stop: Error {}
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let immediate = try env.table("immediate")
             let deferred = try env.table("deferred")

@@ -1,3 +1,4 @@
+import CumulusTestSupport
 import Testing
 
 @testable import CumulusStorage
@@ -5,7 +6,7 @@ import Testing
 @Suite("Cursors")
 struct LMDBCursorTests {
     @Test func cursorMovesAndSeeks() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("items")
             try env.write { txn throws in
@@ -36,7 +37,7 @@ struct LMDBCursorTests {
     }
 
     @Test func cursorWalksDuplicates() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("index", options: .dupSort)
             try env.write { txn throws in
@@ -60,7 +61,7 @@ struct LMDBCursorTests {
     }
 
     @Test func cursorsCannotEscapeTheirClosure() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("items")
             try env.read { txn throws in

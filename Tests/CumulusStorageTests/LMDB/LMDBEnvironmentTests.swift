@@ -1,4 +1,5 @@
 import CLMDB
+import CumulusTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -8,7 +9,7 @@ import Testing
 @Suite("Environment")
 struct LMDBEnvironmentTests {
     @Test func createsMissingDirectoriesAndReopensAfterCleanClose() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let nested = path + "/a/b/env"
             do {
                 let env = try LMDBEnvironment(path: nested)
@@ -23,7 +24,7 @@ struct LMDBEnvironmentTests {
     }
 
     @Test func writesContinuePastATinyInitialMap() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             var options = LMDBEnvironment.Options()
             options.mapSize = 256 * 1024
             let value = { (index: UInt32) in [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: 10_000) }
@@ -56,7 +57,7 @@ struct LMDBEnvironmentTests {
     }
 
     @Test func aSingleLargeWriteIsRetriedFromTheStartAfterGrowth() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path, options: .init(mapSize: 256 * 1024))
             let table = try env.table("blobs")
             var runs = 0
@@ -72,7 +73,7 @@ struct LMDBEnvironmentTests {
     }
 
     @Test func mapFullIsRetriedEvenWhenTheBodySwallowsIt() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path, options: .init(mapSize: 256 * 1024))
             let table = try env.table("blobs")
             try env.write { txn throws in
@@ -89,7 +90,7 @@ struct LMDBEnvironmentTests {
     }
 
     @Test func growthStopsAtMaxMapSize() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             var options = LMDBEnvironment.Options(mapSize: 256 * 1024)
             options.maxMapSize = 1024 * 1024
             let env = try LMDBEnvironment(path: path, options: options)
@@ -107,7 +108,7 @@ struct LMDBEnvironmentTests {
     }
 
     @Test func concurrentWritersAndReadersSurviveMapGrowth() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path, options: .init(mapSize: 256 * 1024))
             let table = try env.table("items")
             let failures = Atomic<Int>(0)
@@ -146,7 +147,7 @@ struct LMDBEnvironmentTests {
     }
 
     @Test func writeInsideATransactionIsRefusedInsteadOfDeadlocking() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("items")
             try env.read { _ in
@@ -164,7 +165,7 @@ struct LMDBEnvironmentTests {
     }
 
     @Test func transactionsCannotBeUsedAfterTheirClosure() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("items")
             let escaped = try env.read { $0 }
@@ -175,7 +176,7 @@ struct LMDBEnvironmentTests {
     }
 
     @Test func tablesAreCachedAndBoundToTheirEnvironment() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path + "/one")
             let other = try LMDBEnvironment(path: path + "/two")
             let table = try env.table("items")
@@ -187,7 +188,7 @@ struct LMDBEnvironmentTests {
     }
 
     @Test func reopeningATableWithOtherOptionsFails() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             do {
                 let env = try LMDBEnvironment(path: path)
                 _ = try env.table("index", options: .dupSort)
@@ -199,7 +200,7 @@ struct LMDBEnvironmentTests {
     }
 
     @Test func tooManyTablesIsReported() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             var options = LMDBEnvironment.Options()
             options.maxTables = 2
             let env = try LMDBEnvironment(path: path, options: options)
@@ -211,7 +212,7 @@ struct LMDBEnvironmentTests {
     }
 
     @Test func readOnlyEnvironmentsReadButRefuseWrites() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             do {
                 let env = try LMDBEnvironment(path: path)
                 let table = try env.table("items")
@@ -229,7 +230,7 @@ struct LMDBEnvironmentTests {
     }
 
     @Test func openingAMissingReadOnlyEnvironmentFailsCleanly() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             var options = LMDBEnvironment.Options()
             options.readOnly = true
             let error = #expect(throws: StorageError.self) { try LMDBEnvironment(path: path, options: options) }
@@ -238,7 +239,7 @@ struct LMDBEnvironmentTests {
     }
 
     @Test func openingAFileThatIsNotLMDBFails() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             try Data(repeating: 0xAB, count: 64 * 1024).write(to: URL(fileURLWithPath: path + "/data.mdb"))
             let error = #expect(throws: StorageError.self) { try LMDBEnvironment(path: path) }
@@ -247,7 +248,7 @@ struct LMDBEnvironmentTests {
     }
 
     @Test func maxReadersAboveLMDBsDefaultIsHonoured() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             #expect(try env.info().maxReaders == 512)
             // Each nested read holds its own slot; 200 exceeds LMDB's default of 126.
@@ -259,7 +260,7 @@ struct LMDBEnvironmentTests {
     }
 
     @Test func runningOutOfReaderSlotsIsReported() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             var options = LMDBEnvironment.Options()
             options.maxReaders = 4
             let env = try LMDBEnvironment(path: path, options: options)
@@ -274,7 +275,7 @@ struct LMDBEnvironmentTests {
     }
 
     @Test func readerCheckRunsAndFindsNoStaleReadersInALiveProcess() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("items")
             for _ in 0..<10 { try env.read { _ = try $0.count(table) } }
@@ -283,7 +284,7 @@ struct LMDBEnvironmentTests {
     }
 
     @Test func infoReportsSizeAndTables() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path, options: .init(mapSize: 4 * 1024 * 1024))
             _ = try env.table("a")
             _ = try env.table("b")
@@ -297,7 +298,7 @@ struct LMDBEnvironmentTests {
     }
 
     @Test func copyProducesAnOpenableSnapshot() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path + "/live", options: .init(mapSize: 1 << 20, durable: false))
             let table = try env.table("items")
             try env.write { txn throws in
@@ -318,7 +319,7 @@ struct LMDBEnvironmentTests {
     }
 
     @Test func nonsensicalOptionsAreRejected() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             var options = LMDBEnvironment.Options()
             options.maxReaders = 0
             #expect(throws: StorageError.self) { try LMDBEnvironment(path: path, options: options) }

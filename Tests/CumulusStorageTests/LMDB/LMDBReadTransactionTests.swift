@@ -1,3 +1,4 @@
+import CumulusTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -8,7 +9,7 @@ import Testing
 struct LMDBReadTransactionTests {
     /// Opens a fresh environment with table "items" holding keys "a"..."j" → "A"..."J".
     func withLetters(_ body: (LMDBEnvironment, LMDBTable) throws -> Void) throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("items")
             try env.write { txn throws in
@@ -33,7 +34,7 @@ struct LMDBReadTransactionTests {
     }
 
     @Test func readersSeeAConsistentSnapshotWhileAWriterCommits() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("items")
             try env.write { try $0.put(table, key: [UInt8]("k"), value: [UInt8]("old")) }
@@ -127,7 +128,7 @@ struct LMDBReadTransactionTests {
     }
 
     @Test func prefixScanFindsExactlyTheKeysWithThatPrefix() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("items")
             let stored: [[UInt8]] = [[1], [1, 0], [1, 0xFF], [1, 0xFF, 0xFF], [2], [2, 0], [0xFF], [0xFF, 1]]
@@ -156,7 +157,7 @@ struct LMDBReadTransactionTests {
     }
 
     @Test func pairLookupFindsOneValueAmongAKeysDuplicates() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("index", options: .dupSort)
             let plain = try env.table("plain")
@@ -180,7 +181,7 @@ struct LMDBReadTransactionTests {
     }
 
     @Test func dupSortScansVisitEveryValueInBothDirections() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("index", options: .dupSort)
             try env.write { txn throws in
@@ -208,7 +209,7 @@ struct LMDBReadTransactionTests {
     }
 
     @Test func firstAndLastFindTheExtremesOrNothing() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let log = try env.table("log")
             try env.read { txn throws in

@@ -1,4 +1,5 @@
 import CLMDB
+import CumulusTestSupport
 import Foundation
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 @Suite("Write transactions")
 struct LMDBWriteTransactionTests {
     @Test func putGetAndDeleteRoundTrip() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("items")
             try env.write { txn throws in
@@ -34,7 +35,7 @@ struct LMDBWriteTransactionTests {
     }
 
     @Test func emptyValuesAreStored() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("items")
             try env.write { try $0.put(table, key: [UInt8]("k"), value: [UInt8]()) }
@@ -45,7 +46,7 @@ struct LMDBWriteTransactionTests {
     struct Boom: Error, Equatable {}
 
     @Test func throwingBodyAbortsAndPropagatesItsError() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("items")
             try env.write { try $0.put(table, key: [UInt8]("kept"), value: [UInt8]("1")) }
@@ -64,7 +65,7 @@ struct LMDBWriteTransactionTests {
     }
 
     @Test func keysMustBeNonEmptyAndAtMostMaxKeySize() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             #expect(env.maxKeySize == 511)
             let table = try env.table("items")
@@ -89,7 +90,7 @@ struct LMDBWriteTransactionTests {
     }
 
     @Test func noOverwriteRefusesWithoutPoisoningTheTransaction() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("items")
             try env.write { txn throws in
@@ -105,7 +106,7 @@ struct LMDBWriteTransactionTests {
     }
 
     @Test func appendAcceptsAscendingKeysAndRejectsOutOfOrderOnes() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let log = try env.table("log")
             try env.write { txn throws in
@@ -135,7 +136,7 @@ struct LMDBWriteTransactionTests {
     }
 
     @Test func dupSortTablesHoldSortedValuesPerKey() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let index = try env.table("index", options: .dupSort)
             try env.write { txn throws in
@@ -177,7 +178,7 @@ struct LMDBWriteTransactionTests {
     }
 
     @Test func deleteWithValueOnPlainTableOnlyDeletesOnMatch() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("items")
             try env.write { txn throws in
@@ -191,7 +192,7 @@ struct LMDBWriteTransactionTests {
     }
 
     @Test func reserveWritesValueInPlace() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("blobs")
             try env.write { txn throws in
@@ -205,7 +206,7 @@ struct LMDBWriteTransactionTests {
     }
 
     @Test func clearEmptiesTheTableButKeepsTheHandle() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("items")
             try env.write { txn throws in
@@ -219,7 +220,7 @@ struct LMDBWriteTransactionTests {
     }
 
     @Test func acceptsAnyContiguousBytesWithoutCopying() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("items")
             let key = Data("data-key".utf8)

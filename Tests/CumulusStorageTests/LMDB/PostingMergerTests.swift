@@ -1,3 +1,4 @@
+import CumulusTestSupport
 import Foundation
 import Testing
 
@@ -52,7 +53,7 @@ struct PostingMergerTests {
     /// that is sometimes tiny: the table always equals the model.
     @Test(arguments: [UInt64(1), 2, 3, 4])
     func matchesAModelOfItsPostings(seed: UInt64) throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("postings", postings: Self.layout)
             var generator = SeededGenerator(seed: seed)
@@ -118,7 +119,7 @@ struct PostingMergerTests {
     /// One word's postings reach the scan of that word only, in order, however many
     /// blocks they fill, and a scan stops when told to.
     @Test func scanOfAGroupYieldsItsPostingsInOrder() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("postings", postings: Self.layout)
             let expected = (0..<500).map { Self.posting(UInt64($0), "name-\($0)") }
@@ -147,7 +148,7 @@ struct PostingMergerTests {
 
     /// A logical scan from a key inside a block begins at that key's posting.
     @Test func logicalScanBeginsAtTheKeyAskedFor() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("postings", postings: Self.layout)
             let keys = (0..<300).map { Self.group(4) + Self.posting(UInt64($0), "r\($0)") }
@@ -168,7 +169,7 @@ struct PostingMergerTests {
     }
 
     @Test func aKeyWithoutAGroupIsRefused() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("postings", postings: Self.layout)
             try env.write { txn in
@@ -183,7 +184,7 @@ struct PostingMergerTests {
     /// A damaged block is reported, by readers and by the next write that merges into
     /// it, and nothing is written over it.
     @Test func aMalformedBlockIsCorruptNotMisread() throws {
-        try withTemporaryDirectory { path in
+        try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
             let table = try env.table("postings", postings: Self.layout)
             let key = Self.group(1) + Self.posting(1, "a")

@@ -1,5 +1,6 @@
 import CumulusLog
 import CumulusModel
+import CumulusTestSupport
 import CumulusTools
 import Testing
 

@@ -1,6 +1,7 @@
 import CumulusLog
 import CumulusModel
 import CumulusStorage
+import CumulusTestSupport
 import CumulusTools
 import Foundation
 import Testing
@@ -75,8 +76,9 @@ struct RecordHistoryTests {
 
     @Test("a log written before the index gets it when opened writable; read-only it says how to get it")
     func indexIsBackfilledForOlderLogs() throws {
-        let path = NSTemporaryDirectory() + "cumulus-tools-backfill-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let temporary = TemporaryDirectory("tools-backfill")
+        defer { temporary.remove() }
+        let path = temporary.path
         let zone = ZoneID(zoneName: "Z", ownerName: "_u")
         let database = DatabaseID(container: "iCloud.x", scope: .private, owner: "_u")
         var expected: [HistoryEntry] = []

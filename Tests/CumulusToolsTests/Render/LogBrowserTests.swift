@@ -1,5 +1,6 @@
 import CumulusLog
 import CumulusModel
+import CumulusTestSupport
 import CumulusTools
 import Foundation
 import Testing
@@ -47,7 +48,7 @@ struct LogBrowserTests {
 
     @Test("a path without a data directory is invalidArguments, and nothing is created there")
     func missingDataDirectoryIsRefused() throws {
-        let path = NSTemporaryDirectory() + "cumulus-tools-missing-\(UUID().uuidString)"
+        let path = TemporaryDirectory("tools-missing").path
         let error = cumulusError { _ = try DataDirectory.openLog(path) }
         #expect(error?.code == .invalidArguments)
         #expect(error?.message.contains(path) == true)

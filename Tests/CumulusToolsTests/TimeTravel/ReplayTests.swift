@@ -2,6 +2,7 @@ import CumulusEngine
 import CumulusLog
 import CumulusModel
 import CumulusStorage
+import CumulusTestSupport
 import CumulusTools
 import CumulusViews
 import Foundation

@@ -74,16 +74,16 @@ struct RecordDerivationTests {
     }
 
     struct Node {
-        let directory: String
+        let directory: TemporaryDirectory
         let store: LogStore
         let views: Views
 
         init(_ label: String, copying source: LogStore? = nil) throws {
-            directory = NSTemporaryDirectory() + "cumulus-derivation-\(label)-\(UUID().uuidString)"
+            directory = TemporaryDirectory("derivation-" + label)
             var options = LMDBEnvironment.Options()
             options.mapSize = 256 << 20
             options.durable = false
-            let environment = try LMDBEnvironment(path: directory, options: options)
+            let environment = try LMDBEnvironment(path: directory.path, options: options)
             store = try source.map { try LogStore.emptyCopy(in: environment, logID: $0.logID, epoch: $0.epoch) }
                 ?? LogStore(environment: environment)
             views = try Views(environment: environment)
@@ -93,7 +93,7 @@ struct RecordDerivationTests {
             try store.environment.read { txn in try views.tables.all.map { try ViewDigest.of($0, in: txn) } }
         }
 
-        func remove() { try? FileManager.default.removeItem(atPath: directory) }
+        func remove() { directory.remove() }
     }
 
     /// The leader's way: each commit appended and applied inline, in its own transaction.

@@ -8,34 +8,25 @@ import Testing
 /// success, one line and exit 1 otherwise (issue #13).
 @Suite("cumulus schema / roles commands")
 struct SchemaCommandTests {
-    static let container = EngineWorld.containerID
-
-    func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        try SpawnedProcess.run(VerifyCommandTests.executable.path, arguments, errors: .withOutput)
-    }
+    static let container = ContainerWorld.containerID
 
     @Test("export, validate, import, deploy, a refused deploy, reset and roles, each with its exit status")
     func schemaCommands() async throws {
-        guard FileManager.default.isExecutableFile(atPath: VerifyCommandTests.executable.path) else {
-            Issue.record("cumulus executable not built at \(VerifyCommandTests.executable.path); run `make test`")
-            return
-        }
-        let path = NSTemporaryDirectory() + "cumulus-schema-cli-\(UUID().uuidString)"
-        let file = path + ".schema"
-        defer {
-            try? FileManager.default.removeItem(atPath: path)
-            try? FileManager.default.removeItem(atPath: file)
-        }
+        guard CumulusExecutable.isBuilt() else { return }
+        // The data directory and the schema files side by side, all removed at the end.
+        let temporary = TemporaryDirectory("schema-cli")
+        defer { temporary.remove() }
+        let (path, file) = (temporary.appending("data"), temporary.appending("schema"))
         do {
             let container = try Container(path: path)
-            let db = container.privateDatabase(container: Self.container, user: EngineWorld.user)
-            _ = try await db.modify(saving: [Record.make("Note", "n1", in: .default, ["title": .string("x")])], as: EngineWorld.user)
+            let db = container.privateDatabase(container: Self.container, user: ContainerWorld.user)
+            _ = try await db.modify(saving: [Record.make("Note", "n1", in: .default, ["title": .string("x")])], as: ContainerWorld.user)
             container.close()
         }
         let data = ["--data", path]
         let target = ["--container", Self.container]
 
-        var result = try run(["schema", "export"] + target + data)
+        var result = try CumulusExecutable.run(["schema", "export"] + target + data)
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.hasPrefix("DEFINE SCHEMA\n"))
         #expect(result.output.contains("title STRING QUERYABLE SORTABLE SEARCHABLE"))
@@ -46,22 +37,20 @@ struct SchemaCommandTests {
                 RECORD TYPE Note ( "___recordID" REFERENCE QUERYABLE, title STRING QUERYABLE, GRANT WRITE TO Editor );
             """
         try Data(schema.utf8).write(to: URL(fileURLWithPath: file))
-        result = try run(["schema", "validate", file])
+        result = try CumulusExecutable.run(["schema", "validate", file])
         #expect(result.status == 0, "\(result.output)")
 
         try Data("DEFINE SCHEMA RECORD TYPE Note ( title STRNG );".utf8).write(to: URL(fileURLWithPath: file + ".bad"))
-        defer { try? FileManager.default.removeItem(atPath: file + ".bad") }
-        result = try run(["schema", "validate", file + ".bad"])
+        result = try CumulusExecutable.run(["schema", "validate", file + ".bad"])
         #expect(result.status == 1)
         #expect(result.output.split(separator: "\n").count == 1, "one line: \(result.output)")
         #expect(result.output.contains("line 1, column"), "\(result.output)")
 
-        result = try run(["schema", "import"] + target + data + [file])
+        result = try CumulusExecutable.run(["schema", "import"] + target + data + [file])
         #expect(result.status == 0, "\(result.output)")
-        result = try run(["schema", "deploy"] + target + data)
+        result = try CumulusExecutable.run(["schema", "deploy"] + target + data)
         #expect(result.status == 0, "\(result.output)")
-        result = try run(["schema", "export"] + target + ["--environment", "production"] + data + ["--out", file + ".out"])
-        defer { try? FileManager.default.removeItem(atPath: file + ".out") }
+        result = try CumulusExecutable.run(["schema", "export"] + target + ["--environment", "production"] + data + ["--out", file + ".out"])
         #expect(result.status == 0, "\(result.output)")
         let exported = try String(contentsOfFile: file + ".out", encoding: .utf8)
         #expect(exported == SchemaPrinter.print(try SchemaParser.parse(schema)))
@@ -69,24 +58,24 @@ struct SchemaCommandTests {
         // Removing a deployed field: refused in one line, exit 1.
         try Data("DEFINE SCHEMA RECORD TYPE Note ( \"___recordID\" REFERENCE QUERYABLE );".utf8)
             .write(to: URL(fileURLWithPath: file))
-        result = try run(["schema", "import"] + target + data + [file])
+        result = try CumulusExecutable.run(["schema", "import"] + target + data + [file])
         #expect(result.status == 1)
         #expect(result.output == "cumulus schema import: field 'Note.title' would be removed; a deploy may only add\n"
             || result.output.contains("field 'Note.title' would be removed"), "\(result.output)")
         #expect(result.output.split(separator: "\n").count == 1)
 
-        result = try run(["schema", "reset"] + target + data)
+        result = try CumulusExecutable.run(["schema", "reset"] + target + data)
         #expect(result.status == 0, "\(result.output)")
 
-        result = try run(["roles", "assign"] + target + ["--user", "_carol"] + data + ["Editor"])
+        result = try CumulusExecutable.run(["roles", "assign"] + target + ["--user", "_carol"] + data + ["Editor"])
         #expect(result.status == 0, "\(result.output)")
-        result = try run(["roles", "list"] + target + data)
+        result = try CumulusExecutable.run(["roles", "list"] + target + data)
         #expect(result.output == "_carol\tEditor\n", "\(result.output)")
-        result = try run(["roles", "assign"] + target + ["--user", "_carol"] + data + ["Nobody"])
+        result = try CumulusExecutable.run(["roles", "assign"] + target + ["--user", "_carol"] + data + ["Nobody"])
         #expect(result.status == 1)
         #expect(result.output.split(separator: "\n").count == 1)
 
-        result = try run(["schema", "export", "--container", Self.container, "--environment", "staging"] + data)
+        result = try CumulusExecutable.run(["schema", "export", "--container", Self.container, "--environment", "staging"] + data)
         #expect(result.status != 0)
     }
 }

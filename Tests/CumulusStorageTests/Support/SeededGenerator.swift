@@ -1,15 +1,5 @@
 import Foundation
 
-/// Runs `body` with the path of a fresh, empty-named directory under the system temporary
-/// directory (not yet created), and removes it afterwards. Every test gets its own, because
-/// tests run in parallel and an LMDB environment must never be opened twice in a process.
-func withTemporaryDirectory<T>(_ body: (String) throws -> T) throws -> T {
-    let path = FileManager.default.temporaryDirectory
-        .appendingPathComponent("cumulus-storage-\(UUID().uuidString)").path
-    defer { try? FileManager.default.removeItem(atPath: path) }
-    return try body(path)
-}
-
 /// A small deterministic generator (SplitMix64), so failures reproduce.
 struct SeededGenerator: RandomNumberGenerator {
     var state: UInt64

@@ -1,5 +1,6 @@
 import CumulusEngine
 import CumulusModel
+import CumulusTestSupport
 import Foundation
 import Testing
 
@@ -7,35 +8,32 @@ import Testing
 struct AssetVerifyCommandTests {
     @Test("verify exits 0 with sound files and non-zero naming the checksum once a stored file's bytes are altered")
     func verifyNamesAlteredAsset() async throws {
-        let commands = VerifyCommandTests()
-        guard FileManager.default.isExecutableFile(atPath: VerifyCommandTests.executable.path) else {
-            Issue.record("cumulus executable not built at \(VerifyCommandTests.executable.path); run `make test`")
-            return
-        }
-        let path = NSTemporaryDirectory() + "cumulus-asset-cli-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        guard CumulusExecutable.isBuilt() else { return }
+        let temporary = TemporaryDirectory("asset-cli")
+        defer { temporary.remove() }
+        let path = temporary.path
         let asset: Asset
         do {
             let container = try Container(path: path)
-            let db = container.privateDatabase(container: EngineWorld.containerID, user: EngineWorld.user)
-            asset = try await db.storeAsset(Array("a photo of the sea".utf8), as: EngineWorld.user)
+            let db = container.privateDatabase(container: ContainerWorld.containerID, user: ContainerWorld.user)
+            asset = try await db.storeAsset(Array("a photo of the sea".utf8), as: ContainerWorld.user)
             _ = try await db.modify(
-                saving: [Record.make("Photo", "sea", in: .default, ["image": .asset(asset)])], as: EngineWorld.user)
+                saving: [Record.make("Photo", "sea", in: .default, ["image": .asset(asset)])], as: ContainerWorld.user)
             container.close()
         }
-        var result = try commands.run(["verify", "--data", path])
+        var result = try CumulusExecutable.run(["verify", "--data", path])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("assets: 1 referenced files present"), "\(result.output)")
 
         let file = path + "/assets/" + asset.fileChecksum.prefix(2) + "/" + asset.fileChecksum
         try Data("a photo of the see".utf8).write(to: URL(fileURLWithPath: file))
-        result = try commands.run(["verify", "--data", path])
+        result = try CumulusExecutable.run(["verify", "--data", path])
         #expect(result.status != 0)
         #expect(result.output.contains("asset DAMAGED: asset \(asset.fileChecksum) (held by record sea)"), "\(result.output)")
         #expect(result.output.contains("verify: FAILED"))
 
         // collect-assets keeps a file a record holds, however old.
-        result = try commands.run(["collect-assets", "--data", path, "--asset-grace", "0"])
+        result = try CumulusExecutable.run(["collect-assets", "--data", path, "--asset-grace", "0"])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("deleted 0, kept 1 referenced"), "\(result.output)")
     }
