@@ -30,26 +30,48 @@ final class EtcdServer: @unchecked Sendable {
         }
         directory = ReplicationWorld.temporaryPath("etcd-" + label)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let clientPort = NodeProcess.freePort()
-        let peerPort = NodeProcess.freePort()
         self.certificates = certificates
-        clientURL = (certificates == nil ? "http" : "https") + "://127.0.0.1:\(clientPort)"
-        let peerURL = "http://127.0.0.1:\(peerPort)"
-        var arguments = [
-            "--name", "test", "--data-dir", directory + "/data",
-            "--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
-            "--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
-            "--initial-cluster", "test=\(peerURL)", "--logger", "zap", "--log-outputs", directory + "/etcd.log",
-        ] + extra
-        if let certificates {
-            arguments += [
-                "--cert-file", certificates.serverCertificate, "--key-file", certificates.serverKey,
-                "--trusted-ca-file", certificates.caFile, "--client-cert-auth",
-            ]
+        let directory = self.directory
+        // A port found free may be taken before etcd binds it (by another process on the
+        // machine): etcd then exits at once saying so, and starts again on other ports.
+        var attempt = 1
+        while true {
+            let clientPort = NodeProcess.freePort()
+            let peerPort = NodeProcess.freePort()
+            let clientURL = (certificates == nil ? "http" : "https") + "://127.0.0.1:\(clientPort)"
+            let peerURL = "http://127.0.0.1:\(peerPort)"
+            var arguments = [
+                "--name", "test", "--data-dir", directory + "/data-\(attempt)",
+                "--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
+                "--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+                "--initial-cluster", "test=\(peerURL)", "--logger", "zap", "--log-outputs", directory + "/etcd-\(attempt).log",
+            ] + extra
+            if let certificates {
+                arguments += [
+                    "--cert-file", certificates.serverCertificate, "--key-file", certificates.serverKey,
+                    "--trusted-ca-file", certificates.caFile, "--client-cert-auth",
+                ]
+            }
+            let process = try SpawnedProcess.start(binary, arguments, output: .discard, errors: .discard)
+            do {
+                try await Self.waitUntilHealthy(process, clientURL: clientURL, certificates: certificates)
+                self.process = process
+                self.clientURL = clientURL
+                return
+            } catch is ExitedAtStart {
+                let log = (try? String(contentsOfFile: directory + "/etcd-\(attempt).log", encoding: .utf8)) ?? ""
+                guard log.contains("address already in use"), attempt < 3 else {
+                    // The lines that say why, not the start-up chatter before them.
+                    let why = log.split(separator: "\n").filter { $0.contains("\"error\"") || $0.contains("\"fatal\"") }
+                    throw TestFailure("etcd exited at start: \((why.isEmpty ? [Substring(log.suffix(2000))] : why).joined(separator: "\n"))")
+                }
+                attempt += 1
+            }
         }
-        process = try SpawnedProcess.start(binary, arguments, output: .discard, errors: .discard)
-        try await waitUntilHealthy()
     }
+
+    /// etcd's process ended before it answered.
+    private struct ExitedAtStart: Error {}
 
     deinit {
         kill()
@@ -105,13 +127,12 @@ final class EtcdServer: @unchecked Sendable {
         }
     }
 
-    private func waitUntilHealthy() async throws {
+    private static func waitUntilHealthy(
+        _ process: SpawnedProcess, clientURL: String, certificates: TestCertificates?
+    ) async throws {
         let deadline = ContinuousClock.now + .seconds(120)
         while ContinuousClock.now < deadline {
-            guard process.isRunning else {
-                let log = (try? String(contentsOfFile: directory + "/etcd.log", encoding: .utf8)) ?? ""
-                throw TestFailure("etcd exited at start: \(log.suffix(2000))")
-            }
+            guard process.isRunning else { throw ExitedAtStart() }
             if let certificates {
                 // Only a client with a certificate of its CA is answered.
                 if (try? await EtcdClient(endpoints: [clientURL], access: certificates.etcdAccess()).get("/health")) != nil {
@@ -124,6 +145,7 @@ final class EtcdServer: @unchecked Sendable {
             }
             try await Task.sleep(for: .milliseconds(100))
         }
+        process.send(SIGKILL)
         throw TestFailure("etcd did not become healthy within 120 s at \(clientURL)")
     }
 }
