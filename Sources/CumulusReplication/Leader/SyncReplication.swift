@@ -51,6 +51,10 @@ public final class SyncReplication: Sendable {
     private let waiters = Mutex<[Waiter]>([])
     private let fallbackCount = Atomic<Int>(0)
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
+    /// Writes waiting, before they are written, for enough followers to connect; each
+    /// resumed with whether they did, by ``positionsChanged()`` or its deadline.
+    private let admissions = Mutex<[UInt64: CheckedContinuation<Bool, Never>]>([:])
+    private let lastAdmission = Atomic<UInt64>(0)
 
     private struct Waiter {
         let sequence: UInt64
@@ -76,24 +80,51 @@ public final class SyncReplication: Sendable {
         registry.snapshot().filter { $0.entry.openStreams > 0 && $0.entry.applied >= sequence }.count
     }
 
-    /// The check before a write (``LogWriter/admitWrites(_:)``).
+    /// The check before a write (``LogWriter/admitWrites(_:)``): waits, until the
+    /// policy's timeout, for enough followers to connect; woken by the registry's
+    /// change that brings them, not by polling.
     func admit() async -> (any Error)? {
-        let deadline = ContinuousClock.now + policy.timeout
-        while connected < policy.replicas {
-            guard ContinuousClock.now < deadline, !Task.isCancelled else {
-                if policy.fallback == .async {
-                    // Counted once its group is acknowledged unconfirmed (`hold`).
-                    logger.warning(
-                        "semi-synchronous commit: a write goes ahead with \(connected) of \(policy.replicas) follower(s) connected")
-                    return nil
-                }
-                return CumulusError(
-                    .serverRejectedRequest,
-                    "fewer than \(policy.replicas) follower(s) are connected to confirm writes (\(connected) now); nothing was written — retry later")
-            }
-            try? await Task.sleep(for: .milliseconds(10))
+        if connected >= policy.replicas { return nil }
+        if await connections(until: .now + policy.timeout) { return nil }
+        if policy.fallback == .async {
+            // Counted once its group is acknowledged unconfirmed (`hold`).
+            logger.warning(
+                "semi-synchronous commit: a write goes ahead with \(connected) of \(policy.replicas) follower(s) connected")
+            return nil
         }
-        return nil
+        return CumulusError(
+            .serverRejectedRequest,
+            "fewer than \(policy.replicas) follower(s) are connected to confirm writes (\(connected) now); nothing was written — retry later")
+    }
+
+    /// Whether enough followers connect before `deadline` (false at once if the task
+    /// is cancelled).
+    private func connections(until deadline: ContinuousClock.Instant) async -> Bool {
+        let id = lastAdmission.add(1, ordering: .relaxed).newValue
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                admissions.withLock { $0[id] = continuation }
+                // A stream may have opened, or the task been cancelled, before the
+                // continuation was there to be resumed.
+                if connected >= policy.replicas {
+                    resumeAdmission(id, with: true)
+                } else if Task.isCancelled {
+                    resumeAdmission(id, with: false)
+                } else {
+                    Task { [weak self] in
+                        try? await Task.sleep(until: deadline, clock: .continuous)
+                        self?.resumeAdmission(id, with: false)
+                    }
+                }
+            }
+        } onCancel: {
+            resumeAdmission(id, with: false)
+        }
+    }
+
+    /// Resumes the admission `id` with `connected`, once (later calls find it gone).
+    private func resumeAdmission(_ id: UInt64, with connected: Bool) {
+        admissions.withLock { $0.removeValue(forKey: id) }?.resume(returning: connected)
     }
 
     /// The barrier after a group (``LogWriter/holdAcknowledgements(_:)``).
@@ -114,9 +145,17 @@ public final class SyncReplication: Sendable {
         positionsChanged()
     }
 
-    /// Releases every waiting group that enough followers now hold (the registry calls
-    /// it on each report and each stream opened or closed).
+    /// Releases every waiting group that enough followers now hold, and every write
+    /// waiting for enough of them to connect once they have (the registry calls it on
+    /// each report and each stream opened or closed).
     func positionsChanged() {
+        if connected >= policy.replicas {
+            let admitted = admissions.withLock { waiting in
+                defer { waiting.removeAll() }
+                return Array(waiting.values)
+            }
+            for continuation in admitted { continuation.resume(returning: true) }
+        }
         let ready = waiters.withLock { waiters -> [Waiter] in
             guard !waiters.isEmpty else { return [] }
             let positions = registry.snapshot().filter { $0.entry.openStreams > 0 }.map(\.entry.applied).sorted(by: >)
@@ -149,14 +188,17 @@ public final class SyncReplication: Sendable {
         }
     }
 
-    /// One task checks deadlines while any group waits (every 10 ms), and ends when
-    /// none does.
+    /// One task answers groups whose time ran out while any group waits, sleeping
+    /// until the earliest deadline (groups wait in the order of their deadlines, the
+    /// timeout being one), and ends when none waits.
     private func startSweeper() {
         sweeper.withLock { task in
             guard task == nil else { return }
             task = Task { [weak self] in
                 while let self, !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(10))
+                    if let next = self.waiters.withLock({ $0.first?.deadline }) {
+                        try? await Task.sleep(until: next, clock: .continuous)
+                    }
                     self.expire(at: .now)
                     let idle = self.waiters.withLock { $0.isEmpty }
                     if idle {

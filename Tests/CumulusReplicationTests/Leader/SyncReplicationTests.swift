@@ -125,6 +125,43 @@ import Testing
         finish(container)
     }
 
+    @Test func aWriteWaitingForAFollowerToConnectIsLetInWhenOneDoes() async throws {
+        // A long timeout: the write must be let in by the connection, not by the clock.
+        let (container, leader, sync, db) = try await leader(.init(replicas: 1, timeout: .seconds(120)))
+        let head = container.store.head.sequence
+        let done = Flag()
+        let write = Task {
+            try await save("waited", db)
+            done.set()
+        }
+        // Nothing is written while no follower is connected; then one connects.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(container.store.head.sequence == head && !done.isSet)
+        let started = ContinuousClock.now
+        leader.followers.streamOpened("late", at: head)
+        try await waitUntil("the write to be durable on the leader", timeout: .seconds(60)) {
+            container.store.head.sequence == head + 1
+        }
+        #expect(ContinuousClock.now - started < .seconds(60), "let in by the connection, not the timeout")
+        leader.report(follower: "late", applied: head + 1)
+        try await write.value
+        #expect(done.isSet && sync.fallbacks == 0)
+        finish(container)
+    }
+
+    @Test func aWriteWaitingForFollowersEndsWhenItsTaskIsCancelled() async throws {
+        let (container, _, _, db) = try await leader(.init(replicas: 1, timeout: .seconds(120)))
+        let head = container.store.head.sequence
+        let write = Task { await code { try await save("cancelled", db) } }
+        try await Task.sleep(for: .milliseconds(100))
+        let started = ContinuousClock.now
+        write.cancel()
+        #expect(await write.value == .serverRejectedRequest)
+        #expect(ContinuousClock.now - started < .seconds(60), "the wait ends with its task, not at the timeout")
+        #expect(container.store.head.sequence == head)
+        finish(container)
+    }
+
     @Test func aFollowerRefusesAtOnceWithoutWaitingForReplicas() async throws {
         let (container, _, _, db) = try await leader(.init(replicas: 1, timeout: .seconds(120)))
         try container.follow(leaderURL: "http://elsewhere:8765")
