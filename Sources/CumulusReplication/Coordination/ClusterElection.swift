@@ -79,6 +79,30 @@ public actor ClusterElection {
     /// This node's role now.
     public var role: LeaderElection.Role { machine.role }
 
+    /// Callers of ``nextRole(after:)`` waiting for the role to change.
+    private var roleWaiters: [UInt64: CheckedContinuation<LeaderElection.Role, Never>] = [:]
+    private var lastRoleWaiter: UInt64 = 0
+
+    /// This node's role once it is not `current` any more: at once if it is already
+    /// another, else when the election publishes another, or (with the role then)
+    /// when the calling task is cancelled. What a caller waits on instead of polling
+    /// ``role``.
+    public func nextRole(after current: LeaderElection.Role) async -> LeaderElection.Role {
+        guard machine.role == current, !Task.isCancelled else { return machine.role }
+        lastRoleWaiter += 1
+        let id = lastRoleWaiter
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in roleWaiters[id] = continuation }
+        } onCancel: {
+            // Runs after the continuation is registered: both need the actor.
+            Task { await self.resumeRoleWaiter(id) }
+        }
+    }
+
+    private func resumeRoleWaiter(_ id: UInt64) {
+        roleWaiters.removeValue(forKey: id)?.resume(returning: machine.role)
+    }
+
     /// Takes part in the election until the calling task is cancelled; then stops
     /// acknowledging and gives up its lease, so another node can lead at once.
     public func run() async {
@@ -202,6 +226,9 @@ public actor ClusterElection {
         published = role
         latest.withLock { $0 = role }
         roleSink.yield(role)
+        let waiting = roleWaiters.values
+        roleWaiters.removeAll()
+        for waiter in waiting { waiter.resume(returning: role) }
     }
 
     // MARK: etcd conversations

@@ -131,7 +131,7 @@ public final class ClusterMember: Sendable {
             try Task.checkCancellation()
             switch await election.role {
             case .candidate:
-                try await Task.sleep(for: .milliseconds(50))
+                _ = await election.nextRole(after: .candidate)
             case .leader(let leader):
                 logger.notice("cluster: this node leads a new cluster (epoch \(leader.epoch)); starting its log")
                 return try opening()
@@ -163,7 +163,8 @@ public final class ClusterMember: Sendable {
                 }
             }
             group.addTask {
-                while await election.role == .follower(leader) { try await Task.sleep(for: .milliseconds(100)) }
+                // Ends when the role changes, or when the seeding ends first (cancelled).
+                _ = await election.nextRole(after: .follower(leader))
                 return false
             }
             let first = try await group.next() ?? false
