@@ -161,31 +161,45 @@ public struct Database: Sendable {
     public func fetch(
         _ ids: [RecordID], as actor: String?, _ body: (Int, Result<UnsafeRawBufferPointer, CumulusError>) throws -> Void
     ) throws {
+        _ = try fetchStored(ids, as: actor, while: { index, item in
+            try body(index, item)
+            return true
+        })
+    }
+
+    /// ``fetch(_:as:_:)`` until `body` returns `false`: the IDs after that one are not
+    /// read. Returns how many IDs `body` was handed. A lookup stops this way once its
+    /// answer holds as many bytes as a response may, in the one read transaction.
+    public func fetchStored(
+        _ ids: [RecordID], as actor: String?, while body: (Int, Result<UnsafeRawBufferPointer, CumulusError>) throws -> Bool
+    ) throws -> Int {
         try AccessPolicy.checkRead(id, actor: actor)
         if id.scope == .shared, let actor {
             // Share visibility is decided on records; what it lets through is handed
             // on as bytes like any other read's.
             for (index, item) in try fetchShared(ids, desiredKeys: nil, actor: actor).enumerated() {
+                let goOn: Bool
                 switch item.result {
                 case .success(let record):
                     let bytes = try RecordCodec.encode(record)
-                    try bytes.withUnsafeBytes { try body(index, .success($0)) }
+                    goOn = try bytes.withUnsafeBytes { try body(index, .success($0)) }
                 case .failure(let error):
-                    try body(index, .failure(error))
+                    goOn = try body(index, .failure(error))
                 }
+                if !goOn { return index + 1 }
             }
-            return
+            return ids.count
         }
         let normalizer = self.normalizer
         let views = container.views
         let database = id
         let store = container.store
-        try store.environment.read { txn in
+        return try store.environment.read { txn in
             let access = try ReadAccess(
                 views: views, database: database, schema: views.schema(SchemaID(database), in: txn), actor: actor, txn: txn)
             // One cursor for every lookup: IDs that sit near each other in key order are
             // found on the cursor's leaf page without a descent from the root.
-            try views.withRecordsCursor(txn) { cursor in
+            return try views.withRecordsCursor(txn) { cursor in
                 // A fetch's IDs are nearly always in one zone: its key is looked up once,
                 // not once per ID (the shared cache's lookup was 8 % of a fetch's profile).
                 var lastZone: (id: ZoneID, key: [UInt8])?
@@ -198,18 +212,22 @@ public struct Database: Sendable {
                         zoneKey = store.zoneKey(database, recordID.zoneID)
                         lastZone = (recordID.zoneID, zoneKey)
                     }
-                    guard let stored = try views.storedRecord(zoneKey: zoneKey, name: recordID.recordName, cursor: cursor) else {
-                        try body(index, .failure(CumulusError(
+                    let goOn: Bool
+                    if let stored = try views.storedRecord(zoneKey: zoneKey, name: recordID.recordName, cursor: cursor) {
+                        if let denied = try access.denial(stored) {
+                            goOn = try body(index, .failure(CumulusError(
+                                .permissionFailure, "you may not read records of type \(denied) (no READ grant)",
+                                recordID: recordID)))
+                        } else {
+                            goOn = try body(index, .success(stored))
+                        }
+                    } else {
+                        goOn = try body(index, .failure(CumulusError(
                             .unknownItem, "record \(recordID.recordName) does not exist", recordID: recordID)))
-                        continue
                     }
-                    if let denied = try access.denial(stored) {
-                        try body(index, .failure(CumulusError(
-                            .permissionFailure, "you may not read records of type \(denied) (no READ grant)", recordID: recordID)))
-                        continue
-                    }
-                    try body(index, .success(stored))
+                    if !goOn { return index + 1 }
                 }
+                return ids.count
             }
         }
     }

@@ -102,9 +102,6 @@ extension CloudKitAPI {
         return APIResponse(written: records.bytes)
     }
 
-    /// IDs a lookup reads at a time: what it may read past the response's bytes.
-    static let lookupChunk = 20
-
     func lookupRecords(_ context: Context) throws -> APIResponse {
         guard let requested = try context.body["records"]?.arrayValue else {
             throw CumulusError(.invalidArguments, "'records' must be a list of {recordName}")
@@ -133,41 +130,32 @@ extension CloudKitAPI {
                 options.append(shared)
             }
         }
-        // Read a few at a time, so that once the records read take the response's
-        // bytes, the rest are not read at all: each is told to ask again. Each record
-        // is written from its stored bytes inside the read.
-        var records = Self.recordsAnswer(capacity: 2048 * min(ids.count, Self.lookupChunk))
+        // Read in one transaction until the records written take the response's bytes;
+        // the rest are not read at all: each is told to ask again. Each record is
+        // written from its stored bytes inside the read.
+        var records = Self.recordsAnswer(capacity: 2048 * min(ids.count, 20))
         var bytes = 0
-        var start = 0
-        while start < ids.count {
-            guard bytes < limits.responseBytes else {
-                metrics?.recordLimitHit(.recordsPerResponse)
-                for id in ids[start...] {
-                    records.value(itemError(
-                        CumulusError(
-                            .limitExceeded,
-                            "this response already holds \(bytes) bytes of records; look this record up again"),
-                        name: id.recordName))
+        let handed = try context.database.fetchStored(ids, as: context.caller.user, while: { index, item in
+            switch item {
+            case .success(let stored):
+                bytes += stored.count
+                // A record whose stored values turn out damaged is that item's error.
+                do {
+                    try writeRecord(stored: stored, options[index], context, into: &records)
+                } catch let error as CumulusError {
+                    records.value(itemError(error, name: ids[index].recordName))
                 }
-                break
+            case .failure(let error): records.value(itemError(error, name: ids[index].recordName))
             }
-            let end = min(ids.count, start + Self.lookupChunk)
-            let chunk = Array(ids[start..<end])
-            try context.database.fetch(chunk, as: context.caller.user) { index, item in
-                let name = chunk[index].recordName
-                switch item {
-                case .success(let stored):
-                    bytes += stored.count
-                    // A record whose stored values turn out damaged is that item's error.
-                    do {
-                        try writeRecord(stored: stored, options[start + index], context, into: &records)
-                    } catch let error as CumulusError {
-                        records.value(itemError(error, name: name))
-                    }
-                case .failure(let error): records.value(itemError(error, name: name))
-                }
+            return bytes < limits.responseBytes
+        })
+        if handed < ids.count {
+            metrics?.recordLimitHit(.recordsPerResponse)
+            for id in ids[handed...] {
+                records.value(itemError(
+                    CumulusError(.limitExceeded, "this response already holds \(bytes) bytes of records; look this record up again"),
+                    name: id.recordName))
             }
-            start = end
         }
         Self.closeRecords(&records)
         return APIResponse(written: records.bytes)
