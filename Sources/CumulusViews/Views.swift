@@ -115,9 +115,7 @@ public final class Views: Sendable {
             // What the zone's records held is freed before the rows that say so go.
             try chargeFreed(byZone: zoneKey, in: database, to: &usage, txn)
             try dropAssets(ofZone: zoneKey, txn)
-            for projection in [ViewProjection.records, .references, .assets, .zones] {
-                try dropZoneEntries(of: projection, zoneKey: zoneKey, txn)
-            }
+            for projection in ViewProjection.allCases { try dropZoneEntries(of: projection, zoneKey: zoneKey, txn) }
             try deleteZone(zoneID, in: database, txn)
             try forgetZone(zoneKey, of: SchemaID(database), txn)
         case .subscriptionSaved(let database, let subscriptionID, let definition):
