@@ -101,7 +101,8 @@ public final class Views: Sendable {
                 creator: record.creatorUserRecordID?.recordName)
         case .recordDeleted(let database, let recordID, let recordType, _):
             let zoneKey = zoneKeys.zone(database, recordID.zoneID)
-            let gone = try deleteRecord(recordID, recordType: recordType, in: database, tokens: tokens, txn)
+            let gone = try deleteRecord(
+                recordID.recordName, zoneKey: zoneKey, recordType: recordType, in: database, tokens: tokens, txn)
             try replaceReferences(of: recordID.recordName, zoneKey: zoneKey, with: [], txn)
             let files = try updateAssets(zoneKey: zoneKey, name: recordID.recordName, to: nil, sequence: sequence, txn)
             usage.charge(-Int64(gone.size) - files.old, in: database, creator: gone.creator)

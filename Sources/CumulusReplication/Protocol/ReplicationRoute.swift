@@ -72,6 +72,11 @@ public enum ReplicationRoute: String, Sendable, CaseIterable {
     public static let wrongProofStatus = 403
     /// No such endpoint, or no such asset on the node asked.
     public static let notFoundStatus = 404
+    /// The node could not do what was asked (a frame it could not take, a failure of
+    /// its own).
+    public static let failedStatus = 500
+    /// The node cannot serve this now (not leading, too busy): the caller retries.
+    public static let unavailableStatus = 503
 }
 
 extension ReplicationError {
@@ -85,8 +90,8 @@ extension ReplicationError {
         case .diverged: 409
         case .behindRetention: 410
         case .staleEpoch: 412
-        case .badFrame: 500
-        case .refused, .unreachable: 503
+        case .badFrame: ReplicationRoute.failedStatus
+        case .refused, .unreachable: ReplicationRoute.unavailableStatus
         }
     }
 
@@ -100,7 +105,7 @@ extension ReplicationError {
         case 409: self = .diverged(reason)
         case 410: self = .behindRetention(reason)
         case 412: self = .staleEpoch(reason)
-        case ReplicationError.refused("").httpStatus: self = .unreachable("\(node) cannot serve replication now: \(reason)")
+        case ReplicationRoute.unavailableStatus: self = .unreachable("\(node) cannot serve replication now: \(reason)")
         default: self = .unreachable("HTTP \(status): \(reason)")
         }
     }

@@ -131,7 +131,7 @@ public struct ReplicationEndpoints: Sendable {
         } catch let error as ReplicationError {
             return Self.failure(error)
         } catch {
-            return Self.failure(ReplicationError.badFrame("").httpStatus, "\(error)")
+            return Self.failure(ReplicationRoute.failedStatus, "\(error)")
         }
     }
 

@@ -128,10 +128,9 @@ extension Views {
     /// (who paid for it, ``RecordUsage``).
     @discardableResult
     func deleteRecord(
-        _ id: RecordID, recordType: String, in database: DatabaseID, tokens: TokenWrites, _ txn: LMDBWriteTransaction
+        _ name: String, zoneKey: [UInt8], recordType: String, in database: DatabaseID, tokens: TokenWrites,
+        _ txn: LMDBWriteTransaction
     ) throws -> (size: Int, creator: String?) {
-        let zoneKey = zoneKeys.zone(database, id.zoneID)
-        let name = id.recordName
         let schema = try schema(SchemaID(database), in: txn)
         let key = ViewKeys.record(zoneKey, name)
         let found = try indexedPartAndSize(at: key, schema, creator: database.scope == .public, txn)
