@@ -127,17 +127,17 @@ public final class Container: Sendable {
         superseded = Mutex(storedSuperseded)
         switch role {
         case .leader where followsOnDisk:
-            writer.fence(CumulusError(
+            writer.gate.refuse(CumulusError(
                 .notLeader,
                 "this data directory belongs to a follower; start it with --follow LEADER-URL, or `cumulus promote` it first"))
         case .leader:
-            if let epoch = storedSuperseded { writer.fence(Self.supersededError(store.epoch, by: epoch)) }
+            if let epoch = storedSuperseded { writer.gate.refuse(Self.supersededError(store.epoch, by: epoch)) }
         case .follower(let leaderURL):
-            writer.fence(CumulusError(.notLeader, "this node is a follower; send writes to the leader at \(leaderURL)"))
+            writer.gate.refuse(CumulusError(.notLeader, "this node is a follower; send writes to the leader at \(leaderURL)"))
         case .readOnly:
-            writer.fence(CumulusError(.notLeader, "this node serves a read-only data directory; it takes no writes"))
+            writer.gate.refuse(CumulusError(.notLeader, "this node serves a read-only data directory; it takes no writes"))
         case .candidate:
-            writer.fence(Self.electingError)
+            writer.gate.refuse(Self.electingError)
         }
         let reaper = environmentOptions.readOnly || role != .leader || followsOnDisk
             ? nil : Self.startReaper(store, views, writer)
@@ -166,7 +166,7 @@ public final class Container: Sendable {
             state.role = .leader
             if state.reaper == nil { state.reaper = Self.startReaper(store, views, writer) }
         }
-        writer.fence(nil)
+        writer.gate.refuse(nil)
         history.record(NodeRole.leader.name, epoch: epoch, reason: reason)
     }
 
@@ -176,7 +176,7 @@ public final class Container: Sendable {
     /// Stops taking writes while its cluster elects a leader: this node stopped leading
     /// (its lease lapsed, or another won), and knows of no leader yet.
     public func awaitLeader(because reason: String = "no leader known") {
-        writer.fence(Self.electingError)
+        writer.gate.refuse(Self.electingError)
         roleState.withLock { state in
             state.role = .candidate
             state.reaper?.cancel()
@@ -189,7 +189,7 @@ public final class Container: Sendable {
     /// cluster elected another. The directory is marked a follower's, so opened on its
     /// own later it still takes none (its log may have to give way to the leader's).
     public func follow(leaderURL: String, because reason: String = "another node leads") throws {
-        writer.fence(CumulusError(.notLeader, "this node is a follower; send writes to the leader at \(leaderURL)"))
+        writer.gate.refuse(CumulusError(.notLeader, "this node is a follower; send writes to the leader at \(leaderURL)"))
         roleState.withLock { state in
             state.role = .follower(leaderURL: leaderURL)
             state.reaper?.cancel()
@@ -211,7 +211,7 @@ public final class Container: Sendable {
         }
         // Kept on disk, so a restart does not forget it.
         try? store.recordSuperseded(by: epoch)
-        writer.fence(Self.supersededError(store.epoch, by: epoch))
+        writer.gate.refuse(Self.supersededError(store.epoch, by: epoch))
         if first { history.record("superseded", epoch: store.epoch, reason: "learned of a leader in epoch \(epoch)") }
         return first
     }

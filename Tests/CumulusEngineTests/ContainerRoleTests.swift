@@ -72,13 +72,13 @@ import Testing
         let world = try EngineWorld()
         let zone = try await world.makeZone()
         let head = world.container.store.head.sequence
-        world.container.writer.gateAcknowledgements { CumulusError(.serverRejectedRequest, "the lease ran out") }
+        world.container.writer.gate.install(LapsedLease(), at: .lease)
         let error = await refusal(world, zone, "unacknowledged")
         #expect(error?.code == .serverRejectedRequest)
         #expect(error?.message == "the lease ran out")
         // Committed before the gate was asked: in the log, though nobody was told.
         #expect(world.container.store.head.sequence == head + 1)
-        world.container.writer.gateAcknowledgements(nil)
+        world.container.writer.gate.install(nil, at: .lease)
         try await world.save([item("acknowledged", in: zone)])
         #expect(world.container.store.head.sequence == head + 2)
     }
@@ -86,11 +86,18 @@ import Testing
     @Test func aGateLetsThroughWhatCommitsNothing() async throws {
         let world = try EngineWorld()
         _ = try await world.makeZone()
-        world.container.writer.gateAcknowledgements { CumulusError(.serverRejectedRequest, "the lease ran out") }
+        world.container.writer.gate.install(LapsedLease(), at: .lease)
         // A fetch is no write; a delete of nothing commits nothing.
         let result = try await world.db.modify(
             deleting: [RecordID(recordName: "absent", zoneID: ZoneID(zoneName: "Lists", ownerName: EngineWorld.user))],
             atomic: false, as: EngineWorld.user)
         #expect(result.sequence == nil)
+    }
+}
+
+/// A lease that has run out: every durable group is answered with its error.
+private struct LapsedLease: AcknowledgementPolicy {
+    func release(through sequence: UInt64, _ answer: @escaping @Sendable ((any Error)?) -> Void) {
+        answer(CumulusError(.serverRejectedRequest, "the lease ran out"))
     }
 }

@@ -63,6 +63,9 @@ public final class LogWriter: Sendable {
     public let store: LogStore
     /// The options in force.
     public let options: Options
+    /// What stands between a write and its answer (a refusal, semi-synchronous commit,
+    /// a cluster's lease): the node that owns the writer fills it, the writer asks it.
+    public let gate = AcknowledgementGate()
 
     private let applier: Applier?
     private let queue = Mutex(Queue())
@@ -114,11 +117,6 @@ public final class LogWriter: Sendable {
     struct Queue: Sendable {
         var items: [Submission] = []
         var closed = false
-        /// Set on a follower, a read-only node or a superseded leader: new plans fail with it.
-        var fence: (any Error)?
-        /// Asked before a write is queued (``admitWrites(_:)``); kept beside the fence, so
-        /// one look finds both.
-        var admission: (@Sendable () async -> (any Error)?)?
     }
 
     struct Submission: Sendable {
@@ -167,10 +165,7 @@ public final class LogWriter: Sendable {
     /// the commit it returns; returns that commit (once durable) and the plan's value.
     /// A request with no events appends nothing.
     public func submit<T: Sendable>(_ plan: @escaping Plan<T>) async throws -> (Commit?, T) {
-        // A fenced writer refuses at once, before any admission check waits.
-        let (fence, admission) = queue.withLock { ($0.fence, $0.admission) }
-        if let fence { throw fence }
-        if let admission, let refusal = await admission() { throw refusal }
+        if let refusal = await gate.admit() { throw refusal }
         let (commit, value) = try await withCheckedThrowingContinuation {
             (continuation: CheckedContinuation<(Commit?, any Sendable), any Error>) in
             let submission = Submission(
@@ -181,7 +176,8 @@ public final class LogWriter: Sendable {
                 complete: { continuation.resume(with: $0) })
             let refusal = queue.withLock { queue -> (any Error)? in
                 guard !queue.closed else { return LogError.closed }
-                if let fence = queue.fence { return fence }
+                // Asked again as it is queued: the node may have stopped leading meanwhile.
+                if let refusal = gate.refusal { return refusal }
                 queue.items.append(submission)
                 return nil
             }
@@ -189,51 +185,6 @@ public final class LogWriter: Sendable {
         }
         guard let typed = value as? T else { throw LogError.storage("writer returned a value of the wrong type") }
         return (commit, typed)
-    }
-
-    /// Refuses every later submission with `error` (`nil` lifts the fence): how a
-    /// follower, a read-only node or a superseded leader turns writes away in one
-    /// place. Frames from ``replicate(_:)`` are still accepted.
-    public func fence(_ error: (any Error)?) {
-        queue.withLock { $0.fence = error }
-    }
-
-    /// The error submissions are refused with, if the writer is fenced.
-    public var fenceError: (any Error)? { queue.withLock { $0.fence } }
-
-    /// Asked once a group of writes is durable, before any of them is acknowledged:
-    /// `nil` lets them through, an error is what each write of the group gets instead of
-    /// its result (`nil` removes the gate). A cluster's leader gates on its lease, so it
-    /// acknowledges nothing once its lease may have ended by its own clock: another node
-    /// may lead by then. Such commits stay in this log, durable but unacknowledged.
-    public func gateAcknowledgements(_ gate: (@Sendable () -> (any Error)?)?) {
-        acknowledgement.withLock { $0.gate = gate }
-    }
-
-    /// What happens between a durable group and its callers' answers, read once per group.
-    private struct AcknowledgementHooks {
-        var gate: (@Sendable () -> (any Error)?)?
-        var barrier: (@Sendable (UInt64, @escaping @Sendable ((any Error)?) -> Void) -> Void)?
-    }
-    private let acknowledgement = Mutex(AcknowledgementHooks())
-
-    /// Asked before a write is queued, in the caller's task: `nil` admits it, an error
-    /// refuses it before anything is written (`nil` removes the check). A leader that
-    /// must have followers confirm its writes waits here for enough of them to connect.
-    public func admitWrites(_ check: (@Sendable () async -> (any Error)?)?) {
-        queue.withLock { $0.admission = check }
-    }
-
-    /// Called once a group of writes is durable, with the group's last sequence and a
-    /// function that acknowledges the group: called with `nil`, each write gets its result
-    /// (still subject to ``gateAcknowledgements(_:)``), called with an error, each write
-    /// gets that error instead. The writer goes on with the next group meanwhile. A
-    /// leader in semi-synchronous mode acknowledges once enough followers hold the
-    /// group (`nil` removes the barrier: each group is acknowledged at once).
-    public func holdAcknowledgements(
-        _ barrier: (@Sendable (_ sequence: UInt64, _ acknowledge: @escaping @Sendable ((any Error)?) -> Void) -> Void)?
-    ) {
-        acknowledgement.withLock { $0.barrier = barrier }
     }
 
     /// Appends a leader's frames byte for byte and applies each to the views, all in
@@ -410,18 +361,15 @@ public final class LogWriter: Sendable {
                 append: bodyEnded - started, commit: clock.now - bodyEnded, cpu: ThreadCPUClock.now() - cpuStarted))
             if trainer.observe(appended) { startTraining() }
             let (held, outcomes) = (Array(batch[..<taken]), results)
-            let (gate, barrier) = acknowledgement.withLock { ($0.gate, $0.barrier) }
-            let acknowledge: @Sendable ((any Error)?) -> Void = { barrierError in
-                // Asked when the writes are acknowledged, which a barrier may delay.
-                let refusal = barrierError ?? gate?()
+            let acknowledge: @Sendable ((any Error)?) -> Void = { refusal in
                 for (index, submission) in held.enumerated() {
                     var result = outcomes[index] ?? .failure(LogError.storage("submission lost"))
                     if let refusal, case .success((.some, _)) = result { result = .failure(refusal) }
                     submission.complete(result)
                 }
             }
-            if let last = appended.last?.commit.sequence, let barrier {
-                barrier(last, acknowledge)
+            if let last = appended.last?.commit.sequence {
+                gate.release(through: last, acknowledge)
             } else {
                 acknowledge(nil)
             }

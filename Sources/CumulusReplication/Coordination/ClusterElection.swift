@@ -1,3 +1,5 @@
+import CumulusLog
+import CumulusModel
 import Logging
 import Synchronization
 
@@ -12,7 +14,8 @@ import Synchronization
 public actor ClusterElection {
     /// Whether a write may be acknowledged now: a lock-protected deadline, cheap enough to
     /// read before every acknowledgement.
-    public final class Fence: Sendable {
+    /// It is the `lease` stage of the writer's ``AcknowledgementGate``.
+    public final class Fence: AcknowledgementPolicy {
         private let until = Mutex<ContinuousClock.Instant?>(nil)
 
         /// A fence that acknowledges nothing.
@@ -28,6 +31,16 @@ public actor ClusterElection {
         public var acknowledgeUntil: ContinuousClock.Instant? { until.withLock { $0 } }
 
         func set(_ instant: ContinuousClock.Instant?) { until.withLock { $0 = instant } }
+
+        /// What a write of a group answered after the lease may have ended gets.
+        static let lapsed = CumulusError(
+            .serverRejectedRequest,
+            "this node's leadership lapsed before the write could be acknowledged; it may or may not have been saved — check, then retry")
+
+        /// Releases a group only while the lease holds, asked as it is answered.
+        public func release(through sequence: UInt64, _ answer: @escaping @Sendable ((any Error)?) -> Void) {
+            answer(mayAcknowledge() ? nil : Self.lapsed)
+        }
     }
 
     /// The etcd client (owned by the caller).

@@ -179,14 +179,7 @@ public final class ClusterMember: Sendable {
         guard let container = state.withLock({ $0.container }) else {
             throw CumulusError(.internalError, "a cluster member runs after it has joined")
         }
-        let fence = election.fence
-        container.writer.gateAcknowledgements {
-            fence.mayAcknowledge()
-                ? nil
-                : CumulusError(
-                    .serverRejectedRequest,
-                    "this node's leadership lapsed before the write could be acknowledged; it may or may not have been saved — check, then retry")
-        }
+        container.writer.gate.install(election.fence, at: .lease)
         let (failures, failed) = AsyncStream<any Error>.makeStream()
         // However it ends, the election resigns (revoking the lease) before this returns.
         let electionTask = state.withLock { $0.electionTask }

@@ -155,8 +155,7 @@ public final class ReplicationLeader: Sendable {
     public func requireReplicas(_ policy: SyncReplication.Policy) -> SyncReplication {
         let sync = SyncReplication(policy: policy, registry: followers, logger: logger)
         followers.observe { [weak sync] in sync?.positionsChanged() }
-        container.writer.admitWrites { await sync.admit() }
-        container.writer.holdAcknowledgements { sequence, acknowledge in sync.hold(sequence, acknowledge) }
+        container.writer.gate.install(sync, at: .replicas)
         return sync
     }
 

@@ -1,4 +1,5 @@
 import CumulusEngine
+import CumulusLog
 import CumulusModel
 import Logging
 import Synchronization
@@ -18,7 +19,7 @@ import Synchronization
 /// group's last commit. If that takes longer than the timeout (a follower died on the
 /// way), the callers get `TRY_AGAIN_LATER` saying the outcome is unknown (the commit is
 /// in the leader's log and will reach followers later), or success under `async`.
-public final class SyncReplication: Sendable {
+public final class SyncReplication: AcknowledgementPolicy {
     /// How many followers must confirm, for how long to wait, and what then.
     public struct Policy: Sendable, Hashable {
         /// What to do when followers do not confirm in time.
@@ -80,10 +81,10 @@ public final class SyncReplication: Sendable {
         registry.snapshot().filter { $0.entry.openStreams > 0 && $0.entry.applied >= sequence }.count
     }
 
-    /// The check before a write (``LogWriter/admitWrites(_:)``): waits, until the
-    /// policy's timeout, for enough followers to connect; woken by the registry's
+    /// The check before a write (its stage of ``AcknowledgementGate``): waits, until
+    /// the policy's timeout, for enough followers to connect; woken by the registry's
     /// change that brings them, not by polling.
-    func admit() async -> (any Error)? {
+    public func admit() async -> (any Error)? {
         if connected >= policy.replicas { return nil }
         if await connections(until: .now + policy.timeout) { return nil }
         if policy.fallback == .async {
@@ -127,8 +128,9 @@ public final class SyncReplication: Sendable {
         admissions.withLock { $0.removeValue(forKey: id) }?.resume(returning: connected)
     }
 
-    /// The barrier after a group (``LogWriter/holdAcknowledgements(_:)``).
-    func hold(_ sequence: UInt64, _ acknowledge: @escaping @Sendable ((any Error)?) -> Void) {
+    /// The barrier after a group (its stage of ``AcknowledgementGate``): answered once
+    /// enough connected followers hold `sequence`, or when the timeout runs out.
+    public func release(through sequence: UInt64, _ acknowledge: @escaping @Sendable ((any Error)?) -> Void) {
         if holders(of: sequence) >= policy.replicas {
             acknowledge(nil)
             return
