@@ -7,7 +7,7 @@ import Testing
 
 /// The writer's one gate: a refusal before anything is written, then each policy in the
 /// order of its stage, whatever order they were installed in.
-@Suite("Acknowledgement gate")
+@Suite("Acknowledgement gate", .timeLimit(.minutes(5)))
 struct AcknowledgementGateTests {
     /// A policy that notes each call in a shared journal, admits or refuses as told, and
     /// holds each group until ``open()`` (or releases it at once).
@@ -17,9 +17,13 @@ struct AcknowledgementGateTests {
         let refusal: CumulusError?
         let holds: Bool
         private let held = Mutex<[@Sendable ((any Error)?) -> Void]>([])
+        /// One element for each group it holds: a test waits on it, not on the clock.
+        let holding: AsyncStream<UInt64>
+        private let heldGroups : AsyncStream<UInt64>.Continuation
 
         init(_ name: String, _ journal: Journal, refusing refusal: CumulusError? = nil, holds: Bool = false) {
             (self.name, self.journal, self.refusal, self.holds) = (name, journal, refusal, holds)
+            (holding, heldGroups) = AsyncStream.makeStream()
         }
 
         func admit() async -> (any Error)? {
@@ -29,10 +33,13 @@ struct AcknowledgementGateTests {
 
         func release(through sequence: UInt64, _ answer: @escaping @Sendable ((any Error)?) -> Void) {
             journal.entries.withLock { $0.append("\(name) releases \(sequence)") }
-            if holds { held.withLock { $0.append(answer) } } else { answer(refusal) }
+            if holds {
+                held.withLock { $0.append(answer) }
+                heldGroups.yield(sequence)
+            } else {
+                answer(refusal)
+            }
         }
-
-        var holding: Int { held.withLock { $0.count } }
 
         func open() {
             for answer in held.withLock({ held in defer { held.removeAll() }; return held }) { answer(nil) }
@@ -80,7 +87,8 @@ struct AcknowledgementGateTests {
         let request = sampleRequest(0, rng: &rng)
         let write = Task { try await writer.append(request) }
         // Durable, and held by the replicas' stage until it opens.
-        try await until("the group is held") { replicas.holding == 1 }
+        var holding = replicas.holding.makeAsyncIterator()
+        #expect(await holding.next() == 1)
         #expect(writer.store.head.sequence == 1)
         #expect(journal.all == ["replicas admits", "lease admits", "replicas releases 1"])
         replicas.open()
@@ -112,14 +120,5 @@ struct AcknowledgementGateTests {
         // Removed, the stage no longer holds anything.
         writer.gate.install(nil, at: .replicas)
         #expect(try await writer.append(sampleRequest(1, rng: &rng)).sequence == 2)
-    }
-
-    /// Waits for `condition`, up to a generous deadline.
-    func until(_ what: String, _ condition: @Sendable () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw CumulusError(.internalError, "timed out waiting: \(what)") }
-            try await Task.sleep(for: .milliseconds(5))
-        }
     }
 }
