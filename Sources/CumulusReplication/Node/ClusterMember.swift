@@ -5,39 +5,6 @@ import Foundation
 import Logging
 import Synchronization
 
-/// Why a node stopped so that it can rejoin with a fresh copy: its log diverged from
-/// the leader's, or it is behind what the leader keeps of its log (retention).
-/// `cumulus serve` moves the data directory aside (it is never deleted) and joins
-/// again, seeded from the leader.
-public struct MustRejoin: Error, Sendable, CustomStringConvertible {
-    /// What about this node's log makes it rejoin.
-    public enum Cause: String, Sendable {
-        /// Its log took another course than the leader's.
-        case diverged
-        /// The leader dropped the commits it needs next (`--retain-commits`).
-        case behind
-    }
-
-    /// What the leader said of this node's log.
-    public var reason: String
-    /// Why it rejoins; also the suffix of the name its old directory is moved to.
-    public var cause: Cause = .diverged
-
-    /// A reason to rejoin.
-    public init(reason: String, cause: Cause = .diverged) {
-        self.reason = reason
-        self.cause = cause
-    }
-
-    /// `this node's log diverged from the leader's: <reason>`, or that it is behind.
-    public var description: String {
-        switch cause {
-        case .diverged: "this node's log diverged from the leader's: \(reason)"
-        case .behind: "this node is behind the leader's retained log: \(reason)"
-        }
-    }
-}
-
 /// A node of an etcd-coordinated cluster (`cumulus serve --etcd`): it takes part in the
 /// election (``ClusterElection``) and turns each role it is given into what the node
 /// does — leads in the epoch it won, or follows the leader etcd names, re-pointing its
@@ -68,6 +35,8 @@ public final class ClusterMember: Sendable {
         var container: Container?
         var electionTask: Task<Void, Never>?
         var follower: ReplicaFollower?
+        /// What the node is, and what each role and failure calls for.
+        var machine = NodeStateMachine(mode: .cluster)
     }
 
     /// A member of `keys`' cluster through the etcd behind `client`, as `configuration`
@@ -120,7 +89,10 @@ public final class ClusterMember: Sendable {
         state.withLock { $0.electionTask = task }
         func opening() throws -> Container {
             let container = try open(.candidate)
-            state.withLock { $0.container = container }
+            state.withLock {
+                $0.container = container
+                $0.machine.opened(epoch: container.store.epoch)
+            }
             opened.store.withLock { $0 = container.store }
             return container
         }
@@ -201,63 +173,67 @@ public final class ClusterMember: Sendable {
         await electionTask?.value
     }
 
-    /// Turns each role into the node's: a task per followed leader, replaced when the
-    /// leader changes; a fatal replication error goes to `failed`.
+    /// Turns each role into the node's, as its ``NodeStateMachine`` answers: a stream per
+    /// followed leader, replaced when the leader changes; a failure that ends the node's
+    /// serving goes to `failed`.
     private func followRoles(_ container: Container, _ failed: AsyncStream<any Error>.Continuation) async throws {
-        var following: (url: String, task: Task<Void, Never>)?
-        func stopFollowing() async {
-            guard let current = following else { return }
-            current.task.cancel()
-            await current.task.value
-            following = nil
+        var stream: Task<Void, Never>?
+        func stopStream() async {
+            guard let task = stream else { return }
+            task.cancel()
+            await task.value
+            stream = nil
             state.withLock { $0.follower = nil }
         }
-        defer { following?.task.cancel() }
+        defer { stream?.cancel() }
         // Every role since the election started, in order: the node ends in the last.
         for await role in election.roles {
             switch role {
             case .leader(let leader):
-                await stopFollowing()
-                if container.role == .leader && container.store.epoch == leader.epoch { continue }
-                try container.lead(epoch: leader.epoch, because: "won the election for epoch \(leader.epoch)")
-                logger.notice("cluster: leading in epoch \(leader.epoch) from head \(container.store.head.sequence)")
+                guard case .lead(let epoch, let reason) = step({ $0.leaseGranted(leader) }) else { continue }
+                await stopStream()
+                try container.lead(epoch: epoch, because: reason)
+                logger.notice("cluster: leading in epoch \(epoch) from head \(container.store.head.sequence)")
             case .follower(let leader):
-                let stopped = election.takeStopReason().map { "stopped leading (\($0)); " } ?? ""
-                try container.follow(leaderURL: leader.url, because: stopped + "\(leader.node) leads epoch \(leader.epoch)")
-                guard following?.url != leader.url else { continue }
-                await stopFollowing()
-                let client = LeaderClient(leaderURL: leader.url, secret: secret, maxAssetBytes: maxAssetBytes)
-                let follower = ReplicaFollower(container: container, client: client, name: name, logger: logger)
-                state.withLock { $0.follower = follower }
-                let logger = self.logger
-                following = (leader.url, Task {
-                    defer { Task { await client.shutdown() } }
-                    do {
-                        try await follower.run()
-                    } catch let error as ReplicationError {
-                        switch error {
-                        case .staleEpoch, .unreachable:
-                            // A leader etcd no longer names: the election moves this node on.
-                            logger.warning("cluster: replication from \(leader.url) stopped: \(error)")
-                        case .diverged(let why):
-                            // This node's log went past the point where the leader's took
-                            // another course (it led, and wrote what no follower had).
-                            failed.yield(MustRejoin(reason: why))
-                        case .behindRetention(let why):
-                            // The leader dropped what this node needs next: the same way
-                            // back, a copy moved aside and a new snapshot.
-                            failed.yield(MustRejoin(reason: why, cause: .behind))
-                        default:
-                            failed.yield(error)
-                        }
-                    } catch {
-                        failed.yield(error)
-                    }
-                })
+                let stopReason = election.takeStopReason()
+                guard case .follow(let url, let reason, let restart) = step({ $0.leaderSeen(leader, stopReason: stopReason) })
+                else { continue }
+                try container.follow(leaderURL: url, because: reason)
+                guard restart else { continue }
+                await stopStream()
+                stream = startStream(from: url, into: container, failed)
             case .candidate:
-                container.awaitLeader(
-                    because: election.takeStopReason().map { "stopped leading: \($0)" } ?? "no leader known; an election is under way")
+                let stopReason = election.takeStopReason()
+                guard case .awaitLeader(let reason) = step({ $0.leaseLost(stopReason: stopReason) }) else { continue }
+                container.awaitLeader(because: reason)
             }
         }
+    }
+
+    /// Streams the log of the leader at `url` into `container` until cancelled; if it
+    /// ends otherwise, the machine judges why, and what ends the node goes to `failed`.
+    private func startStream(
+        from url: String, into container: Container, _ failed: AsyncStream<any Error>.Continuation
+    ) -> Task<Void, Never> {
+        let client = LeaderClient(leaderURL: url, secret: secret, maxAssetBytes: maxAssetBytes)
+        let follower = ReplicaFollower(container: container, client: client, name: name, logger: logger)
+        state.withLock { $0.follower = follower }
+        return Task {
+            defer { Task { await client.shutdown() } }
+            do {
+                try await follower.run()
+            } catch {
+                switch self.step({ $0.failed(.init(error), streamingFrom: url) }) {
+                case .keepServing(let note): self.logger.warning("cluster: replication from \(url) stopped: \(note)")
+                case .rejoin(let rejoin): failed.yield(rejoin)
+                case .stop: failed.yield(error)
+                }
+            }
+        }
+    }
+
+    /// Feeds one event to the node's machine and returns its answer.
+    private func step<Action: Sendable>(_ event: (inout NodeStateMachine) -> Action) -> Action {
+        state.withLock { event(&$0.machine) }
     }
 }
