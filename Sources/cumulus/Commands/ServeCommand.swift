@@ -84,7 +84,7 @@ struct ServeCommand: AsyncParsableCommand {
     var tlsCert: String?
     @Option(help: "The PEM private key of --tls-cert, unencrypted (keep it mode 0600).") var tlsKey: String?
 
-    /// `https` with --tls-cert, else `http`: what the banner's URLs say.
+    /// `https` with --tls-cert, else `http`: what the default public URL says.
     var scheme: String { tlsCert == nil ? "http" : "https" }
 
     func validate() throws {
@@ -131,460 +131,80 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "cumulus")
         logger.logLevel = .info
-        let replicationSecret = try secret.resolve(warn: true)
-        let metricsToken = try metricsToken(warn: true)
-        let etcdAccess = cluster.isSet ? try cluster.access(warn: true) : .plain
-        for finding in FilePermissions.looserThanPrivate(dataDirectory: data) { logger.warning("\(finding)") }
-        // Read and checked once, before anything listens: a bad file stops the start.
-        var tls: ServerTLS?
-        if let tlsCert, let tlsKey {
-            tls = try ServerTLS(certificateFile: tlsCert, keyFile: tlsKey)
-            for finding in FilePermissions.looserThanPrivate(file: tlsKey) { logger.warning("\(finding)") }
-        }
-        var client: LeaderClient?
-        if let follow, let secret = replicationSecret {
-            client = LeaderClient(leaderURL: follow, secret: secret, maxAssetBytes: limits.maxAssetBytes)
-        }
-        // One history of the node's roles for the whole process, kept across rejoins.
-        let history = NodeHistory()
-        func rejoining(_ why: String) {
-            history.record("rejoining", epoch: history.changes.last?.epoch ?? 0, reason: why)
-        }
-        // A cluster member whose log diverged from its leader's serves again, on a fresh
-        // directory seeded from the leader; everything else serves once.
-        while true {
-            var member: ClusterMember?
-            var etcd: EtcdClient?
-            if cluster.isSet, let secret = replicationSecret, let keys = ClusterKeys(cluster: cluster.cluster ?? ""),
-                let node = cluster.node, let advertise = cluster.advertise
-            {
-                let coordinator = EtcdClient(endpoints: cluster.endpoints, access: etcdAccess)
-                etcd = coordinator
-                member = ClusterMember(
-                    client: coordinator, keys: keys,
-                    configuration: LeaderElection.Configuration(node: node, url: advertise, ttl: .seconds(cluster.leaseTTL)),
-                    secret: secret, maxAssetBytes: limits.maxAssetBytes, logger: logger)
-            }
-            do {
-                try await serve(
-                    client: client, member: member, replicationSecret: replicationSecret, metricsToken: metricsToken,
-                    tls: tls, history: history, logger: logger)
-            } catch let rejoin as MustRejoin {
-                await etcd?.shutdown()
-                let aside = try FollowerSeeder.moveAside(data, suffix: rejoin.cause.rawValue)
-                rejoining("\(rejoin); the data directory was moved to \(aside)")
-                logger.warning(
-                    "cluster: \(rejoin); its data directory was moved to \(aside) (kept, not deleted); joining again, seeded from the leader")
-                continue
-            } catch LogError.viewsTorn(let why) where client != nil {
-                // A follower's views torn by a crash of the machine, on a log that cannot
-                // make them again: the directory goes aside and a snapshot seeds it anew.
-                let aside = try FollowerSeeder.moveAside(data, suffix: "torn")
-                rejoining("\(why); the data directory was moved to \(aside)")
-                logger.warning(
-                    "\(why); the data directory was moved to \(aside) (kept, not deleted); seeding again from a snapshot")
-                continue
-            } catch ReplicationError.behindRetention(let why) where client != nil {
-                // A follower whose leader dropped the commits it needs: the old copy (a
-                // verified prefix of the leader's log) goes aside, and serving starts
-                // again, seeded from a snapshot.
-                let aside = try FollowerSeeder.moveAside(data, suffix: "behind")
-                rejoining("\(why); the data directory was moved to \(aside)")
-                logger.warning(
-                    "replication: \(why); the data directory was moved to \(aside) (kept, not deleted); seeding again from a snapshot")
-                continue
-            } catch {
-                // The HTTP clients must be shut down on every path, failures included.
-                await client?.shutdown()
-                await etcd?.shutdown()
-                if error is ExitCode || error is ValidationError { throw error }
-                FileHandle.standardError.write(Data("cumulus: \(error)\n".utf8))
-                throw ExitCode(3)
-            }
-            await client?.shutdown()
-            await etcd?.shutdown()
-            break
+        // A bad option or file is reported as ArgumentParser reports errors; a failure
+        // while serving exits with status 3.
+        let node = ServedNode(try configuration(logger), logger: logger)
+        do {
+            try await node.run()
+        } catch {
+            if error is ExitCode || error is ValidationError { throw error }
+            FileHandle.standardError.write(Data("cumulus: \(error)\n".utf8))
+            throw ExitCode(3)
         }
         print("Cumulus stopped cleanly")
+    }
+
+    /// The node these options describe, with every file they name read and checked
+    /// before anything listens (a bad one stops the start), and a warning for each
+    /// secret file others can read.
+    private func configuration(_ logger: Logger) throws -> ServedNode.Configuration {
+        var node = ServedNode.Configuration(data: data, host: host, port: port)
+        for finding in FilePermissions.looserThanPrivate(dataDirectory: data) { logger.warning("\(finding)") }
+        if let tlsCert, let tlsKey {
+            node.tls = try ServerTLS(certificateFile: tlsCert, keyFile: tlsKey)
+            for finding in FilePermissions.looserThanPrivate(file: tlsKey) { logger.warning("\(finding)") }
+        }
+        node.publicURL = try resolvedPublicURL()
+        node.replicationSecret = try secret.resolve(warn: true)
+        node.metricsToken = try metricsToken(warn: true)
+        if cluster.isSet {
+            node.mode = .cluster
+            if let keys = ClusterKeys(cluster: cluster.cluster ?? ""), let name = cluster.node, let advertise = cluster.advertise {
+                node.cluster = ServedNode.ClusterSettings(
+                    endpoints: cluster.endpoints, access: try cluster.access(warn: true), keys: keys,
+                    election: LeaderElection.Configuration(node: name, url: advertise, ttl: .seconds(cluster.leaseTTL)))
+            }
+        } else if let follow {
+            node.mode = .follower(leaderURL: follow)
+        } else if readOnly {
+            node.mode = .readOnly
+        }
+        node.seed = FollowerSeeder.Mode(rawValue: seed) ?? .snapshot
+        node.reseed = reseed
+        node.followerName = name
+        // Created at the first chunk, when the snapshot's size is known if the leader
+        // sends it (an older one does; a current one sends its copy as it is written).
+        let bar = Mutex<Progress?>(nil)
+        node.seedProgress = { progress in
+            bar.withLock { bar in
+                guard let (done, total) = progress else {
+                    bar?.finish()
+                    bar = nil
+                    return
+                }
+                if bar == nil { bar = Progress(label: "snapshot bytes", total: UInt64(max(total, 0))) }
+                bar?.update(UInt64(done))
+            }
+        }
+        node.sync = sync.policy
+        if let retainCommits {
+            var policy = LogRetention.Policy(keep: retainCommits)
+            policy.followerGrace = .seconds(retainFollowerGrace)
+            node.retention = policy
+        }
+        node.viewsSync = viewsSync
+        node.serverLimits = limits.limits
+        node.apiLimits = limits.apiLimits
+        node.maxAssetBytes = limits.maxAssetBytes
+        node.assetInterval = assetCollection.interval
+        node.assetGrace = assetCollection.grace
+        if dev { node.developmentContainer = container }
+        return node
     }
 
     /// The metrics token from `--metrics-token-file` or the environment, or `nil`.
     private func metricsToken(warn: Bool) throws -> String? {
         try CloudKitAPI.metricsTokenSource.resolveForCommand(file: metricsTokenFile, warn: warn)
-    }
-
-    /// Seeds a follower if needed, opens the data directory and serves it until
-    /// SIGINT/SIGTERM, or until replication must stop (thrown).
-    private func serve(
-        client: LeaderClient?, member: ClusterMember?, replicationSecret: String?, metricsToken: String?, tls: ServerTLS?,
-        history: NodeHistory, logger: Logger
-    ) async throws {
-        let metrics = ServerMetrics()
-        var writerOptions = LogWriter.Options()
-        writerOptions.observer = { metrics.recordGroup($0) }
-        var role = NodeRole.leader
-        if let leader = client {
-            role = .follower(leaderURL: leader.leaderURL)
-            // Created at the first chunk, when the snapshot's size is known if the leader
-            // sends it (an older one does; a current one sends its copy as it is written).
-            let bar = Mutex<Progress?>(nil)
-            let outcome = try await FollowerSeeder.prepare(
-                path: data, client: leader, mode: FollowerSeeder.Mode(rawValue: seed) ?? .snapshot, reseed: reseed,
-                logger: logger,
-                progress: { done, total in
-                    bar.withLock { progress in
-                        if progress == nil { progress = Progress(label: "snapshot bytes", total: UInt64(max(total, 0))) }
-                        progress?.update(UInt64(done))
-                    }
-                })
-            bar.withLock { $0?.finish() }
-            if outcome != .existing { logger.info("follower seeded: \(outcome)") }
-        } else if readOnly {
-            role = .readOnly
-        }
-        var environmentOptions = LMDBEnvironment.Options()
-        environmentOptions.readOnly = readOnly
-        let store: Container
-        if let member {
-            // The election decides whether an empty directory starts a log or is seeded.
-            let (data, environment, writer, viewsSync) = (self.data, environmentOptions, writerOptions, viewsSync)
-            store = try await member.join(path: data) { role in
-                try Container(
-                    path: data, environmentOptions: environment, writerOptions: writer, role: role, viewsSync: viewsSync,
-                    history: history)
-            }
-            role = .candidate
-        } else {
-            store = try Container(
-                path: data, environmentOptions: environmentOptions, writerOptions: writerOptions, role: role, viewsSync: viewsSync,
-                catchUpObserver: { sequence in logger.info("views catching up with the log: applied through \(sequence)") },
-                migrationObserver: { records in
-                    logger.info("views of the layout before migrating in place: \(records) records done")
-                }, history: history)
-        }
-        switch store.openedViews {
-        case .kept: break
-        case .remade:
-            logger.warning("the views may have been torn by a crash of the machine: they were made again from the log")
-        case .restored(let sequence):
-            logger.warning("""
-                the views may have been torn by a crash of the machine: they were restored from the views snapshot \
-                at commit \(sequence) and caught up from the log
-                """)
-        }
-        let auth = try AuthStore(environment: store.store.logEnvironment)
-        if let unbound = try? auth.unboundAPITokenCount(), unbound > 0 {
-            logger.warning("""
-                \(unbound) API token(s) open both environments (minted before tokens were bound to one); \
-                mint one per environment with `cumulus tokens create --container C --environment E` \
-                and revoke the old ones
-                """)
-        }
-        if let unbound = try? auth.unboundWebAuthTokenCount(), unbound > 0 {
-            logger.warning("""
-                \(unbound) web auth token(s) were minted before tokens were bound to a container and sign in no one; \
-                mint new ones with `cumulus tokens create --user U --container C`
-                """)
-        }
-        if dev {
-            let users = try auth.users()
-            let user = try users.first ?? auth.addUser()
-            let apiToken = try auth.createAPIToken(container: container, environment: .development)
-            let productionToken = try auth.createAPIToken(container: container, environment: .production)
-            let webToken = try auth.createWebAuthToken(for: user, container: container)
-            let base = "\(scheme)://\(host):\(port)/database/1/\(container)/development"
-            // Written unbuffered so the banner shows even when stdout is a pipe or a file.
-            FileHandle.standardOutput.write(Data("""
-                Cumulus is serving \(data) on \(scheme)://\(host):\(port)
-                  container:      \(container)
-                  user:           \(user)
-                  ckAPIToken:     \(apiToken)
-                  ckWebAuthToken: \(webToken)
-                  production ckAPIToken: \(productionToken)
-                  (an API token opens one environment; the first is development's)
-                  try:            curl '\(base)/private/zones/list?ckAPIToken=\(apiToken)&ckWebAuthToken=\(webToken)'
-
-                """.utf8))
-        } else {
-            let what = member.map { "as node \($0.election.configuration.node) of cluster \($0.election.keys.cluster)" } ?? "as \(role)"
-            FileHandle.standardOutput.write(Data(
-                "Cumulus is serving \(data) on \(scheme)://\(host):\(port) \(what), epoch \(store.store.epoch), head \(store.store.head.sequence)\n".utf8))
-        }
-        var follower: ReplicaFollower?
-        var endpoints: ReplicationEndpoints?
-        var replicationLeader: ReplicationLeader?
-        if let secret = replicationSecret {
-            if let client {
-                follower = ReplicaFollower(
-                    container: store, client: client, name: name ?? "\(ProcessInfo.processInfo.hostName):\(port)", logger: logger)
-            }
-            // A cluster member serves followers whenever it leads (the leader side checks
-            // the node's role on every request).
-            let leader = role == .leader || member != nil ? ReplicationLeader(container: store, logger: logger) : nil
-            replicationLeader = leader
-            if let leader, let policy = sync.policy {
-                leader.requireReplicas(policy)
-                logger.info(
-                    "semi-synchronous commit: \(policy.replicas) follower(s) confirm each write (timeout \(policy.timeout), then \(policy.fallback.rawValue))")
-            }
-            var currentFollower: (@Sendable () -> ReplicaFollower?)?
-            var clusterView: (@Sendable () -> ReplicationStatus.ClusterView)?
-            if let member {
-                currentFollower = { member.follower }
-                clusterView = { member.view }
-            }
-            endpoints = ReplicationEndpoints(
-                container: store, secret: secret, leader: leader, follower: follower, currentFollower: currentFollower,
-                clusterView: clusterView)
-        }
-        var api = CloudKitAPI(
-            container: store, auth: auth, metrics: metrics, logger: logger, replication: endpoints, metricsToken: metricsToken)
-        api.limits = limits.apiLimits
-        api.publicURL = try resolvedPublicURL()
-        if api.publicURL == nil {
-            logger.warning(
-                "no --public-url while listening on every address: the URLs this node hands out (assets, webcourier, sign-in) are built from each request's Host header; set --public-url to the URL clients use")
-        }
-        // Uploads are counted over the grace an unreferenced one is kept: what they can hold of the disk.
-        api.limits.uploadQuota.window = assetCollection.grace
-        let app = CumulusHTTPServer.application(api: api, host: host, port: port, limits: limits.limits, tls: tls, logger: logger)
-        defer {
-            // The HTTP server has drained; finish queued commits, then close.
-            store.close()
-        }
-        // One service group: SIGINT/SIGTERM, or replication stopping for good, shut the
-        // whole node down gracefully (the HTTP server drains first).
-        var services = [ServiceGroupConfiguration.ServiceConfiguration(service: app)]
-        if let follower {
-            services.append(.init(
-                service: FollowerService(follower: follower), successTerminationBehavior: .gracefullyShutdownGroup,
-                failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: "replication"))
-        }
-        if let member {
-            services.append(.init(
-                service: ClusterService(member: member), successTerminationBehavior: .gracefullyShutdownGroup,
-                failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: "cluster"))
-        }
-        if let retainCommits, role == .leader || member != nil {
-            var policy = LogRetention.Policy(keep: retainCommits)
-            policy.followerGrace = .seconds(retainFollowerGrace)
-            // It drops only while the node leads (a cluster member's role is checked each round).
-            let retention = LogRetention(container: store, leader: replicationLeader, policy: policy, logger: logger)
-            services.append(.init(
-                service: RetentionService(retention: retention), successTerminationBehavior: .gracefullyShutdownGroup,
-                failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: "retention"))
-        }
-        if !readOnly {
-            // Every node collects its own store, from its own views and log.
-            services.append(.init(
-                service: AssetCollectionService(
-                    collector: AssetCollector(container: store, grace: assetCollection.grace),
-                    interval: assetCollection.interval, logger: logger),
-                successTerminationBehavior: .gracefullyShutdownGroup,
-                failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: "asset collection"))
-        }
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
-    }
-}
-
-/// A follower's replication loop as a service of the node's service group.
-struct FollowerService: Service {
-    let follower: ReplicaFollower
-
-    func run() async throws {
-        try await cancelWhenGracefulShutdown { try await follower.run() }
-    }
-}
-
-/// Log retention as a service of the node's group: it ends with the node.
-struct RetentionService: Service {
-    let retention: LogRetention
-
-    func run() async throws {
-        await cancelWhenGracefulShutdown { await retention.run() }
-    }
-}
-
-/// Asset collection as a service of the node's group: a round every interval,
-/// each logged when it deleted something.
-struct AssetCollectionService: Service {
-    let collector: AssetCollector
-    let interval: Duration
-    let logger: Logger
-
-    func run() async throws {
-        let logger = logger
-        await cancelWhenGracefulShutdown {
-            await collector.run(
-                every: interval,
-                onReport: { report in
-                    guard !report.collected.isEmpty || report.abandonedUploads > 0 else { return }
-                    logger.info(
-                        "asset collection: deleted \(report.collected.count) unreferenced files and \(report.abandonedUploads) abandoned uploads; kept \(report.referenced) referenced, \(report.young) within the grace")
-                },
-                onFailure: { logger.warning("asset collection failed: \($0)") })
-        }
-    }
-}
-
-/// A cluster member's election and replication as a service of the node's group:
-/// stopping it resigns, so another node can lead at once.
-struct ClusterService: Service {
-    let member: ClusterMember
-
-    func run() async throws {
-        try await cancelWhenGracefulShutdown { try await member.run() }
-    }
-}
-
-/// `cumulus users add|list`.
-struct UsersCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "users", abstract: "Manage users, their passwords and their web auth tokens.",
-        subcommands: [Add.self, List.self, Passwd.self, SignInCode.self])
-
-    struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a user and print a web auth token for it.")
-        @OptionGroup var options: LogCommand.DataOptions
-        @Option(help: "The user record name (default: a new _<32 hex>).") var name: String?
-        @Option(help: "The container the web auth token signs in to (a token opens one).")
-        var container = ServeCommand.developmentContainer
-
-        func run() throws {
-            let auth = try openAuth(options.data)
-            let user = try auth.addUser(name: name)
-            print("user:           \(user)")
-            print("ckWebAuthToken: \(try auth.createWebAuthToken(for: user, container: container))")
-        }
-    }
-
-    struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List users.")
-        @OptionGroup var options: LogCommand.DataOptions
-        func run() throws { for user in try openAuth(options.data).users() { print(user) } }
-    }
-
-    struct Passwd: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Set the password a user signs in with on the sign-in page (read from a file or standard input, never the command line).")
-        @OptionGroup var options: LogCommand.DataOptions
-        @Option(help: "The user record name.") var user: String
-        @Option(help: "A file whose first line is the password (default: standard input).") var passwordFile: String?
-        @Flag(help: "Remove the user's password instead: they can then sign in only with a sign-in code.") var remove = false
-
-        func run() throws {
-            let auth = try openAuth(options.data)
-            if remove {
-                print(try auth.removePassword(for: user) ? "password removed" : "\(user) had no password")
-                return
-            }
-            let text: String
-            if let passwordFile {
-                text = try String(contentsOfFile: passwordFile, encoding: .utf8)
-            } else {
-                text = readLine(strippingNewline: true) ?? ""
-            }
-            let password = text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
-            guard password.count >= 8 else { throw ValidationError("a password is at least 8 characters") }
-            try auth.setPassword(password, for: user)
-            print("password set for \(user)")
-        }
-    }
-
-    struct SignInCode: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "signin-code",
-            abstract: "Mint a one-time code that signs a user in on the sign-in page, within 15 minutes.")
-        @OptionGroup var options: LogCommand.DataOptions
-        @Option(help: "The user record name.") var user: String
-        @Option(help: "The container the code signs in to.") var container = ServeCommand.developmentContainer
-
-        func run() throws {
-            let code = try openAuth(options.data).createSignInLink(for: user, container: container)
-            print("sign-in code: \(code)  (once, within 15 minutes, for \(user) in \(container))")
-        }
-    }
-}
-
-/// `cumulus tokens create|revoke`.
-struct TokensCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "tokens", abstract: "Mint and revoke API and web auth tokens.", subcommands: [Create.self, Revoke.self])
-
-    struct Create: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Mint an API token for a container, or a web auth token for a user.")
-        @OptionGroup var options: LogCommand.DataOptions
-        @Option(help: "Mint an API token for this container; with --user, the container the web auth token signs in to.")
-        var container: String?
-        @Option(help: "The environment the API token opens: development or production (a token opens one).")
-        var environment = "development"
-        @Option(help: "Mint a web auth token for this user.") var user: String?
-        @Option(
-            name: .customLong("origin"),
-            help: "A web origin (https://app.example.com) whose pages may use the API token from a browser (CORS); repeat for more. None: no page of another origin may.")
-        var origins: [String] = []
-
-        func run() throws {
-            let auth = try openAuth(options.data)
-            guard let environment = DatabaseID.Environment(name: environment) else {
-                throw ValidationError("--environment is development or production")
-            }
-            if user != nil && !origins.isEmpty {
-                throw ValidationError("--origin belongs to an API token (--container without --user)")
-            }
-            if let user {
-                // A web auth token belongs to one container: --user alone mints one for the
-                // development container, as `users add` does.
-                let container = container ?? ServeCommand.developmentContainer
-                print("ckWebAuthToken: \(try auth.createWebAuthToken(for: user, container: container))")
-            } else if let container {
-                print("ckAPIToken: \(try auth.createAPIToken(container: container, environment: environment, origins: origins))")
-            } else {
-                throw ValidationError("give --container (an API token) or --user [--container] (a web auth token)")
-            }
-        }
-    }
-
-    struct Revoke: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Revoke an API or web auth token.")
-        @OptionGroup var options: LogCommand.DataOptions
-        @Argument(help: "The token.") var token: String
-
-        func run() throws {
-            let auth = try openAuth(options.data)
-            let revoked = try auth.revokeAPIToken(token) || auth.revokeWebAuthToken(token)
-            print(revoked ? "revoked" : "no such token")
-            if !revoked { throw ExitCode(1) }
-        }
-    }
-}
-
-/// Opens the auth table of a data directory (creating the directory if needed).
-func openAuth(_ path: String) throws -> AuthStore {
-    let container = try Container(path: path)
-    return try AuthStore(environment: container.store.logEnvironment)
-}
-
-/// `cumulus keys add`: register a server-to-server public key.
-struct KeysCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "keys", abstract: "Manage server-to-server keys (ECDSA P-256).", subcommands: [Add.self])
-
-    struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Register a P-256 public key (PEM) for a container; print its key ID.")
-        @OptionGroup var options: LogCommand.DataOptions
-        @Option(help: "The container the key opens (its public database).") var container: String
-        @Option(help: "A file holding the public key in PEM form.") var publicKey: String
-
-        func run() throws {
-            let pem = try String(contentsOfFile: publicKey, encoding: .utf8)
-            let (keyID, user) = try openAuth(options.data).addServerKey(container: container, publicKeyPEM: pem)
-            print("X-Apple-CloudKit-Request-KeyID: \(keyID)")
-            print("acts as user:                   \(user)")
-        }
     }
 }
 
