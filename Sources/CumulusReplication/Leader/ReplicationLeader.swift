@@ -74,58 +74,52 @@ public final class ReplicationLeader: Sendable {
     }
 
     /// Opens a stream for a follower that holds `identity`'s log up to `after`,
-    /// whose chain hash there is `hash`. Refuses a follower of another log, one that
-    /// holds commits this log does not (`diverged`), and one in a newer epoch —
-    /// which means this node was superseded: it fences itself and says so.
+    /// whose chain hash there is `hash`, as the session's machine
+    /// (``FollowerSessionStateMachine``) decides. Refuses a follower of another log,
+    /// one that holds commits this log does not (`diverged`), one behind what this
+    /// log keeps, and one in a newer epoch — which means this node was superseded: it
+    /// fences itself and says so.
     public func openStream(follower: String, identity: LogStore.Identity, after: UInt64, hash: [UInt8]) throws
         -> ReplicationStream
     {
         let store = container.store
-        guard identity.logID == store.logID else {
-            throw ReplicationError.diverged(
-                "the follower holds log \(Hex.encode(identity.logID)), this leader log \(Hex.encode(store.logID)); re-seed it")
+        var session = FollowerSessionStateMachine()
+        let view = FollowerSessionStateMachine.Leader(
+            logID: store.logID, epoch: store.epoch, leads: container.role == .leader && container.supersededBy == nil,
+            role: "\(container.role)", head: store.head.sequence, firstRetained: store.firstRetained)
+        switch session.openRequested(identity: identity, after: after, hash: hash, leader: view) {
+        case .refuse(let error):
+            throw error
+        case .superseded(let epoch, let error):
+            observe(epoch: epoch, from: "follower \(follower)")
+            throw error
+        case .readChainHash(let position):
+            let read: FollowerSessionStateMachine.ChainHash
+            do {
+                read = .found(try store.chainHash(at: position))
+            } catch LogError.truncated(_, let first) {
+                read = .truncated(first: first)
+            }
+            let position: UInt64
+            switch session.chainHashRead(read) {
+            case .refuse(let error): throw error
+            case .register(let at): position = at
+            }
+            // Registered only once its history is known to be this leader's
+            // (semi-synchronous commit counts registered followers). (A retention
+            // batch already under way may still take what it needs: then the stream's
+            // read fails, the follower reconnects and is told it is behind. Safe,
+            // merely slower.)
+            followers.streamOpened(follower, at: position)
+            switch session.registered(firstRetained: store.firstRetained) {
+            case .unregister(let error):
+                followers.streamClosed(follower)
+                throw error
+            case .stream(let next):
+                logger.info("follower \(follower) streaming from \(next) (leader head \(view.head))")
+                return ReplicationStream(leader: self, follower: follower, session: session)
+            }
         }
-        if identity.epoch > store.epoch {
-            observe(epoch: identity.epoch, from: "follower \(follower)")
-            throw ReplicationError.staleEpoch(
-                "this node is in epoch \(store.epoch), the follower in \(identity.epoch): this node was superseded; follow the current leader")
-        }
-        guard container.role == .leader, container.supersededBy == nil else {
-            throw ReplicationError.refused("this node is not a leader (\(container.role)); follow the leader")
-        }
-        let head = store.head.sequence
-        guard after <= head else {
-            throw ReplicationError.diverged(
-                "the follower holds commits up to \(after), this leader only up to \(head): it followed a superseded leader; re-seed it")
-        }
-        func behind(_ first: UInt64) -> ReplicationError {
-            .behindRetention(
-                "the follower needs commit \(after + 1), but this leader keeps its log from commit \(first) on (--retain-commits): seed it from a snapshot")
-        }
-        guard after + 1 >= store.firstRetained else { throw behind(store.firstRetained) }
-        let mine: [UInt8]?
-        do {
-            mine = try store.chainHash(at: after)
-        } catch LogError.truncated(_, let first) {
-            throw behind(first)
-        }
-        guard let mine, mine == hash else {
-            throw ReplicationError.diverged(
-                "the follower's commit \(after) is not this leader's commit \(after): it followed a superseded leader; re-seed it")
-        }
-        // Registered only once its history is known to be this leader's (semi-synchronous
-        // commit counts registered followers). Retention keeps what a registered stream
-        // needs, but may have dropped it between the check above and now: look again.
-        // (A batch already under way may still take it: then the stream's read fails,
-        // the follower reconnects and is told it is behind. Safe, merely slower.)
-        followers.streamOpened(follower, at: after)
-        let first = store.firstRetained
-        guard after + 1 >= first else {
-            followers.streamClosed(follower)
-            throw behind(first)
-        }
-        logger.info("follower \(follower) streaming from \(after + 1) (leader head \(head))")
-        return ReplicationStream(leader: self, follower: follower, next: after + 1)
     }
 
     /// The last commit retention may drop without taking one a follower still needs:

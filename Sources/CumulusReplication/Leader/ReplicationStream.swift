@@ -14,59 +14,64 @@ import Foundation
 public struct ReplicationStream: AsyncSequence, Sendable {
     let leader: ReplicationLeader
     let follower: String
-    let next: UInt64
+    /// The session, opened: it streams from the follower's position.
+    let session: FollowerSessionStateMachine
 
     /// An iterator from the follower's position.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(leader: leader, follower: follower, next: next)
+        Iterator(leader: leader, follower: follower, session: session)
     }
 
-    /// Produces the encoded messages.
+    /// Produces the encoded messages: the driver of the session's stream, doing what
+    /// its machine answers.
     public final class Iterator: AsyncIteratorProtocol {
         let leader: ReplicationLeader
         let follower: String
-        var next: UInt64
+        var session: FollowerSessionStateMachine
         var configuration: ReplicatedConfiguration?
         var configurationCheckedAt = ContinuousClock.now
-        var ended = false
 
-        init(leader: ReplicationLeader, follower: String, next: UInt64) {
+        init(leader: ReplicationLeader, follower: String, session: FollowerSessionStateMachine) {
             self.leader = leader
             self.follower = follower
-            self.next = next
+            self.session = session
         }
 
         deinit { leader.followers.streamClosed(follower) }
 
         /// The next message's bytes.
         public func next() async throws -> [UInt8]? {
-            guard !ended, !Task.isCancelled else { return nil }
             let store = leader.container.store
-            if let epoch = leader.container.supersededBy {
-                ended = true
-                return ReplicationMessage.failure(
-                    "the leader was superseded by epoch \(epoch); follow the current leader").encoded()
-            }
-            // Credentials change rarely: look at most once per heartbeat.
-            if configuration == nil || ContinuousClock.now - configurationCheckedAt >= leader.heartbeatInterval {
-                configurationCheckedAt = .now
-                let current = try ReplicatedConfiguration.read(from: store.logEnvironment)
-                if current != configuration {
-                    configuration = current
-                    return ReplicationMessage.configuration(current).encoded()
-                }
-            }
+            // Credentials change rarely: looked at first, then at most once per heartbeat.
+            let due = configuration == nil || ContinuousClock.now - configurationCheckedAt >= leader.heartbeatInterval
+            var action = session.nextWanted(
+                supersededBy: leader.container.supersededBy, configurationDue: due, cancelled: Task.isCancelled)
+            var frames: [[UInt8]] = []
             while true {
-                let frames = try store.rawFrames(
-                    from: next, limit: ReplicationLeader.framesPerMessage, maxBytes: ReplicationLeader.bytesPerMessage)
-                if !frames.isEmpty {
-                    next += UInt64(frames.count)
-                    return ReplicationMessage.frames(frames, leaderHead: Swift.max(store.head.sequence, next - 1)).encoded()
-                }
-                let seen = next - 1
-                let arrived = await store.waitForCommit(after: seen, until: .now + leader.heartbeatInterval)
-                if Task.isCancelled { return nil }
-                if !arrived {
+                switch action {
+                case .finish:
+                    return nil
+                case .sendFailure(let reason):
+                    return ReplicationMessage.failure(reason).encoded()
+                case .readConfiguration:
+                    configurationCheckedAt = .now
+                    let current = try ReplicatedConfiguration.read(from: store.logEnvironment)
+                    let changed = current != configuration
+                    configuration = current
+                    action = session.configurationRead(changed: changed)
+                case .sendConfiguration:
+                    guard let configuration else { return nil }
+                    return ReplicationMessage.configuration(configuration).encoded()
+                case .readFrames(let next):
+                    frames = try store.rawFrames(
+                        from: next, limit: ReplicationLeader.framesPerMessage, maxBytes: ReplicationLeader.bytesPerMessage)
+                    action = session.framesRead(frames.count, head: store.head.sequence)
+                case .sendFrames(let leaderHead):
+                    return ReplicationMessage.frames(frames, leaderHead: leaderHead).encoded()
+                case .waitForCommit(let seen):
+                    let arrived = await store.waitForCommit(after: seen, until: .now + leader.heartbeatInterval)
+                    action = session.waitEnded(arrived: arrived, cancelled: Task.isCancelled)
+                case .sendHeartbeat:
                     return ReplicationMessage.heartbeat(leaderHead: store.head.sequence, now: .now()).encoded()
                 }
             }
