@@ -32,10 +32,11 @@ public enum FollowerSeeder {
 
     /// Makes `path` ready to follow `client`'s leader. With `reseed`, an existing
     /// directory is renamed to `path.discarded-<time>` first. An existing directory
-    /// whose next commit the leader no longer keeps (retention) is renamed to
-    /// `path.behind-<time>` and seeded anew from a snapshot: it is a verified prefix
-    /// of the leader's log, so nothing is lost, but it is moved aside rather than
-    /// deleted, as `--reseed` does, so an operator decides when it goes.
+    /// whose next commit the leader no longer keeps (retention) is refused with
+    /// ``ReplicationError/behindRetention(_:)``, as the stream refuses it while running:
+    /// the node rejoins in one way for both (``NodeLoop``), the copy (a verified prefix
+    /// of the leader's log) moved aside rather than deleted, so an operator decides
+    /// when it goes, and a snapshot seeding the empty directory.
     public static func prepare(
         path: String, client: LeaderClient, mode: Mode, reseed: Bool, logger: Logger,
         progress: (@Sendable (Int, Int) -> Void)? = nil
@@ -45,8 +46,7 @@ public enum FollowerSeeder {
             let aside = try moveAside(path, suffix: "discarded")
             logger.warning("re-seeding: the old copy was moved to \(aside)")
         } else if files.fileExists(atPath: path + "/data.mdb"), let why = await behindRetention(path: path, client: client) {
-            let aside = try moveAside(path, suffix: "behind")
-            logger.warning("re-seeding from a snapshot: \(why); the old copy was moved to \(aside)")
+            throw ReplicationError.behindRetention(why)
         }
         guard !files.fileExists(atPath: path + "/data.mdb") else { return .existing }
         // A leader that cannot be reached yet (starting, or busy copying) is retried
