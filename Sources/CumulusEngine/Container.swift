@@ -40,29 +40,37 @@ public final class Container: Sendable {
     /// 32 random bytes made when the directory was created: the key that
     /// authenticates query cursors and change tokens this server issues.
     let secret: [UInt8]
-    /// What this node does with writes, and the task that deletes `firesOnce`
-    /// subscriptions once they have fired (``FiredOnceReaper``), which only a leader runs.
-    private let roleState: Mutex<RoleState>
-    private struct RoleState {
-        var role: NodeRole
+    /// Whether this node leads — takes writes in its epoch, unless it was superseded —
+    /// and the task that deletes `firesOnce` subscriptions once they have fired
+    /// (``FiredOnceReaper``), which only a leader runs. What the node is beyond that
+    /// (a follower of which leader, a cluster member waiting for an election) the
+    /// node decides (`CumulusReplication/Node`); the engine only enforces it.
+    private let stance: Mutex<Stance>
+    private struct Stance {
+        var leads: Bool
         var reaper: Task<Void, Never>?
     }
     /// Whether the environment was opened for writing (a read-only one never leads).
     private let writable: Bool
     private let superseded: Mutex<UInt64?>
 
-    /// What this node does with writes now; a leader that learns it was superseded is
-    /// fenced. A cluster member changes role as its election goes (``lead(epoch:)``,
-    /// ``follow(leaderURL:)``).
-    public var role: NodeRole { roleState.withLock { $0.role } }
+    /// Whether this node was opened or made to lead (``lead(epoch:)``) and has not been
+    /// told to refuse writes since (``refuseWrites(_:)``). A leader superseded by a
+    /// newer epoch still leads by this flag, but takes no writes (``supersededBy``).
+    public var leads: Bool { stance.withLock { $0.leads } }
 
-    /// Opens (creating if needed) the data directory at `path` in `role`. A
-    /// follower or read-only node refuses every write with `notLeader`; only a
-    /// leader runs the `firesOnce` reaper (a follower gets the leader's deletions
-    /// through the log). `indexBuildObserver` hears of index builds a schema change
-    /// causes (``Views/indexBuildObserver``), for progress on a terminal;
-    /// Each change of role is recorded in `history` (one per process, kept across the
-    /// containers a rejoining node opens). `catchUpObserver` hears how far views found
+    /// Whether a write would be let in now: this node leads and nothing refuses it
+    /// (a follower's directory, a newer epoch).
+    public var takesWrites: Bool { writer.gate.refusal == nil }
+
+    /// Opens (creating if needed) the data directory at `path`, leading unless
+    /// `refusingWrites` says why it takes none (a follower, a node waiting for its
+    /// cluster's election) or the directory is read-only, a follower's or superseded;
+    /// only a leader runs the `firesOnce` reaper (a follower gets the leader's
+    /// deletions through the log). `indexBuildObserver` hears of index builds a schema
+    /// change causes (``Views/indexBuildObserver``), for progress on a terminal;
+    /// `history` is where the node records its changes of role (one per process,
+    /// kept across the containers a rejoining node opens). `catchUpObserver` hears how far views found
     /// behind the log have caught up, and
     /// `migrationObserver` how many records views of the layout before were migrated
     /// through in place (``ViewMigration``).
@@ -70,7 +78,7 @@ public final class Container: Sendable {
     /// the log (``viewsRemade``); `viewsSync` says how often the views are made durable.
     public init(
         path: String, environmentOptions: LMDBEnvironment.Options = .init(), writerOptions: LogWriter.Options = .init(),
-        role: NodeRole = .leader, viewsSync: ViewsSyncer.Policy = .init(),
+        refusingWrites: CumulusError? = nil, viewsSync: ViewsSyncer.Policy = .init(),
         indexBuildObserver: (@Sendable (SchemaID, String, Int) -> Void)? = nil, catchUpObserver: ((UInt64) -> Void)? = nil,
         migrationObserver: ((Int) -> Void)? = nil, history: NodeHistory = NodeHistory()
     ) throws {
@@ -120,30 +128,28 @@ public final class Container: Sendable {
             try views.apply(commit, derived: workAhead as? CommitDerivations, in: txn)
         }
         self.writer = writer
-        // A follower's directory opened as a leader (no --follow, or a maintenance
-        // command) still takes no writes: its log would fork from its leader's.
-        let followsOnDisk = role == .leader && store.isFollowerDirectory
         let storedSuperseded = store.storedSupersededBy.flatMap { $0 > store.epoch ? $0 : nil }
         superseded = Mutex(storedSuperseded)
-        switch role {
-        case .leader where followsOnDisk:
-            writer.gate.refuse(CumulusError(
-                .notLeader,
-                "this data directory belongs to a follower; start it with --follow LEADER-URL, or `cumulus promote` it first"))
-        case .leader:
-            if let epoch = storedSuperseded { writer.gate.refuse(Self.supersededError(store.epoch, by: epoch)) }
-        case .follower(let leaderURL):
-            writer.gate.refuse(CumulusError(.notLeader, "this node is a follower; send writes to the leader at \(leaderURL)"))
-        case .readOnly:
-            writer.gate.refuse(CumulusError(.notLeader, "this node serves a read-only data directory; it takes no writes"))
-        case .candidate:
-            writer.gate.refuse(Self.electingError)
-        }
-        let reaper = environmentOptions.readOnly || role != .leader || followsOnDisk
-            ? nil : Self.startReaper(store, views, writer)
-        roleState = Mutex(RoleState(role: role, reaper: reaper))
+        let refusal: CumulusError? =
+            if environmentOptions.readOnly {
+                CumulusError(.notLeader, "this node serves a read-only data directory; it takes no writes")
+            } else if let refusingWrites {
+                refusingWrites
+            } else if store.isFollowerDirectory {
+                // A follower's directory opened as a leader (no --follow, or a maintenance
+                // command) still takes no writes: its log would fork from its leader's.
+                CumulusError(
+                    .notLeader,
+                    "this data directory belongs to a follower; start it with --follow LEADER-URL, or `cumulus promote` it first")
+            } else {
+                storedSuperseded.map { Self.supersededError(store.epoch, by: $0) }
+            }
+        writer.gate.refuse(refusal)
+        // A directory opened to lead runs the reaper unless it is a follower's (one
+        // superseded still leads by the flag, and the gate keeps its writes out).
+        let leads = refusingWrites == nil && !environmentOptions.readOnly && !store.isFollowerDirectory
+        stance = Mutex(Stance(leads: leads, reaper: leads ? Self.startReaper(store, views, writer) : nil))
         self.history = history
-        history.record(role.name, epoch: store.epoch, leaderURL: role.leaderURL, reason: "opened \(path)")
     }
 
     /// It captures the parts, not the container, so the container can still go away.
@@ -151,51 +157,38 @@ public final class Container: Sendable {
         Task.detached { await FiredOnceReaper.run(store: store, views: views, writer: writer) }
     }
 
-    /// Takes writes as its cluster's leader in `epoch`, the epoch this node won: the
-    /// epoch is stored and its first commit, which records where it began, appended —
-    /// both before any write is let in, so a restart remembers the epoch and every node
-    /// learns where it began before any commit of it. `epoch` must be newer than the log's.
-    public func lead(epoch: UInt64, because reason: String = "promoted") throws {
+    /// Takes writes in `epoch`, newer than the log's (the epoch this node won, or was
+    /// promoted to): the epoch is stored and its first commit, which records where it
+    /// began, appended — both before any write is let in, so a restart remembers the
+    /// epoch and every node learns where it began before any commit of it.
+    public func lead(epoch: UInt64) throws {
         guard writable else { throw CumulusError(.notLeader, "a read-only data directory cannot lead") }
         try store.lead(inEpoch: epoch, applying: views.apply)
         superseded.withLock { seen in
             if let newer = seen, newer <= epoch { seen = nil }
         }
         let (store, views, writer) = (self.store, self.views, self.writer)
-        roleState.withLock { state in
-            state.role = .leader
-            if state.reaper == nil { state.reaper = Self.startReaper(store, views, writer) }
+        stance.withLock { stance in
+            stance.leads = true
+            if stance.reaper == nil { stance.reaper = Self.startReaper(store, views, writer) }
         }
         writer.gate.refuse(nil)
-        history.record(NodeRole.leader.name, epoch: epoch, reason: reason)
     }
 
-    static let electingError = CumulusError(
-        .notLeader, "this node's cluster is electing a leader; retry shortly, or send writes to the new leader")
-
-    /// Stops taking writes while its cluster elects a leader: this node stopped leading
-    /// (its lease lapsed, or another won), and knows of no leader yet.
-    public func awaitLeader(because reason: String = "no leader known") {
-        writer.gate.refuse(Self.electingError)
-        roleState.withLock { state in
-            state.role = .candidate
-            state.reaper?.cancel()
-            state.reaper = nil
+    /// Stops taking writes, refusing each with `refusal` (which says where to send
+    /// them, if this node knows), and stops the work only a leader does.
+    public func refuseWrites(_ refusal: CumulusError) {
+        writer.gate.refuse(refusal)
+        stance.withLock { stance in
+            stance.leads = false
+            stance.reaper?.cancel()
+            stance.reaper = nil
         }
-        history.record(NodeRole.candidate.name, epoch: store.epoch, reason: reason)
     }
 
-    /// Stops taking writes and names `leaderURL` to those who send them: this node's
-    /// cluster elected another. The directory is marked a follower's, so opened on its
-    /// own later it still takes none (its log may have to give way to the leader's).
-    public func follow(leaderURL: String, because reason: String = "another node leads") throws {
-        writer.gate.refuse(CumulusError(.notLeader, "this node is a follower; send writes to the leader at \(leaderURL)"))
-        roleState.withLock { state in
-            state.role = .follower(leaderURL: leaderURL)
-            state.reaper?.cancel()
-            state.reaper = nil
-        }
-        history.record("follower", epoch: store.epoch, leaderURL: leaderURL, reason: reason)
+    /// Marks the directory a follower's, so opened on its own later it still takes no
+    /// writes (its log may have to give way to its leader's).
+    public func markFollower() throws {
         if writable { try store.markFollower() }
     }
 
@@ -229,7 +222,7 @@ public final class Container: Sendable {
     /// superseded, and answering from it could hide the new leader's writes.
     func checkEpoch(ofToken epoch: UInt64) throws {
         guard epoch > store.epoch else { return }
-        if role == .leader { supersede(by: epoch) }
+        if leads { supersede(by: epoch) }
         throw CumulusError(
             .serverRejectedRequest,
             "the token was issued in epoch \(epoch) but this node is in epoch \(store.epoch): it was superseded; ask the current leader or its followers")
@@ -288,14 +281,14 @@ public final class Container: Sendable {
     /// Finishes queued writes and stops the writer. Also done when the container
     /// goes away; the environment closes when the last reference to it does.
     public func close() {
-        roleState.withLock { $0.reaper?.cancel() }
+        stance.withLock { $0.reaper?.cancel() }
         writer.close()
         // After the last write: the views closed cleanly need no remaking after a restart.
         try? viewsSyncer?.close()
     }
 
     deinit {
-        roleState.withLock { $0.reaper?.cancel() }
+        stance.withLock { $0.reaper?.cancel() }
         writer.close()
         try? viewsSyncer?.close()
     }

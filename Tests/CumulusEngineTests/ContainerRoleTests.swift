@@ -4,8 +4,9 @@ import CumulusModel
 import Foundation
 import Testing
 
-/// A cluster member's role changes while it runs: it follows one leader, then leads
-/// in the epoch it won, and its log and writer change with it.
+/// What the engine knows of a node's role: whether it leads (takes writes in its
+/// epoch) or refuses writes with the reason the node gave, and the gate every write
+/// passes. The roles themselves are the node's (`NodeStateTests`).
 @Suite struct ContainerRoleTests {
     func item(_ name: String, in zone: ZoneID) -> Record {
         var record = Record(recordType: "Item", recordID: RecordID(recordName: name, zoneID: zone))
@@ -24,48 +25,58 @@ import Testing
         }
     }
 
-    @Test func aFollowerRefusesWritesNamingItsLeaderAndStaysOneOnDisk() async throws {
-        let world = try EngineWorld()
-        let zone = try await world.makeZone()
-        try world.container.follow(leaderURL: "http://n2:8765")
-        #expect(world.container.role == .follower(leaderURL: "http://n2:8765"))
-        let error = await refusal(world, zone, "while-following")
-        #expect(error?.code == .notLeader)
-        #expect(error?.message.contains("http://n2:8765") == true)
-        #expect(world.container.store.isFollowerDirectory, "opened on its own later, it must take no writes")
-    }
-
-    @Test func leadingInANewEpochLetsWritesInAndIsRemembered() async throws {
+    @Test func refusedWritesNameTheirReasonUntilTheContainerLeadsInANewEpoch() async throws {
         let world = try EngineWorld()
         let zone = try await world.makeZone()
         let before = world.container.store.epoch
         let head = world.container.store.head.sequence
-        try world.container.follow(leaderURL: "http://n2:8765")
+        #expect(world.container.leads && world.container.takesWrites)
+        world.container.refuseWrites(CumulusError(.notLeader, "send writes to the leader at http://n2:8765"))
+        #expect(!world.container.leads && !world.container.takesWrites)
+        let error = await refusal(world, zone, "refused")
+        #expect(error?.code == .notLeader)
+        #expect(error?.message.contains("http://n2:8765") == true)
+        try world.container.markFollower()
+        #expect(world.container.store.isFollowerDirectory, "opened on its own later, it must take no writes")
         try world.container.lead(epoch: before + 3)
-        #expect(world.container.role == .leader)
-        #expect(world.container.store.epoch == before + 3)
+        #expect(world.container.leads && world.container.takesWrites)
         // The epoch's first commit says where it began, before any write of it.
         #expect(try world.container.store.epochStarts() == [.init(epoch: before + 3, sequence: head + 1)])
         #expect(!world.container.store.isFollowerDirectory)
         try await world.save([item("while-leading", in: zone)])
         #expect(try world.allExist([RecordID(recordName: "while-leading", zoneID: zone)]))
-        // A restart opens it as the leader it became, in that epoch.
+        // A restart opens it leading, in that epoch.
         world.container.close()
         let reopened = try Container(path: world.path)
         #expect(reopened.store.epoch == before + 3)
-        #expect(!reopened.store.isFollowerDirectory)
+        #expect(reopened.leads && reopened.takesWrites)
         reopened.close()
     }
 
-    @Test func anEpochThatIsNotNewIsRefused() async throws {
+    @Test func anEpochThatIsNotNewIsRefusedAndWritesStayOut() async throws {
         let world = try EngineWorld()
         let zone = try await world.makeZone()
-        try world.container.follow(leaderURL: "http://n2:8765")
+        world.container.refuseWrites(CumulusError(.notLeader, "a follower"))
         let epoch = world.container.store.epoch
         #expect(throws: (any Error).self) { try world.container.lead(epoch: epoch) }
-        #expect(world.container.role == .follower(leaderURL: "http://n2:8765"), "still following")
+        #expect(!world.container.leads)
         #expect(await refusal(world, zone, "same-epoch")?.code == .notLeader)
         #expect(world.container.store.epoch == epoch)
+    }
+
+    @Test func aDirectoryOpenedWithARefusalTakesNoWritesAndRunsNoReaper() async throws {
+        let world = try EngineWorld()
+        let zone = try await world.makeZone()
+        world.container.close()
+        let refused = try Container(path: world.path, refusingWrites: CumulusError(.notLeader, "waiting for an election"))
+        defer { refused.close() }
+        #expect(!refused.leads)
+        do {
+            _ = try await refused.database(world.db.id).modify(saving: [item("x", in: zone)], as: EngineWorld.user)
+            Issue.record("a refusing container took a write")
+        } catch let error as CumulusError {
+            #expect(error.message == "waiting for an election")
+        }
     }
 
     @Test func aGatedWriteIsDurableButNotAcknowledged() async throws {

@@ -64,7 +64,7 @@ enum ReplicationSuite: BenchSuite {
             var logger = Logger(label: "bench")
             logger.logLevel = .warning
             side = ReplicationLeader(container: leader, logger: logger)
-            let endpoints = ReplicationEndpoints(container: leader, secret: secret, leader: side, follower: nil)
+            let endpoints = ReplicationEndpoints(node: side.node, secret: secret, leader: side, follower: nil)
             let auth = try AuthStore(environment: leader.store.logEnvironment)
             let api = CloudKitAPI(container: leader, auth: auth, replication: endpoints)
             let app = CumulusHTTPServer.application(api: api, host: "127.0.0.1", port: port, logger: logger)
@@ -76,7 +76,8 @@ enum ReplicationSuite: BenchSuite {
             let followerPath = directory.path + "/" + followerName
             let began = ContinuousClock.now
             seeded = try await FollowerSeeder.prepare(path: followerPath, client: client, mode: seed, reseed: false, logger: logger)
-            follower = try Container(path: followerPath, role: .follower(leaderURL: leaderURL))
+            follower = try Container(
+                path: followerPath, refusingWrites: NodeState.refusal(for: .follower(leaderURL: leaderURL)))
             seedSeconds = seconds(ContinuousClock.now - began)
             replica = ReplicaFollower(container: follower, client: client, name: "bench", logger: logger)
         }

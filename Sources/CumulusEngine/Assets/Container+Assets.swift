@@ -47,10 +47,10 @@ extension Container {
     /// `notLeader` unless this node takes writes: uploads are writes (their files
     /// reach followers with the commits that refer to them).
     func requireLeaderForUploads() throws {
-        guard role == .leader, supersededBy == nil else {
-            throw CumulusError(
-                .notLeader,
-                "this node takes no uploads\(role.leaderURL.map { "; ask the leader at \($0) for an upload URL" } ?? "")")
+        if let refusal = writer.gate.refusal {
+            // The refusal says where writes go, if this node knows.
+            let why = (refusal as? CumulusError)?.message ?? "\(refusal)"
+            throw CumulusError(.notLeader, "this node takes no uploads (\(why)); ask the leader for an upload URL")
         }
     }
 

@@ -25,6 +25,9 @@ public final class ReplicaFollower: Sendable {
     public let name: String
     let logger: Logger
     let state: Mutex<State>
+    /// The node this follower runs on, whose role its status reports (a cluster
+    /// member's stream may outlive its role); `nil`: a follower of a fixed URL.
+    let node: NodeState?
 
     struct State: Sendable {
         /// The conversation with the leader: what to do next, and the phase shown.
@@ -39,7 +42,8 @@ public final class ReplicaFollower: Sendable {
     }
 
     /// A follower applying the log of `client`'s leader to `container`.
-    public init(container: Container, client: LeaderClient, name: String, logger: Logger) {
+    public init(container: Container, client: LeaderClient, name: String, logger: Logger, node: NodeState? = nil) {
+        self.node = node
         self.container = container
         self.client = client
         self.name = name
@@ -320,7 +324,7 @@ public final class ReplicaFollower: Sendable {
                 sinceContactMilliseconds: state.lastContact.map { (ContinuousClock.now - $0).milliseconds })
         }
         return ReplicationStatus(
-            role: container.role.name, logID: Hex.encode(store.logID), epoch: store.epoch, head: head,
+            role: node?.role.name ?? "follower", logID: Hex.encode(store.logID), epoch: store.epoch, head: head,
             supersededBy: nil, following: following, followers: [])
     }
 

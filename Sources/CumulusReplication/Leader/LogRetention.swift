@@ -43,6 +43,8 @@ public final class LogRetention: Sendable {
 
     /// The node whose log is kept short.
     public let container: Container
+    /// The node: retention drops commits only while it leads.
+    public let node: NodeState
     /// Its followers' positions (`nil`: a node that serves no followers).
     let leader: ReplicationLeader?
     /// The policy in force.
@@ -57,8 +59,9 @@ public final class LogRetention: Sendable {
 
     /// Retention of `container`'s log under `policy`, holding back what `leader`'s
     /// followers need.
-    public init(container: Container, leader: ReplicationLeader?, policy: Policy, logger: Logger) {
-        self.container = container
+    public init(node: NodeState, leader: ReplicationLeader?, policy: Policy, logger: Logger) {
+        self.node = node
+        self.container = node.container
         self.leader = leader
         self.policy = policy
         self.logger = logger
@@ -69,7 +72,7 @@ public final class LogRetention: Sendable {
         let store = container.store
         let head = store.head.sequence
         let now = ContinuousClock.now
-        guard container.role == .leader, container.supersededBy == nil else {
+        guard node.leads else {
             leadingSince.withLock { $0 = nil }
             return nil
         }

@@ -16,8 +16,9 @@ import Synchronization
 /// credential hashes, so use a private network or TLS in front of it
 /// (Docs/OPERATIONS.md).
 public final class ReplicationLeader: Sendable {
-    /// The node served.
-    public let container: Container
+    /// The node served, and its data directory.
+    public let node: NodeState
+    public var container: Container { node.container }
     /// How often an idle stream sends a heartbeat.
     public let heartbeatInterval: Duration
     let followers = FollowerRegistry()
@@ -35,19 +36,28 @@ public final class ReplicationLeader: Sendable {
     /// Bytes of frames per stream message, past the first frame.
     static let bytesPerMessage = 4 << 20
 
-    /// Serves replication of `container` (the replication secret is checked by the
-    /// HTTP endpoints in front of it).
-    public convenience init(container: Container, heartbeatInterval: Duration = .seconds(1), logger: Logger) {
-        self.init(container: container, heartbeatInterval: heartbeatInterval, logger: logger, snapshotCopy: nil)
+    /// Serves replication of `node` (the replication secret is checked by the HTTP
+    /// endpoints in front of it); it streams only while the node leads.
+    public convenience init(node: NodeState, heartbeatInterval: Duration = .seconds(1), logger: Logger) {
+        self.init(node: node, heartbeatInterval: heartbeatInterval, logger: logger, snapshotCopy: nil)
     }
 
-    /// ``init(container:heartbeatInterval:logger:)`` with the snapshot's copy replaced
+    /// Serves replication of `container`, which leads (a node of its own: tests and
+    /// benchmarks).
+    public convenience init(container: Container, heartbeatInterval: Duration = .seconds(1), logger: Logger) {
+        self.init(
+            node: NodeState(container: container, role: .leader, because: "serves replication"),
+            heartbeatInterval: heartbeatInterval, logger: logger, snapshotCopy: nil)
+    }
+
+    /// ``init(node:heartbeatInterval:logger:)`` with the snapshot's copy replaced
     /// (tests: a copy that fails part-way must break the response off).
     init(
-        container: Container, heartbeatInterval: Duration = .seconds(1), logger: Logger,
+        node: NodeState, heartbeatInterval: Duration = .seconds(1), logger: Logger,
         snapshotCopy: (@Sendable (Int32) throws(StorageError) -> Void)?
     ) {
-        self.container = container
+        self.node = node
+        let container = node.container
         self.heartbeatInterval = heartbeatInterval
         self.logger = logger
         if let snapshotCopy {
@@ -62,7 +72,7 @@ public final class ReplicationLeader: Sendable {
     }
 
     /// This node's identity and head.
-    public func hello() -> ReplicationHello { .of(container) }
+    public func hello() -> ReplicationHello { .of(node) }
 
     /// Notes the epoch a peer says it is in (a follower's hello): a newer one than
     /// this node's means this node was superseded — it fences itself and says so.
@@ -85,8 +95,8 @@ public final class ReplicationLeader: Sendable {
         let store = container.store
         var session = FollowerSessionStateMachine()
         let view = FollowerSessionStateMachine.Leader(
-            logID: store.logID, epoch: store.epoch, leads: container.role == .leader && container.supersededBy == nil,
-            role: "\(container.role)", head: store.head.sequence, firstRetained: store.firstRetained)
+            logID: store.logID, epoch: store.epoch, leads: node.leads, role: "\(node.role)", head: store.head.sequence,
+            firstRetained: store.firstRetained)
         switch session.openRequested(identity: identity, after: after, hash: hash, leader: view) {
         case .refuse(let error):
             throw error
@@ -202,7 +212,7 @@ public final class ReplicationLeader: Sendable {
                 sinceReportMilliseconds: (now - entry.reportedAt).milliseconds, openStreams: entry.openStreams)
         }
         return ReplicationStatus(
-            role: container.role.name, logID: Hex.encode(store.logID), epoch: store.epoch, head: head,
+            role: node.role.name, logID: Hex.encode(store.logID), epoch: store.epoch, head: head,
             supersededBy: container.supersededBy, following: nil, followers: lags)
     }
 }

@@ -32,7 +32,7 @@ public final class ClusterMember: Sendable {
     private let state = Mutex(State())
 
     private struct State {
-        var container: Container?
+        var node: NodeState?
         var electionTask: Task<Void, Never>?
         var follower: ReplicaFollower?
         /// What the node is, and what each role and failure calls for.
@@ -83,18 +83,21 @@ public final class ClusterMember: Sendable {
     /// directory that holds a log is opened at once, as a candidate. One that does not
     /// waits for the election's first answer: as the first leader of a new cluster it
     /// creates its log; as anyone's follower it is seeded from that leader first.
-    public func join(path: String, open: @Sendable (NodeRole) throws -> Container) async throws -> Container {
+    public func join(path: String, open: @Sendable (_ refusingWrites: CumulusError?) throws -> Container) async throws
+        -> NodeState
+    {
         let election = self.election
         let task = Task { await election.run() }
         state.withLock { $0.electionTask = task }
-        func opening() throws -> Container {
-            let container = try open(.candidate)
+        func opening() throws -> NodeState {
+            let container = try open(NodeState.refusal(for: .candidate))
+            let node = NodeState(container: container, role: .candidate, because: "opened \(path)")
             state.withLock {
-                $0.container = container
+                $0.node = node
                 $0.machine.opened(epoch: container.store.epoch)
             }
             opened.store.withLock { $0 = container.store }
-            return container
+            return node
         }
         if FileManager.default.fileExists(atPath: path + "/data.mdb") { return try opening() }
         // Decided on the election's current role, not its stream of changes, which `run`
@@ -148,16 +151,17 @@ public final class ClusterMember: Sendable {
     /// Follows the election's roles until cancelled; throws if replication must stop.
     /// Stopping resigns: the lease is revoked, so another node can lead at once.
     public func run() async throws {
-        guard let container = state.withLock({ $0.container }) else {
+        guard let node = state.withLock({ $0.node }) else {
             throw CumulusError(.internalError, "a cluster member runs after it has joined")
         }
+        let container = node.container
         container.writer.gate.install(election.fence, at: .lease)
         let (failures, failed) = AsyncStream<any Error>.makeStream()
         // However it ends, the election resigns (revoking the lease) before this returns.
         let electionTask = state.withLock { $0.electionTask }
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await self.followRoles(container, failed) }
+                group.addTask { try await self.followRoles(node, failed) }
                 group.addTask {
                     for await failure in failures { throw failure }
                 }
@@ -176,7 +180,7 @@ public final class ClusterMember: Sendable {
     /// Turns each role into the node's, as its ``NodeStateMachine`` answers: a stream per
     /// followed leader, replaced when the leader changes; a failure that ends the node's
     /// serving goes to `failed`.
-    private func followRoles(_ container: Container, _ failed: AsyncStream<any Error>.Continuation) async throws {
+    private func followRoles(_ node: NodeState, _ failed: AsyncStream<any Error>.Continuation) async throws {
         var stream: Task<Void, Never>?
         func stopStream() async {
             guard let task = stream else { return }
@@ -192,20 +196,20 @@ public final class ClusterMember: Sendable {
             case .leader(let leader):
                 guard case .lead(let epoch, let reason) = step({ $0.leaseGranted(leader) }) else { continue }
                 await stopStream()
-                try container.lead(epoch: epoch, because: reason)
-                logger.notice("cluster: leading in epoch \(epoch) from head \(container.store.head.sequence)")
+                try node.lead(epoch: epoch, because: reason)
+                logger.notice("cluster: leading in epoch \(epoch) from head \(node.container.store.head.sequence)")
             case .follower(let leader):
                 let stopReason = election.takeStopReason()
                 guard case .follow(let url, let reason, let restart) = step({ $0.leaderSeen(leader, stopReason: stopReason) })
                 else { continue }
-                try container.follow(leaderURL: url, because: reason)
+                try node.follow(leaderURL: url, because: reason)
                 guard restart else { continue }
                 await stopStream()
-                stream = startStream(from: url, into: container, failed)
+                stream = startStream(from: url, into: node, failed)
             case .candidate:
                 let stopReason = election.takeStopReason()
                 guard case .awaitLeader(let reason) = step({ $0.leaseLost(stopReason: stopReason) }) else { continue }
-                container.awaitLeader(because: reason)
+                node.awaitLeader(because: reason)
             }
         }
     }
@@ -213,10 +217,10 @@ public final class ClusterMember: Sendable {
     /// Streams the log of the leader at `url` into `container` until cancelled; if it
     /// ends otherwise, the machine judges why, and what ends the node goes to `failed`.
     private func startStream(
-        from url: String, into container: Container, _ failed: AsyncStream<any Error>.Continuation
+        from url: String, into node: NodeState, _ failed: AsyncStream<any Error>.Continuation
     ) -> Task<Void, Never> {
         let client = LeaderClient(leaderURL: url, secret: secret, maxAssetBytes: maxAssetBytes)
-        let follower = ReplicaFollower(container: container, client: client, name: name, logger: logger)
+        let follower = ReplicaFollower(container: node.container, client: client, name: name, logger: logger, node: node)
         state.withLock { $0.follower = follower }
         return Task {
             defer { Task { await client.shutdown() } }

@@ -39,13 +39,13 @@ public struct ReplicationHello: Sendable, Codable, Hashable {
 }
 
 extension ReplicationHello {
-    /// What `container` says of itself.
-    public static func of(_ container: Container) -> ReplicationHello {
-        let store = container.store
+    /// What `node` says of itself.
+    public static func of(_ node: NodeState) -> ReplicationHello {
+        let store = node.container.store
         let head = store.head
         return ReplicationHello(
             logID: Hex.encode(store.logID), epoch: store.epoch, head: head.sequence, headHash: Hex.encode(head.hash),
-            role: container.supersededBy == nil ? container.role.name : "superseded",
+            role: node.reportedRole,
             retainedFrom: store.firstRetained > 1 ? store.firstRetained : nil)
     }
 }

@@ -112,10 +112,10 @@ public struct ReplicationStatus: Sendable, Codable, Hashable {
 
 extension ReplicationStatus {
     /// The status of a node that neither leads followers nor follows.
-    public static func of(_ container: Container) -> ReplicationStatus {
-        let store = container.store
+    public static func of(_ node: NodeState) -> ReplicationStatus {
+        let (container, store) = (node.container, node.container.store)
         return ReplicationStatus(
-            role: container.role.name, logID: Hex.encode(store.logID), epoch: store.epoch, head: store.head.sequence,
+            role: node.role.name, logID: Hex.encode(store.logID), epoch: store.epoch, head: store.head.sequence,
             supersededBy: container.supersededBy, following: nil, followers: [])
     }
 }

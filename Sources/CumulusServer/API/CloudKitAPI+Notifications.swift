@@ -115,7 +115,6 @@ extension CloudKitAPI {
         let ticket: WebCourierTicket
         do {
             ticket = try container.openWebCourierTicket(text)
-            let leads = if case .leader = container.role { true } else { false }
             guard ticket.container == matched.container, ticket.environment == environment,
                 try auth.webAuthTokenIsLive(
                     digest: ticket.session, user: ticket.user, container: ticket.container, extend: leads)

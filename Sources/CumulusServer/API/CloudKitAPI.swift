@@ -14,6 +14,12 @@ import Logging
 public struct CloudKitAPI: Sendable {
     /// The data directory served.
     public let container: Container
+    /// The node's role (leader, follower of a URL, …), from `serve`; `nil` for an API
+    /// made without a node (tests, benchmarks), which leads while its container does.
+    public let node: NodeState?
+    /// Whether this node leads and was not superseded: only a leader moves a session's
+    /// expiry on, signs users in, and holds every commit it made.
+    var leads: Bool { node?.leads ?? (container.leads && container.supersededBy == nil) }
     /// Credentials.
     public let auth: AuthStore
     /// Largest request body accepted.
@@ -81,8 +87,9 @@ public struct CloudKitAPI: Sendable {
     /// it `/metrics` is not served and `/healthz` answers liveness alone.
     public init(
         container: Container, auth: AuthStore, metrics: ServerMetrics? = nil, logger: Logger? = nil,
-        replication: ReplicationEndpoints? = nil, metricsToken: String? = nil
+        replication: ReplicationEndpoints? = nil, metricsToken: String? = nil, node: NodeState? = nil
     ) {
+        self.node = node ?? replication?.node
         self.replication = replication
         metricsTokenDigest = metricsToken.map { Array(SHA256.hash(data: Array($0.utf8))) }
         self.container = container
@@ -171,7 +178,7 @@ public struct CloudKitAPI: Sendable {
     /// its leader.
     func namingLeader(_ response: APIResponse) -> APIResponse {
         guard response.json["serverErrorCode"]?.stringValue == ServerErrorCode.notLeader.name,
-            case .object(var body) = response.json, let leaderURL = container.role.leaderURL
+            case .object(var body) = response.json, let leaderURL = node?.role.leaderURL
         else { return response }
         var response = response
         body["leaderURL"] = .string(leaderURL)
@@ -202,7 +209,7 @@ public struct CloudKitAPI: Sendable {
         let wait = try Self.catchUpWait(request)
         let store = container.store
         // A leader already holds every commit it made: waiting could not help.
-        if container.role == .leader && container.supersededBy == nil && wanted > store.head.sequence {
+        if leads && wanted > store.head.sequence {
             throw CumulusError(
                 .serverRejectedRequest,
                 "this leader's log ends at \(store.head.sequence); commit \(wanted) was never made here (is the sequence from another cluster?)")
@@ -285,7 +292,7 @@ public struct CloudKitAPI: Sendable {
             guard presentsMetricsToken(request) else { return APIResponse(json: ["status": "ok"]) }
             return APIResponse(json: [
                 "status": "ok", "logHead": .int(Int64(clamping: container.store.head.sequence)),
-                "role": .string(container.supersededBy == nil ? container.role.name : "superseded"),
+                "role": .string(node?.reportedRole ?? (container.supersededBy == nil ? "leader" : "superseded")),
                 "epoch": .int(Int64(clamping: container.store.epoch)),
             ])
         case .metrics:
@@ -458,8 +465,7 @@ public struct CloudKitAPI: Sendable {
         }
         // A follower's auth table is its leader's copy: only the leader moves an idle
         // session's expiry on.
-        let leads = if case .leader = self.container.role { true } else { false }
-        guard let user = try auth.user(forWebAuthToken: webToken, container: container, extend: leads) else {
+        guard let user = try auth.user(forWebAuthToken: webToken, container: container, extend: self.leads) else {
             throw AuthenticationFailure.badWebAuthToken
         }
         return Caller(container: container, user: user)

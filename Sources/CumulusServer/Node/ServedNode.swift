@@ -168,43 +168,44 @@ public struct ServedNode: Sendable {
         }
         var environmentOptions = LMDBEnvironment.Options()
         environmentOptions.readOnly = configuration.readOnly
-        let store: Container
+        let node: NodeState
         if let member {
             // The election decides whether an empty directory starts a log or is seeded.
             let (data, environment, writer, viewsSync) =
                 (configuration.data, environmentOptions, writerOptions, configuration.viewsSync)
-            store = try await member.join(path: data) { role in
+            node = try await member.join(path: data) { refusal in
                 try Container(
-                    path: data, environmentOptions: environment, writerOptions: writer, role: role, viewsSync: viewsSync,
-                    history: history)
+                    path: data, environmentOptions: environment, writerOptions: writer, refusingWrites: refusal,
+                    viewsSync: viewsSync, history: history)
             }
-            role = .candidate
         } else {
-            store = try Container(
-                path: configuration.data, environmentOptions: environmentOptions, writerOptions: writerOptions, role: role,
-                viewsSync: configuration.viewsSync,
+            let container = try Container(
+                path: configuration.data, environmentOptions: environmentOptions, writerOptions: writerOptions,
+                refusingWrites: NodeState.refusal(for: role), viewsSync: configuration.viewsSync,
                 catchUpObserver: { sequence in logger.info("views catching up with the log: applied through \(sequence)") },
                 migrationObserver: { records in
                     logger.info("views of the layout before migrating in place: \(records) records done")
                 }, history: history)
+            node = NodeState(container: container, role: role, because: "opened \(configuration.data)")
         }
+        let store = node.container
         // The HTTP server has drained by the time this runs; queued commits finish, then it closes.
         defer { store.close() }
         reportOpenedViews(store)
         let auth = try AuthStore(environment: store.store.logEnvironment)
         warnOfUnboundTokens(auth)
-        try printBanner(store: store, auth: auth, role: role, member: member)
+        try printBanner(store: store, auth: auth, role: node.role, member: member)
         var follower: ReplicaFollower?
         var endpoints: ReplicationEndpoints?
         var replicationLeader: ReplicationLeader?
         if let secret = configuration.replicationSecret {
             if let client {
                 let name = configuration.followerName ?? "\(ProcessInfo.processInfo.hostName):\(configuration.port)"
-                follower = ReplicaFollower(container: store, client: client, name: name, logger: logger)
+                follower = ReplicaFollower(container: store, client: client, name: name, logger: logger, node: node)
             }
             // A cluster member serves followers whenever it leads (the leader side checks
             // the node's role on every request).
-            let leader = role == .leader || member != nil ? ReplicationLeader(container: store, logger: logger) : nil
+            let leader = role == .leader || member != nil ? ReplicationLeader(node: node, logger: logger) : nil
             replicationLeader = leader
             if let leader, let policy = configuration.sync {
                 leader.requireReplicas(policy)
@@ -218,12 +219,12 @@ public struct ServedNode: Sendable {
                 clusterView = { member.view }
             }
             endpoints = ReplicationEndpoints(
-                container: store, secret: secret, leader: leader, follower: follower, currentFollower: currentFollower,
+                node: node, secret: secret, leader: leader, follower: follower, currentFollower: currentFollower,
                 clusterView: clusterView)
         }
         var api = CloudKitAPI(
             container: store, auth: auth, metrics: metrics, logger: logger, replication: endpoints,
-            metricsToken: configuration.metricsToken)
+            metricsToken: configuration.metricsToken, node: node)
         api.limits = configuration.apiLimits
         api.publicURL = configuration.publicURL
         if api.publicURL == nil {
@@ -249,7 +250,7 @@ public struct ServedNode: Sendable {
             // It drops only while the node leads (a cluster member's role is checked each round).
             add(
                 RetentionService(
-                    retention: LogRetention(container: store, leader: replicationLeader, policy: policy, logger: logger)),
+                    retention: LogRetention(node: node, leader: replicationLeader, policy: policy, logger: logger)),
                 "retention")
         }
         if !configuration.readOnly {

@@ -20,20 +20,21 @@ public struct ReplicationEndpoints: Sendable {
     let currentFollower: (@Sendable () -> ReplicaFollower?)?
     /// On a cluster member: the cluster as it sees it.
     let clusterView: (@Sendable () -> ReplicationStatus.ClusterView)?
-    /// The node.
-    public let container: Container
+    /// The node, and its data directory.
+    public let node: NodeState
+    public var container: Container { node.container }
     /// The sessions this node answered handshakes for.
     public let sessions: ReplicationSessions
 
-    /// Endpoints for `container`, guarded by `secret`. A cluster member passes its
+    /// Endpoints for `node`, guarded by `secret`. A cluster member passes its
     /// `currentFollower` instead of a fixed `follower`, a `leader` that serves only while
     /// the node leads, and its `clusterView` for the status.
     public init(
-        container: Container, secret: String, leader: ReplicationLeader?, follower: ReplicaFollower?,
+        node: NodeState, secret: String, leader: ReplicationLeader?, follower: ReplicaFollower?,
         currentFollower: (@Sendable () -> ReplicaFollower?)? = nil,
         clusterView: (@Sendable () -> ReplicationStatus.ClusterView)? = nil
     ) {
-        self.container = container
+        self.node = node
         self.leader = leader
         self.follower = follower
         self.currentFollower = currentFollower
@@ -82,7 +83,7 @@ public struct ReplicationEndpoints: Sendable {
                 if let epoch = query(.epoch).flatMap(UInt64.init) {
                     leader?.observe(epoch: epoch, from: "follower \(query(.follower)?.prefix(128) ?? "?")")
                 }
-                return .json(200, Array(try JSONEncoder().encode(ReplicationHello.of(container))))
+                return .json(200, Array(try JSONEncoder().encode(ReplicationHello.of(node))))
             case .status:
                 return .json(200, Array(try JSONEncoder().encode(status())))
             case .asset:
@@ -98,7 +99,7 @@ public struct ReplicationEndpoints: Sendable {
             case .handshake, .configuration, .stream, .snapshot, .ack: break
             }
             guard let leader else {
-                return Self.failure(.refused("this node is not a leader (\(container.role)); replicate from the leader"))
+                return Self.failure(.refused("this node is not a leader (\(node.role)); replicate from the leader"))
             }
             switch route {
             case .configuration:
@@ -138,12 +139,12 @@ public struct ReplicationEndpoints: Sendable {
     /// This node's replication status.
     public func status() -> ReplicationStatus {
         var status: ReplicationStatus
-        if let follower = follower ?? currentFollower?(), container.role != .leader {
+        if let follower = follower ?? currentFollower?(), node.role != .leader {
             status = follower.status()
-        } else if let leader, container.role == .leader {
+        } else if let leader, node.role == .leader {
             status = leader.status()
         } else {
-            status = ReplicationStatus.of(container)
+            status = ReplicationStatus.of(node)
         }
         status.cluster = clusterView?()
         status.history = container.history.changes

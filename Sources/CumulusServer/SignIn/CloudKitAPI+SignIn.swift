@@ -149,7 +149,7 @@ extension CloudKitAPI {
             metrics?.recordLimitHit(.signInAttempts)
             return retry("Too many attempts. Try again in \(max(1, wait.components.seconds)) s.", 429)
         }
-        guard case .leader = container.role else {
+        guard leads else {
             return retry("This server does not sign users in (it follows another); use the leader's address.", 503)
         }
         do {

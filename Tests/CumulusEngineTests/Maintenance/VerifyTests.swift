@@ -111,7 +111,7 @@ struct VerifyTests {
         var options = LMDBEnvironment.Options()
         options.readOnly = true
         do {
-            _ = try Container(path: world.path, environmentOptions: options, role: .readOnly)
+            _ = try Container(path: world.path, environmentOptions: options)
             Issue.record("a read-only open of format-2 views must be refused")
         } catch let error as StorageError {
             #expect(error.description.contains("layout 2"))
@@ -119,7 +119,7 @@ struct VerifyTests {
         }
         // Writable, the same directory is rebuilt; read-only then opens and answers.
         try Container(path: world.path).close()
-        let reader = try Container(path: world.path, environmentOptions: options, role: .readOnly)
+        let reader = try Container(path: world.path, environmentOptions: options)
         defer { reader.close() }
         #expect(try ViewRebuilder.storedFormat(in: reader.store.environment) == ViewRebuilder.format)
         let search = Query(recordType: "Note", filters: [QueryFilter(key: .allTokens, comparator: .containsAllTokens, value: .string("fig"))])

@@ -123,7 +123,7 @@ struct ReadOnlyNodeTests {
         }
         var options = LMDBEnvironment.Options()
         options.readOnly = true
-        let node = try Container(path: path, environmentOptions: options, role: .readOnly)
+        let node = try Container(path: path, environmentOptions: options)
         let db = ReplicationWorld.database(node)
         let zone = ZoneID(zoneName: "Lists", ownerName: ReplicationWorld.user)
         let record = try db.fetch(RecordID(recordName: "s0-w0-0", zoneID: zone), as: ReplicationWorld.user)

@@ -19,7 +19,7 @@ struct LeaderClientTests {
         _ body: (LeaderClient, ReplicationEndpoints) async throws -> T
     ) async throws -> T {
         let container = leader.container
-        let endpoints = ReplicationEndpoints(container: container, secret: Cluster.secret, leader: leader, follower: nil)
+        let endpoints = ReplicationEndpoints(node: leader.node, secret: Cluster.secret, leader: leader, follower: nil)
         let api = CloudKitAPI(container: container, auth: try AuthStore(environment: container.store.logEnvironment), replication: endpoints)
         let port = NodeProcess.freePort()
         let app = CumulusHTTPServer.application(api: api, host: "127.0.0.1", port: port, logger: Logger(label: "test"))

@@ -26,7 +26,7 @@ struct LogRetentionTests {
         policy.batchSize = batch
         policy.followerGrace = grace
         if let snapshotEvery { policy.snapshotEvery = snapshotEvery }
-        return (container, leader, LogRetention(container: container, leader: leader, policy: policy, logger: Logger(label: "test")))
+        return (container, leader, LogRetention(node: leader.node, leader: leader, policy: policy, logger: Logger(label: "test")))
     }
 
     static func remove(_ container: Container) {
@@ -156,7 +156,7 @@ struct LogRetentionTests {
         defer { Self.remove(container) }
         try await retention.dropDue()
         let store = container.store
-        let endpoints = ReplicationEndpoints(container: container, secret: "s", leader: leader, follower: nil)
+        let endpoints = ReplicationEndpoints(node: leader.node, secret: "s", leader: leader, follower: nil)
         let query = [
             "follower": "f", "logID": Hex.encode(store.logID), "epoch": String(store.epoch), "after": "0",
             "hash": Hex.encode(LogHead.genesisHash),
@@ -169,7 +169,7 @@ struct LogRetentionTests {
             return
         }
         #expect(String(decoding: body, as: UTF8.self).contains("snapshot"))
-        #expect(ReplicationHello.of(container).retainedFrom == store.firstRetained)
+        #expect(leader.hello().retainedFrom == store.firstRetained)
     }
 
     @Test("in the public database, a deletion whose commit was dropped is left out of changes: its type is unknown")

@@ -83,7 +83,7 @@ struct ReplicationLeaderTests {
             #expect(error.code == .notLeader)
             #expect(error.message.contains("superseded"))
         }
-        #expect(ReplicationHello.of(container).role == "superseded")
+        #expect(leader.hello().role == "superseded")
         container.close()
     }
 

@@ -129,7 +129,7 @@ struct SnapshotHTTPTests {
             failure: .lmdb(code: 28, operation: "mdb_env_copyfd2", message: "No space left on device"))
         failing.allow(1)
         let leader = ReplicationLeader(
-            container: container, logger: Logger(label: "test"),
+            node: ReplicationWorld.node(container), logger: Logger(label: "test"),
             snapshotCopy: { descriptor throws(StorageError) in try failing.run(descriptor) })
         let path = ReplicationWorld.temporaryPath() + ".mdb"
         await #expect(throws: ReplicationError.self) { _ = try await Self.download(from: leader, into: path) }

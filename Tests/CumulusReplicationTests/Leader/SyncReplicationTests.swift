@@ -163,8 +163,8 @@ import Testing
     }
 
     @Test func aFollowerRefusesAtOnceWithoutWaitingForReplicas() async throws {
-        let (container, _, _, db) = try await leader(.init(replicas: 1, timeout: .seconds(120)))
-        try container.follow(leaderURL: "http://elsewhere:8765")
+        let (container, leader, _, db) = try await leader(.init(replicas: 1, timeout: .seconds(120)))
+        try leader.node.follow(leaderURL: "http://elsewhere:8765", because: "another leads")
         let started = ContinuousClock.now
         #expect(await code { try await save("on-a-follower", db) } == .notLeader)
         #expect(ContinuousClock.now - started < .seconds(60), "the fence answers before the admission check waits")

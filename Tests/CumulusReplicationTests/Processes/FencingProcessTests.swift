@@ -65,7 +65,7 @@ struct FencingProcessTests {
         let head = container.store.head.sequence
         let leader = ReplicationLeader(container: container, logger: Logger(label: "test"))
         let tamper = TamperingLeader(
-            endpoints: ReplicationEndpoints(container: container, secret: Cluster.secret, leader: leader, follower: nil),
+            endpoints: ReplicationEndpoints(node: leader.node, secret: Cluster.secret, leader: leader, follower: nil),
             target: head / 2)
         let listener = LoopbackListener { await tamper.respond($0) }
         defer { listener.stop() }

@@ -34,9 +34,8 @@ struct ReplicationEndpointsTests {
     @Test("without a session 401, with a proof made from another secret 403, the secret itself opens nothing")
     func sessionRequired() async throws {
         let container = try Container(path: ReplicationWorld.temporaryPath())
-        let endpoints = ReplicationEndpoints(
-            container: container, secret: Self.secret,
-            leader: ReplicationLeader(container: container, logger: Logger(label: "t")), follower: nil)
+        let leader = ReplicationLeader(container: container, logger: Logger(label: "t"))
+        let endpoints = ReplicationEndpoints(node: leader.node, secret: Self.secret, leader: leader, follower: nil)
         #expect(Self.status(of: await endpoints.answer(Self.request("/replication/hello"))) == 401)
         // The header older nodes sent, with the right secret in it, is no key any more.
         let old = Self.request("/replication/hello", headers: ["x-cumulus-replication-secret": Self.secret])
@@ -73,7 +72,8 @@ struct ReplicationEndpointsTests {
     @Test("a handshake is POST with a nonce of 64 hex digits; anything else is 400")
     func malformedHandshake() async throws {
         let container = try Container(path: ReplicationWorld.temporaryPath())
-        let endpoints = ReplicationEndpoints(container: container, secret: Self.secret, leader: nil, follower: nil)
+        let endpoints = ReplicationEndpoints(
+            node: ReplicationWorld.node(container), secret: Self.secret, leader: nil, follower: nil)
         let good = Hex.encode(ReplicationHandshake.nonce())
         for (method, nonce) in [("GET", good), ("POST", "zz"), ("POST", String(good.dropLast(2))), ("POST", good + "00")] {
             let answer = await endpoints.answer(Self.request("/replication/handshake", method: method, query: ["nonce": nonce]))
@@ -86,9 +86,8 @@ struct ReplicationEndpointsTests {
     @Test("malformed stream and ack parameters are 400, unknown endpoints 404")
     func malformed() async throws {
         let container = try Container(path: ReplicationWorld.temporaryPath())
-        let endpoints = ReplicationEndpoints(
-            container: container, secret: Self.secret,
-            leader: ReplicationLeader(container: container, logger: Logger(label: "t")), follower: nil)
+        let leader = ReplicationLeader(container: container, logger: Logger(label: "t"))
+        let endpoints = ReplicationEndpoints(node: leader.node, secret: Self.secret, leader: leader, follower: nil)
         let session = try await endpoints.sessionHeaders(secret: Self.secret)
         let good: [String: String] = [
             "follower": "f", "logID": Hex.encode(container.store.logID), "epoch": "1", "after": "0",
@@ -120,7 +119,9 @@ struct ReplicationEndpointsTests {
     func followerServesNoStream() async throws {
         let leader = try Container(path: ReplicationWorld.temporaryPath())
         let follower = try ReplicationWorld.follower(of: leader)
-        let endpoints = ReplicationEndpoints(container: follower, secret: Self.secret, leader: nil, follower: nil)
+        let endpoints = ReplicationEndpoints(
+            node: ReplicationWorld.node(follower, .follower(leaderURL: ReplicationWorld.leaderURL)), secret: Self.secret,
+            leader: nil, follower: nil)
         let session = try await endpoints.sessionHeaders(secret: Self.secret)
         let answer = await endpoints.answer(Self.request("/replication/snapshot", headers: session))
         #expect(Self.status(of: answer) == 503)

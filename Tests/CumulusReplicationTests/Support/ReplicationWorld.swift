@@ -23,9 +23,10 @@ enum ReplicationWorld {
     /// A follower of `leader` in a new directory: the leader's identity and
     /// configuration seeded before the container opens, as `FollowerSeeder` does.
     static func follower(of leader: Container, path: String = temporaryPath()) throws -> Container {
+        let leaderURL = Self.leaderURL
         let configuration = try ReplicatedConfiguration.read(from: leader.store.logEnvironment)
         try FollowerSeeder.seedIdentity(path: path, identity: leader.store.identity, configuration: configuration)
-        return try Container(path: path, role: .follower(leaderURL: "http://leader.test:8765"))
+        return try Container(path: path, refusingWrites: NodeState.refusal(for: .follower(leaderURL: leaderURL)))
     }
 
     static func database(_ container: Container) -> Database {
@@ -73,11 +74,19 @@ enum ReplicationWorld {
         try container.viewDigests()
     }
 
+    /// The leader URL a follower made by ``follower(of:path:)`` names.
+    static let leaderURL = "http://leader.test:8765"
+
+    /// `container` as a node in `role` (a leader unless told).
+    static func node(_ container: Container, _ role: NodeRole = .leader) -> NodeState {
+        NodeState(container: container, role: role, because: "a test opened it")
+    }
+
     /// Digests of every view table of the data directory at `path` (opened read-only).
     static func digests(atPath path: String) throws -> [ViewDigest] {
         var options = LMDBEnvironment.Options()
         options.readOnly = true
-        let container = try Container(path: path, environmentOptions: options, role: .readOnly)
+        let container = try Container(path: path, environmentOptions: options)
         defer { container.close() }
         return try digests(container)
     }
