@@ -16,7 +16,6 @@ public struct ViewTables: Sendable {
         case fieldIndex
         case tokenIndex
         case tokenPending
-        case tokenSides
         case clientTokens
         case subscriptionIndex
         case subscriptionsFired
@@ -36,7 +35,7 @@ public struct ViewTables: Sendable {
         /// The projection that owns the table: the only one that writes it.
         public var projection: ViewProjection {
             switch self {
-            case .records, .byType, .fieldIndex, .tokenIndex, .tokenPending, .tokenSides: .records
+            case .records, .byType, .fieldIndex, .tokenIndex, .tokenPending: .records
             case .refsIn, .refsOut: .references
             case .assetRefs, .assetsOut: .assets
             case .usage: .usage
@@ -53,7 +52,7 @@ public struct ViewTables: Sendable {
         /// deleting a zone drops the range (``Views/dropZoneEntries(of:zoneKey:_:)``).
         public var isZoneScoped: Bool {
             switch self {
-            case .records, .byType, .fieldIndex, .tokenIndex, .tokenPending, .tokenSides, .refsIn, .refsOut, .assetsOut,
+            case .records, .byType, .fieldIndex, .tokenIndex, .tokenPending, .refsIn, .refsOut, .assetsOut,
                 .clientTokens:
                 true
             default: false
@@ -85,7 +84,12 @@ public struct ViewTables: Sendable {
     public let refsIn: LMDBTable
     /// zone key ‖ source name → varint n, n × (u8 action, string target): what a record refers to.
     public let refsOut: LMDBTable
-    /// zone key ‖ type hash ‖ record name → empty: records by type.
+    /// zone key ‖ type hash ‖ record name → the record's current token side
+    /// (``PendingTokens``' side layout, length field included), or empty for a record
+    /// without a SEARCHABLE word: records by type, and what the token index holds or
+    /// will hold for each once merged, kept so an update, a delete or a cascade finds
+    /// its entries without tokenizing the old version again (FTS5 needs the old text
+    /// for a delete; this is that text, cut).
     public let byType: LMDBTable
     /// database key ‖ zone key → u64 incarnation ‖ database ID ‖ zone ID ‖ varint capabilities.
     public let zones: LMDBTable
@@ -98,12 +102,6 @@ public struct ViewTables: Sendable {
     /// zone key ‖ record name → ``PendingTokens``: token entries not merged into
     /// `tokenIndex` yet, what it holds for the record and what it should.
     public let tokenPending: LMDBTable
-    /// zone key ‖ record name → the record's current token side (``PendingTokens``'
-    /// side layout, length field included), only for records with any SEARCHABLE
-    /// word: what the token index holds or will hold for it once merged, kept so an
-    /// update, a delete or a cascade finds its entries without tokenizing the old
-    /// version again (FTS5 needs the old text for a delete; this is that text, cut).
-    public let tokenSides: LMDBTable
     /// zone key ‖ actor → u64 sequence ‖ the client change token data of that
     /// user's latest commit in the zone that carried one (echoed by zone changes).
     public let clientTokens: LMDBTable
@@ -162,7 +160,6 @@ public struct ViewTables: Sendable {
         fieldIndex = try open(.fieldIndex)
         tokenIndex = try open(.tokenIndex)
         tokenPending = try open(.tokenPending)
-        tokenSides = try open(.tokenSides)
         clientTokens = try open(.clientTokens)
         subscriptionIndex = try open(.subscriptionIndex)
         subscriptionsFired = try open(.subscriptionsFired)
@@ -192,7 +189,6 @@ public struct ViewTables: Sendable {
         case .fieldIndex: fieldIndex
         case .tokenIndex: tokenIndex
         case .tokenPending: tokenPending
-        case .tokenSides: tokenSides
         case .clientTokens: clientTokens
         case .subscriptionIndex: subscriptionIndex
         case .subscriptionsFired: subscriptionsFired

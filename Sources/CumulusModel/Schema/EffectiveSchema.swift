@@ -100,7 +100,7 @@ public struct EffectiveSchema: Sendable, Hashable {
 
         /// Whether user field `field` has a field-index entry (QUERYABLE or SORTABLE),
         /// whatever its value: a field only SEARCHABLE has its words in the token index
-        /// alone, which keeps each record's words (`tokenSides`), so replacing or
+        /// alone, which keeps each record's words (in its `byType` entry), so replacing or
         /// deleting a record's field entries decodes only these fields.
         public func hasFieldIndexes(onField field: String) -> Bool {
             if let declared = declared?[field] { return !declared.indexes.isDisjoint(with: [.queryable, .sortable]) }

@@ -6,8 +6,10 @@ import Glibc
 import Darwin
 #endif
 
-/// Puts and deletes of empty-valued keys that a write transaction holds back, per
-/// table, and writes sorted through one cursor (``LMDBWriteTransaction/deferPut(_:key:)``).
+/// Puts and deletes that a write transaction holds back, per table, and writes sorted
+/// through one cursor (``LMDBWriteTransaction/deferPut(_:key:value:)``): index entries
+/// (empty values), and entries whose small values ride along (a record's by-type entry,
+/// which keeps its words).
 ///
 /// **Why.** Index entries of a batch of records land all over a table. Written as they
 /// come, each put descends the B-tree from the root and dirties a page in random order;
@@ -29,8 +31,9 @@ import Darwin
 /// posting; its sorted operations are merged into the blocks of each group instead
 /// (``PostingMerger``), with the same outcome as if each logical key were an entry.
 ///
-/// **Layout.** Keys are kept end to end in one byte array, each operation an offset,
-/// a length and a kind: one allocation per table instead of one per key.
+/// **Layout.** Keys, each followed by its value, are kept end to end in one byte array,
+/// each operation an offset, the key's and the value's lengths and a kind: one
+/// allocation per table instead of one per key.
 ///
 /// **Reuse.** A table's buffers, once written, are emptied and kept for the next table
 /// that defers a write, and the environment hands the whole object from one write
@@ -63,6 +66,8 @@ final class DeferredWrites {
         var start: UInt32
         var length: UInt16
         var isPut: Bool
+        /// The value's bytes follow the key's (a put's; a delete's is 0).
+        var valueLength: UInt32 = 0
     }
 
     struct Pending {
@@ -112,8 +117,11 @@ final class DeferredWrites {
         return spare.isEmpty ? nil : self
     }
 
-    /// Records one operation; returns whether the table's buffer reached `threshold` bytes.
-    func add(_ table: LMDBTable, key: UnsafeRawBufferPointer, isPut: Bool, threshold: Int) -> Bool {
+    /// Records one operation (`value` only with a put); returns whether the table's
+    /// buffer reached `threshold` bytes.
+    func add(
+        _ table: LMDBTable, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer? = nil, isPut: Bool, threshold: Int
+    ) -> Bool {
         let index: Int
         if last < pending.count, pending[last].table.dbi == table.dbi {
             index = last
@@ -124,12 +132,15 @@ final class DeferredWrites {
             index = pending.count - 1
         }
         last = index
-        if pending[index].bytes.capacity - pending[index].bytes.count < key.count {
-            Self.grow(&pending[index], toAdd: key.count, threshold: threshold)
+        let valueCount = value?.count ?? 0
+        if pending[index].bytes.capacity - pending[index].bytes.count < key.count + valueCount {
+            Self.grow(&pending[index], toAdd: key.count + valueCount, threshold: threshold)
         }
         let start = UInt32(pending[index].bytes.count)
         pending[index].bytes.append(contentsOf: key)
-        pending[index].operations.append(Operation(start: start, length: UInt16(key.count), isPut: isPut))
+        if let value { pending[index].bytes.append(contentsOf: value) }
+        pending[index].operations.append(
+            Operation(start: start, length: UInt16(key.count), isPut: isPut, valueLength: UInt32(valueCount)))
         return pending[index].bytes.count >= threshold
     }
 
@@ -226,7 +237,10 @@ final class DeferredWrites {
             var value = MDB_val(mv_size: 0, mv_data: nil)
             if operation.isPut {
                 justDeleted = false
-                let rc = mdb_cursor_put(cursor, &key, &value, empty ? UInt32(MDB_APPEND) : 0)
+                var stored = MDB_val(
+                    mv_size: Int(operation.valueLength),
+                    mv_data: operation.valueLength == 0 ? nil : keyStart + Int(operation.length))
+                let rc = mdb_cursor_put(cursor, &key, &stored, empty ? UInt32(MDB_APPEND) : 0)
                 guard rc == 0 else { return (rc, "mdb_cursor_put(\(table.name))") }
             } else if !empty {
                 var atKey = false

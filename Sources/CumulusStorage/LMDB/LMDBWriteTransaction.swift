@@ -174,13 +174,30 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
         try deferWrite(table, key: key, isPut: true)
     }
 
+    /// Stores `key` with `value` in a plain table, deferred as ``deferPut(_:key:)`` is:
+    /// for entries whose values are small and written with many others (a record's
+    /// by-type entry). Not for a table of posting blocks, whose entries are keys alone.
+    public func deferPut(_ table: LMDBTable, key: [UInt8], value: [UInt8]) throws(StorageError) {
+        guard table.postings == nil || value.isEmpty else {
+            throw .invalidArgument("\(table.name) keeps postings, which carry no values")
+        }
+        if value.isEmpty { return try deferWrite(table, key: key, isPut: true) }
+        guard value.count <= Int(UInt32.max) else { throw .invalidArgument("a deferred value of \(value.count) bytes") }
+        let outcome: Result<Void, StorageError> = value.withUnsafeBytes { valueBytes in
+            Result { () throws(StorageError) in try deferWrite(table, key: key, value: valueBytes, isPut: true) }
+        }
+        try outcome.get()
+    }
+
     /// Deletes `key` from a plain table, deferred as ``deferPut(_:key:)`` is; deleting an
     /// absent key is no error.
     public func deferDelete(_ table: LMDBTable, key: [UInt8]) throws(StorageError) {
         try deferWrite(table, key: key, isPut: false)
     }
 
-    private func deferWrite(_ table: LMDBTable, key: [UInt8], isPut: Bool) throws(StorageError) {
+    private func deferWrite(
+        _ table: LMDBTable, key: [UInt8], value: UnsafeRawBufferPointer? = nil, isPut: Bool
+    ) throws(StorageError) {
         // Concrete `[UInt8]`, not `some ContiguousBytes`: called once per index key
         // (millions in a large cascade), where a generic call through the protocol
         // witness showed in the profile.
@@ -199,7 +216,8 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
             if let layout = table.postings, layout.groupLength(keyBytes) == nil {
                 return .failure(.invalidArgument("\(table.name) takes group ‖ posting keys; this one has no posting group"))
             }
-            return .success(deferred.add(table, key: keyBytes, isPut: isPut, threshold: deferredFlushThreshold))
+            return .success(
+                deferred.add(table, key: keyBytes, value: value, isPut: isPut, threshold: deferredFlushThreshold))
         }
         if try full.get(), let work = deferred.take(table) { try writeDeferred(work) }
     }

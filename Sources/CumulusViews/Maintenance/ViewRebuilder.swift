@@ -18,9 +18,10 @@ public enum ViewRebuilder {
     /// keeps each word's postings in blocks (``PostingBlock``). 6: asset reference
     /// counts (`assetRefs`, `assetsOut`). 7: `assetsOut` holds each file's size, and
     /// `usage` the bytes held per payer and per container (``RecordUsage``). 8: each
-    /// record's token side kept in `tokenSides`, made in place from layout 7
-    /// (``ViewMigration``).
-    public static let format: UInt8 = 8
+    /// record's token side kept in `tokenSides`. 9: the side kept as the value of the
+    /// record's `byType` entry instead, one entry a record fewer; made in place from
+    /// layouts 7 and 8 (``ViewMigration``).
+    public static let format: UInt8 = 9
     static let formatKey: [UInt8] = Array("viewsFormat".utf8)
 
     /// The views' layout version stored in `environment` (`nil`: none recorded).

@@ -18,12 +18,19 @@ extension Views {
         let name = record.recordID.recordName
         let key = ViewKeys.record(zoneKey, name)
         let (old, oldSize, _) = try indexedPartAndSize(at: key, schema, txn)
-        // Deferred as index entries are: by-type keys are scattered by name too.
+        let oldSide =
+            try old.map { try keptTokenSide(zoneKey: zoneKey, recordType: $0.recordType, name: name, txn) }
+            ?? PendingTokens.emptySide
+        let newSide = derived?.tokenSide ?? PendingTokens.side(of: record, schema: schema)
+        // Deferred as index entries are: by-type keys are scattered by name too. The
+        // entry keeps the record's words, so it changes with them.
         if let old, old.recordType != record.recordType {
             try txn.deferDelete(tables.byType, key: ViewKeys.byType(zoneKey, old.recordType, name))
         }
-        if old?.recordType != record.recordType {
-            try txn.deferPut(tables.byType, key: ViewKeys.byType(zoneKey, record.recordType, name))
+        if old?.recordType != record.recordType || oldSide != newSide {
+            try txn.deferPut(
+                tables.byType, key: ViewKeys.byType(zoneKey, record.recordType, name),
+                value: Self.byTypeValue(keeping: newSide))
         }
         switch old {
         case let old?:
@@ -39,9 +46,7 @@ extension Views {
                 try writeFieldEntries(of: record, zoneKey: zoneKey, schema: schema, adding: true, txn)
             }
         }
-        try moveTokens(
-            at: key, zoneKey: zoneKey, name: name, from: old == nil ? PendingTokens.emptySide : try keptTokenSide(at: key, txn),
-            to: derived?.tokenSide ?? PendingTokens.side(of: record, schema: schema), tokens: tokens, txn)
+        try moveTokens(at: key, zoneKey: zoneKey, name: name, from: oldSide, to: newSide, tokens: tokens, txn)
         let stored = try derived?.stored ?? RecordDerivation.stored(record)
         try txn.put(tables.records, key: key, value: stored)
         return (oldSize, stored.count)
@@ -49,7 +54,7 @@ extension Views {
 
     /// The record stored under `key` with only the fields that have field-index entries
     /// under `schema` decoded: all that replacing or deleting its field entries needs
-    /// (its words are kept in `tokenSides`), at a fraction of a full decode when few
+    /// (its words are kept in its `byType` entry), at a fraction of a full decode when few
     /// fields are (production). Also how many bytes the record takes as stored (0:
     /// none), and with `creator` who created it (read from the header only when asked).
     func indexedPartAndSize(at key: [UInt8], _ schema: EffectiveSchema, creator: Bool = false, _ txn: LMDBReadTransaction)
@@ -77,9 +82,12 @@ extension Views {
             new: IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: newSchema), txn)
         let name = record.recordID.recordName
         let key = ViewKeys.record(zoneKey, name)
-        try moveTokens(
-            at: key, zoneKey: zoneKey, name: name, from: try keptTokenSide(at: key, txn),
-            to: PendingTokens.side(of: record, schema: newSchema), tokens: .direct, txn)
+        let kept = try keptTokenSide(zoneKey: zoneKey, recordType: record.recordType, name: name, txn)
+        let side = PendingTokens.side(of: record, schema: newSchema)
+        guard kept != side else { return }
+        try moveTokens(at: key, zoneKey: zoneKey, name: name, from: kept, to: side, tokens: .direct, txn)
+        try txn.put(
+            tables.byType, key: ViewKeys.byType(zoneKey, record.recordType, name), value: Self.byTypeValue(keeping: side))
     }
 
     /// Deletes the keys only in `old`, adds those only in `new` (both sorted and
@@ -137,8 +145,9 @@ extension Views {
         if let old = found.record {
             try writeFieldEntries(of: old, zoneKey: zoneKey, schema: schema, adding: false, txn)
             try moveTokens(
-                at: key, zoneKey: zoneKey, name: name, from: try keptTokenSide(at: key, txn), to: PendingTokens.emptySide,
-                tokens: tokens, txn)
+                at: key, zoneKey: zoneKey, name: name,
+                from: try keptTokenSide(zoneKey: zoneKey, recordType: old.recordType, name: name, txn),
+                to: PendingTokens.emptySide, tokens: tokens, txn)
         }
         try txn.deferDelete(tables.byType, key: ViewKeys.byType(zoneKey, recordType, name))
         _ = try txn.delete(tables.records, key: key)

@@ -77,23 +77,31 @@ extension Views {
         }
     }
 
-    /// The token side kept for the record under `key` (zone key ‖ name) in
-    /// `tokenSides`: what the index holds for it once merged, or the empty side if it
-    /// has no SEARCHABLE word.
-    func keptTokenSide(at key: [UInt8], _ txn: LMDBReadTransaction) throws -> [UInt8] {
-        guard let side = try txn.get(tables.tokenSides, key: key) else { return PendingTokens.emptySide }
+    /// The token side kept for the record `name` of type `recordType` in the zone
+    /// `zoneKey`, as the value of its `byType` entry: what the index holds for it once
+    /// merged, or the empty side if it has no SEARCHABLE word (an empty value).
+    func keptTokenSide(zoneKey: [UInt8], recordType: String, name: String, _ txn: LMDBReadTransaction) throws -> [UInt8] {
+        let key = ViewKeys.byType(zoneKey, recordType, name)
+        guard let side = try txn.get(tables.byType, key: key), !side.isEmpty else { return PendingTokens.emptySide }
         guard side.withUnsafeBytes({ PendingTokens.sideLength($0) }) == side.count else {
-            throw StorageError.corrupt("tokenSides entry \(Hex.encode(key))")
+            throw StorageError.corrupt("byType entry \(Hex.encode(key)) holds no token side")
         }
         return side
     }
 
+    /// The value of a record's `byType` entry keeping `side`: empty for the empty side,
+    /// so a record without a SEARCHABLE word costs its entry's key alone.
+    static func byTypeValue(keeping side: [UInt8]) -> [UInt8] {
+        PendingTokens.isEmpty(side) ? [] : side
+    }
+
     /// Moves the token entries of the record under `key` (zone key ‖ `name`) from
-    /// `old`, the side kept for it (``keptTokenSide(at:_:)``), to `current` (its new
-    /// version's ``PendingTokens/side(of:schema:)``, or the empty side when deleted):
-    /// staged in `tokenPending` or written straight into `tokenIndex`, as `tokens`
-    /// says, and `current` kept in its place. Nothing is tokenized here: an update, a
-    /// delete or a cascade reads the old words from what was kept.
+    /// `old`, the side kept for it (``keptTokenSide(zoneKey:recordType:name:_:)``), to
+    /// `current` (its new version's ``PendingTokens/side(of:schema:)``, or the empty
+    /// side when deleted): staged in `tokenPending` or written straight into
+    /// `tokenIndex`, as `tokens` says. Nothing is tokenized here: an update, a delete or
+    /// a cascade reads the old words from what was kept; the caller keeps `current` in
+    /// the record's `byType` entry.
     func moveTokens(
         at key: [UInt8], zoneKey: [UInt8], name: String, from old: [UInt8], to current: [UInt8], tokens: TokenWrites,
         _ txn: LMDBWriteTransaction
@@ -107,11 +115,6 @@ extension Views {
                 throw StorageError.corrupt("token side of \(Hex.encode(key))")
             }
             try replaceTokenEntries(from: from, to: to, zoneKey: zoneKey, name: name.utf8, txn)
-        }
-        if PendingTokens.isEmpty(current) {
-            _ = try txn.delete(tables.tokenSides, key: key)
-        } else {
-            try txn.put(tables.tokenSides, key: key, value: current)
         }
     }
 
@@ -159,34 +162,5 @@ extension Views {
         if let failure { throw failure }
         if let snapshot { pendingOverlays.remember(overlay, zoneKey: zoneKey, snapshot: snapshot) }
         return overlay
-    }
-}
-
-extension Views {
-    /// Keeps the token side (``keptTokenSide(at:_:)``) of up to `limit` records of the
-    /// zone `zoneKey`, those after the key `after` (`nil`: from the zone's first), as
-    /// `schema` indexes them: how ``ViewMigration`` brings views made before
-    /// `tokenSides` existed up to date, one batch per write transaction. Returns how
-    /// many records it visited and the last one's key, `nil` once the zone is done.
-    func keepTokenSides(
-        ofZone zoneKey: [UInt8], schema: EffectiveSchema, after: [UInt8]?, limit: Int, _ txn: LMDBWriteTransaction
-    ) throws -> (visited: Int, last: [UInt8]?) {
-        var sides: [(key: [UInt8], side: [UInt8])] = []
-        var last: [UInt8]?
-        var visited = 0
-        let start = after.map { $0 + [0] } ?? zoneKey
-        try txn.scan(tables.records, from: start, to: LMDBReadTransaction.upperBound(ofPrefix: zoneKey)) { key, value in
-            var hints = RecordDecodeHints()
-            let record = try RecordCodec.decodeLazily(value, hints: &hints)
-            let side = PendingTokens.side(of: record, schema: schema)
-            if !PendingTokens.isEmpty(side) { sides.append((Array(key), side)) }
-            last = Array(key)
-            visited += 1
-            return visited < limit
-        }
-        // Written after the scan: a table must not change under its own cursor (the
-        // sides are another table, but one cursor rule is simpler to keep).
-        for (key, side) in sides { try txn.put(tables.tokenSides, key: key, value: side) }
-        return (visited, visited < limit ? nil : last)
     }
 }

@@ -7,33 +7,68 @@ import CumulusViews
 import Foundation
 import Testing
 
-/// Views of layout 7 lack `tokenSides`, which this build's apply reads to find a
-/// record's token entries on an update or a delete: a writable open fills it in place
+/// Views of layout 7 keep no record's words, and those of layout 8 keep them in a table
+/// of their own; this build's apply reads them from each record's `byType` entry to
+/// find its token entries on an update or a delete. A writable open fills them in place
 /// (`ViewMigration`), from the records alone, so it works with a truncated log too.
 @Suite("Views migration in place")
 struct ViewMigrationTests {
     static let user = EngineWorld.user
 
-    /// Turns the views of `container` back into what layout 7 left: no kept sides, and
-    /// the layout recorded as 7.
-    static func makeLayout7(_ container: Container) throws {
-        let environment = container.store.environment
-        try environment.write { txn in
-            try txn.clear(container.views.tables.tokenSides)
-            try txn.put(try DataLayout.open(.viewsState, in: environment), key: Array("viewsFormat".utf8), value: [7])
+    /// Empties every `byType` value of `container` (the kept sides) and returns the
+    /// entries that held one, by key.
+    static func takeSides(_ container: Container) throws -> [(key: [UInt8], side: [UInt8])] {
+        let byType = container.views.tables.byType
+        return try container.store.environment.write { txn in
+            var sides: [(key: [UInt8], side: [UInt8])] = []
+            try txn.scan(byType, prefix: []) { key, value in
+                if !value.isEmpty { sides.append((Array(key), Array(value))) }
+                return true
+            }
+            for (key, _) in sides { try txn.put(byType, key: key, value: []) }
+            return sides
         }
     }
 
+    /// Marks the views of `container` as of `layout`.
+    static func mark(_ container: Container, layout: UInt8) throws {
+        let environment = container.store.environment
+        try environment.write { txn in
+            try txn.put(try DataLayout.open(.viewsState, in: environment), key: Array("viewsFormat".utf8), value: [layout])
+        }
+    }
+
+    /// Turns the views of `container` back into what layout 7 left (no kept sides) or
+    /// layout 8 left (the sides in `tokenSides`, under zone key ‖ name).
+    static func makeLayout(_ layout: UInt8, _ container: Container) throws {
+        let sides = try takeSides(container)
+        if layout == 8 {
+            let environment = container.store.environment
+            let table = try environment.table("tokenSides")
+            try environment.write { txn in
+                // A byType key is zone key (16) ‖ type hash (8) ‖ name.
+                for (key, side) in sides { try txn.put(table, key: Array(key[..<16] + key[24...]), value: side) }
+            }
+        }
+        try mark(container, layout: layout)
+    }
 
     static func counts(_ container: Container) throws -> (index: Int, pending: Int, sides: Int) {
         let tables = container.views.tables
         return try container.store.environment.read { txn in
-            (try txn.count(tables.tokenIndex), try txn.count(tables.tokenPending), try txn.count(tables.tokenSides))
+            var sides = 0
+            try txn.scan(tables.byType, prefix: []) { _, value in
+                if !value.isEmpty { sides += 1 }
+                return true
+            }
+            return (try txn.count(tables.tokenIndex), try txn.count(tables.tokenPending), sides)
         }
     }
 
-    @Test("layout-7 views over a truncated log are migrated in place on a writable open: the kept sides equal what saving made, and deleting every record afterwards leaves no token entry behind")
-    func migratedOverTruncatedLog() async throws {
+    @Test(
+        "views of layouts 7 and 8 over a truncated log are migrated in place on a writable open: the kept sides equal what saving made, and deleting every record afterwards leaves no token entry behind",
+        arguments: [UInt8(7), 8])
+    func migratedOverTruncatedLog(layout: UInt8) async throws {
         let temporary = TemporaryDirectory("migration")
         defer { temporary.remove() }
         let path = temporary.path
@@ -82,13 +117,17 @@ struct ViewMigrationTests {
             #expect(counts.pending > 0 && counts.index > 0)
             #expect(counts.sides == 1_110, "every record with a word keeps its side; the quiet one none")
             before = try container.viewDigests()
-            try Self.makeLayout7(container)
+            try Self.makeLayout(layout, container)
             #expect(try container.viewDigests() != before)
             container.close()
         }
         let container = try Container(path: path)
         defer { container.close() }
         #expect(try ViewRebuilder.storedFormat(in: container.store.environment) == ViewRebuilder.format)
+        if layout == 8 {
+            let leftover = try container.store.environment.table("tokenSides")
+            #expect(try container.store.environment.read { try $0.count(leftover) } == 0, "layout 8's table is emptied")
+        }
         #expect(try container.viewDigests() == before, "the migrated views are what this build's saves made")
         let db = container.privateDatabase(container: EngineWorld.containerID, user: Self.user)
         let search = Query(recordType: "Note", filters: [QueryFilter(key: .allTokens, comparator: .containsAllTokens, value: .string("pear"))])
@@ -112,7 +151,7 @@ struct ViewMigrationTests {
         try await world.save([Record.make("Note", "a", in: zone, ["body": .string("fig")])])
         let environment = world.container.store.environment
         #expect(!(try ViewMigration.migrateIfNeeded(world.container.views, in: environment)))
-        try Self.makeLayout7(world.container)
+        try Self.makeLayout(7, world.container)
         #expect(try ViewMigration.migrateIfNeeded(world.container.views, in: environment))
         #expect(!(try ViewMigration.migrateIfNeeded(world.container.views, in: environment)))
         try world.checkLiveAndRebuilt {

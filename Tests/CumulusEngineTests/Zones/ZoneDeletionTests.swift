@@ -43,7 +43,7 @@ struct ZoneDeletionTests {
             }
         }
         let before = try entries(under: doomedKey)
-        for name in [ViewTables.Name.records, .byType, .refsIn, .refsOut, .fieldIndex, .tokenSides] {
+        for name in [ViewTables.Name.records, .byType, .refsIn, .refsOut, .fieldIndex] {
             #expect(before[name] != nil, "the zone had \(name) entries to delete")
         }
         let keptBefore = try entries(under: keptKey)

@@ -111,6 +111,65 @@ struct DeferredWritesTests {
         }
     }
 
+    @Test(arguments: [false, true])
+    func valuesTravelWithTheirKeysAndTheLastPutWins(startsFilled: Bool) throws {
+        try TemporaryDirectory.with("storage") { path in
+            let env = try LMDBEnvironment(path: path)
+            let immediate = try env.table("immediate")
+            let deferred = try env.table("deferred")
+            for round in 0..<20 {
+                var generator = SeededGenerator(seed: 7_000 + UInt64(round))
+                try env.write { txn throws in
+                    if startsFilled || round > 0 {
+                        for key in Self.operations(seed: 2_000 + UInt64(round), count: 20).map(\.key) {
+                            try txn.put(immediate, key: key, value: [9])
+                            try txn.put(deferred, key: key, value: [9])
+                        }
+                    }
+                    for (key, isPut) in Self.operations(seed: 3_000 + UInt64(round), count: 300) {
+                        // Values of 0 to 40 bytes, empty ones among them: a put of an
+                        // empty value replaces a value as any other put does.
+                        let value = (0..<Int.random(in: 0...40, using: &generator)).map { _ in
+                            UInt8.random(in: 0...255, using: &generator)
+                        }
+                        if isPut {
+                            try txn.put(immediate, key: key, value: value)
+                            try txn.deferPut(deferred, key: key, value: value)
+                        } else {
+                            _ = try txn.delete(immediate, key: key)
+                            try txn.deferDelete(deferred, key: key)
+                        }
+                    }
+                }
+                func entries(_ table: LMDBTable) throws -> [[UInt8]] {
+                    try env.read { txn throws in
+                        var all: [[UInt8]] = []
+                        try txn.scan(table) { key, value in
+                            all.append(Array(key) + [0xFF] + Array(value))
+                            return true
+                        }
+                        return all
+                    }
+                }
+                let expected = try entries(immediate)
+                #expect(try entries(deferred) == expected, "round \(round)")
+                #expect(!expected.isEmpty)
+            }
+        }
+    }
+
+    @Test func aTableOfPostingsTakesNoValues() throws {
+        try TemporaryDirectory.with("storage") { path in
+            let env = try LMDBEnvironment(path: path)
+            let postings = try env.table("postings", postings: PostingLayout(groupStart: 2))
+            try env.write { txn throws in
+                #expect(throws: StorageError.self) {
+                    try txn.deferPut(postings, key: [1, 1, 7, 0, 0, 5], value: [1])
+                }
+            }
+        }
+    }
+
     @Test func readsInTheTransactionSeeWhatIsHeldBack() throws {
         try TemporaryDirectory.with("storage") { path in
             let env = try LMDBEnvironment(path: path)
