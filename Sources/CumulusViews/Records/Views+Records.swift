@@ -142,14 +142,19 @@ extension Views {
         let schema = try schema(SchemaID(database), in: txn)
         let key = ViewKeys.record(zoneKey, name)
         let found = try indexedPartAndSize(at: key, schema, creator: database.scope == .public, txn)
+        let byTypeKey = ViewKeys.byType(zoneKey, recordType, name)
         if let old = found.record {
             try writeFieldEntries(of: old, zoneKey: zoneKey, schema: schema, adding: false, txn)
             try moveTokens(
                 at: key, zoneKey: zoneKey, name: name,
                 from: try keptTokenSide(zoneKey: zoneKey, recordType: old.recordType, name: name, txn),
                 to: PendingTokens.emptySide, tokens: tokens, txn)
+            // Reading the side wrote what byType held back, and left its page hot: a
+            // delete now costs less than holding one back to be written by the next read.
+            _ = try txn.delete(tables.byType, key: byTypeKey)
+        } else {
+            try txn.deferDelete(tables.byType, key: byTypeKey)
         }
-        try txn.deferDelete(tables.byType, key: ViewKeys.byType(zoneKey, recordType, name))
         _ = try txn.delete(tables.records, key: key)
         return (found.size, found.creator)
     }
