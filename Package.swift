@@ -123,6 +123,13 @@ let package = Package(
                 // TLS on the API port (serve --tls-cert, --tls-key).
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            // The web console's page, script and styles, compiled into the binary
+            // (`PackageResources`), so nothing has to sit beside it.
+            resources: [
+                .embedInCode("Console/Resources/console.html"),
+                .embedInCode("Console/Resources/console.js"),
+                .embedInCode("Console/Resources/console.css"),
             ]
         ),
 

@@ -113,9 +113,14 @@ public struct ReplicationStatus: Sendable, Codable, Hashable {
 extension ReplicationStatus {
     /// The status of a node that neither leads followers nor follows.
     public static func of(_ node: NodeState) -> ReplicationStatus {
-        let (container, store) = (node.container, node.container.store)
+        of(node.container, role: node.role.name)
+    }
+
+    /// The status of `container` served in `role`, with no followers and no leader.
+    public static func of(_ container: Container, role: String) -> ReplicationStatus {
+        let store = container.store
         return ReplicationStatus(
-            role: node.role.name, logID: Hex.encode(store.logID), epoch: store.epoch, head: store.head.sequence,
+            role: role, logID: Hex.encode(store.logID), epoch: store.epoch, head: store.head.sequence,
             supersededBy: container.supersededBy, following: nil, followers: [])
     }
 }

@@ -20,6 +20,9 @@ public struct CloudKitAPI: Sendable {
     /// Whether this node leads and was not superseded: only a leader moves a session's
     /// expiry on, signs users in, and holds every commit it made.
     var leads: Bool { node?.leads ?? (container.leads && container.supersededBy == nil) }
+    /// The console's signed-in browsers, on a node that serves the console (`nil`: it
+    /// does not; its paths answer 404).
+    public var consoleSessions: ConsoleSessions?
     /// Credentials.
     public let auth: AuthStore
     /// Largest request body accepted.
@@ -311,6 +314,7 @@ public struct CloudKitAPI: Sendable {
         // Browser sign-in: the page a 421's redirectURL opens, and sign-out.
         case .signIn: return request.method == "GET" ? signInForm(request) : await signIn(request)
         case .signOut: return try signOut(request)
+        case .console, .consoleAsset, .consoleSession, .consoleNode: return try await console(request, route: route ?? .console)
         default: break
         }
         // CloudKit JS's device module: push tokens and the webcourierURL.

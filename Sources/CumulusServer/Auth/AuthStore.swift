@@ -147,18 +147,32 @@ public final class AuthStore: Sendable {
     }
 
     /// Adds a user and returns its user record name (`_` and 32 hex digits, like CloudKit's).
-    public func addUser(name: String? = nil) throws -> String {
+    /// An `operator` may also sign in to the console's operator pages; adding a user
+    /// again keeps what it was, unless `operator` makes it one.
+    public func addUser(name: String? = nil, operator: Bool = false) throws -> String {
         let user = name ?? "_" + Self.randomHex(16)
         try NameRules.checkRecordName(user, allowSystem: true)
+        let key = Self.userKey(user)
         try environment.write { txn in
-            try txn.put(table, key: [0x75] + Array(user.utf8), value: [UInt8]())
+            let kept = try txn.get(table, key: key) ?? []
+            try txn.put(table, key: key, value: `operator` ? Self.operatorFlag : kept)
         }
         return user
     }
 
+    /// A user's row: `u` ‖ user record name → empty, or ``operatorFlag`` for an operator.
+    static func userKey(_ user: String) -> [UInt8] { [0x75] + Array(user.utf8) }
+    /// The value of an operator's row.
+    static let operatorFlag: [UInt8] = [1]
+
+    /// Whether `user` is an operator (`cumulus users add --operator`).
+    public func isOperator(_ user: String) throws -> Bool {
+        try environment.read { try $0.get(table, key: Self.userKey(user)) } == Self.operatorFlag
+    }
+
     /// Whether `user` was added.
     public func userExists(_ user: String) throws -> Bool {
-        try environment.read { try $0.contains(table, key: [0x75] + Array(user.utf8)) }
+        try environment.read { try $0.contains(table, key: Self.userKey(user)) }
     }
 
     /// Every user, sorted.

@@ -27,6 +27,9 @@ public enum Route: String, CaseIterable, Sendable {
     case assetUploadFile, assetDownloadFile
     // Node to node (`ReplicationRoute` names the endpoints under it).
     case replication
+    // The web console (`Docs/OPERATIONS.md`, "The console"): its page, its files, its
+    // session, and what its pages read.
+    case console, consoleAsset, consoleSession, consoleNode
 
     /// Where a route's path lies.
     public enum Place: Sendable, Equatable {
@@ -40,6 +43,8 @@ public enum Route: String, CaseIterable, Sendable {
         case environment(String)
         /// `/database/1/{container}/{environment}/{database}/{operation}`.
         case database(String)
+        /// `/console/{operation}`.
+        case console(String)
         /// Everything under `prefix`.
         case prefix(String)
     }
@@ -97,6 +102,10 @@ public enum Route: String, CaseIterable, Sendable {
         case .assetUploadFile: .prefix(Self.assetUploadPath)
         case .assetDownloadFile: .prefix(Self.assetDownloadPath)
         case .replication: .prefix(ReplicationRoute.prefix)
+        case .console: .node("console")
+        case .consoleAsset: .prefix(Self.consoleAssetPath)
+        case .consoleSession: .console("session")
+        case .consoleNode: .console("api/node")
         }
     }
 
@@ -106,7 +115,8 @@ public enum Route: String, CaseIterable, Sendable {
     public var methods: Set<String>? {
         switch self {
         case .healthz, .metrics: nil
-        case .webCourier, .notificationsStream: ["GET"]
+        case .webCourier, .notificationsStream, .console, .consoleAsset, .consoleNode: ["GET"]
+        case .consoleSession: ["GET", "POST", "DELETE"]
         case .signIn, .notificationsPoll, .zonesList, .subscriptionsList, .usersCurrent, .usersCaller, .usersDiscover:
             ["GET", "POST"]
         case .assetDownloadFile: ["GET", "HEAD"]
@@ -133,11 +143,13 @@ public enum Route: String, CaseIterable, Sendable {
         switch place {
         case .node(let name): name
         case .device(let operation), .environment(let operation), .database(let operation): operation
+        case .console(let operation): "console/" + operation
         case .webCourier: "webcourier"
         case .prefix:
             switch self {
             case .assetUploadFile: "assets/upload-file"
             case .assetDownloadFile: "assets/download-file"
+            case .consoleAsset: "console/assets"
             default: "replication"
             }
         }
@@ -150,6 +162,8 @@ public enum Route: String, CaseIterable, Sendable {
     public static let assetUploadPath = "/assets/upload/"
     /// Where download URLs point: GET this path ‖ ticket ‖ `/` ‖ file name.
     public static let assetDownloadPath = "/assets/download/"
+    /// Where the console's scripts and styles are: GET this path ‖ file name.
+    public static let consoleAssetPath = "/console/assets/"
 
     /// A path read against the table: the route it names, whatever the method (`nil`:
     /// none), and its segments.
@@ -193,7 +207,7 @@ public enum Route: String, CaseIterable, Sendable {
 
     /// Reads `path` against the table.
     public static func match(_ path: String) -> Match {
-        for route in [Route.assetUploadFile, .assetDownloadFile, .replication] {
+        for route in [Route.assetUploadFile, .assetDownloadFile, .replication, .consoleAsset] {
             if case .prefix(let prefix) = route.place, path.hasPrefix(prefix) {
                 return Match(route: route, parts: [])
             }
@@ -201,6 +215,9 @@ public enum Route: String, CaseIterable, Sendable {
         let parts = path.split(separator: "/").map(String.init)
         let found = Match(route: nil, parts: parts)
         if parts.count == 1 { return Match(route: byPlace[.node(parts[0])], parts: parts) }
+        if parts.first == "console" {
+            return Match(route: byPlace[.console(parts.dropFirst().joined(separator: "/"))], parts: parts)
+        }
         if found.isDevicePath {
             if parts.count == 6, parts[4] == "webcourier" { return Match(route: .webCourier, parts: parts) }
             return Match(route: byPlace[.device(found.afterEnvironment)], parts: parts)

@@ -66,6 +66,8 @@ public struct ServedNode: Sendable {
         /// With `--dev`: the container to mint development credentials for, printed
         /// with the banner.
         public var developmentContainer: String?
+        /// Whether the node serves the web console at `/console`.
+        public var console = false
 
         /// A leader serving `data` on `host:port`, with every default.
         public init(data: String, host: String, port: Int) {
@@ -233,6 +235,11 @@ public struct ServedNode: Sendable {
         }
         // Uploads are counted over the grace an unreferenced one is kept: what they can hold of the disk.
         api.limits.uploadQuota.window = configuration.assetGrace
+        if configuration.console {
+            api.consoleSessions = ConsoleSessions()
+            let base = configuration.publicURL ?? "\(configuration.scheme)://\(configuration.host):\(configuration.port)"
+            logger.info("the web console is served at \(base)/console (sign in as a user with a password; operators see the node)")
+        }
         let app = CumulusHTTPServer.application(
             api: api, host: configuration.host, port: configuration.port, limits: configuration.serverLimits,
             tls: configuration.tls, logger: logger)
@@ -302,8 +309,8 @@ public struct ServedNode: Sendable {
         let (data, scheme, host, port) = (configuration.data, configuration.scheme, configuration.host, configuration.port)
         // Written unbuffered so the banner shows even when stdout is a pipe or a file.
         if let container = configuration.developmentContainer {
-            let users = try auth.users()
-            let user = try users.first ?? auth.addUser()
+            // The development user is an operator: the console shows them the node too.
+            let user = try auth.addUser(name: try auth.users().first, operator: true)
             let apiToken = try auth.createAPIToken(container: container, environment: .development)
             let productionToken = try auth.createAPIToken(container: container, environment: .production)
             let webToken = try auth.createWebAuthToken(for: user, container: container)
@@ -317,6 +324,7 @@ public struct ServedNode: Sendable {
                   production ckAPIToken: \(productionToken)
                   (an API token opens one environment; the first is development's)
                   try:            curl '\(base)/private/zones/list?ckAPIToken=\(apiToken)&ckWebAuthToken=\(webToken)'
+                  console:        \(scheme)://\(host):\(port)/console  (first: cumulus users passwd --data \(data) --user \(user))
 
                 """.utf8))
         } else {

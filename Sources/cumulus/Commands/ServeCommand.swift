@@ -43,7 +43,11 @@ struct ServeCommand: AsyncParsableCommand {
     static let developmentContainer = "iCloud.com.example.cumulus"
 
     @Option(help: "The container the development credentials open.") var container = ServeCommand.developmentContainer
-    @Flag(help: "Mint and print a development API token and user token at start (leader only).") var dev = false
+    @Flag(help: "Mint and print a development API token and user token at start (leader only); also serves the console.")
+    var dev = false
+    @Flag(
+        help: "Serve the web console at /console (on with --dev): users sign in with a password (`cumulus users passwd`); operators (`cumulus users add --operator`) also see the node.")
+    var console = false
     @Option(help: "Follow the leader at this URL (e.g. http://10.0.0.1:8765) instead of taking writes.")
     var follow: String?
     @OptionGroup var secret: ReplicationSecretOptions
@@ -199,6 +203,7 @@ struct ServeCommand: AsyncParsableCommand {
         node.assetInterval = assetCollection.interval
         node.assetGrace = assetCollection.grace
         if dev { node.developmentContainer = container }
+        node.console = console || dev
         return node
     }
 

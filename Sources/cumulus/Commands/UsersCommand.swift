@@ -16,11 +16,15 @@ struct UsersCommand: ParsableCommand {
         @Option(help: "The user record name (default: a new _<32 hex>).") var name: String?
         @Option(help: "The container the web auth token signs in to (a token opens one).")
         var container = ServeCommand.developmentContainer
+        @Flag(
+            name: .customLong("operator"),
+            help: "Make the user an operator: signed in to the console (/console), it also sees the operator pages (the node, its cluster).")
+        var isOperator = false
 
         func run() throws {
             let auth = try openAuth(options.data)
-            let user = try auth.addUser(name: name)
-            print("user:           \(user)")
+            let user = try auth.addUser(name: name, operator: isOperator)
+            print("user:           \(user)\(isOperator ? "  (operator)" : "")")
             print("ckWebAuthToken: \(try auth.createWebAuthToken(for: user, container: container))")
         }
     }
@@ -28,7 +32,10 @@ struct UsersCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List users.")
         @OptionGroup var options: LogCommand.DataOptions
-        func run() throws { for user in try openAuth(options.data).users() { print(user) } }
+        func run() throws {
+            let auth = try openAuth(options.data)
+            for user in try auth.users() { print(try auth.isOperator(user) ? "\(user)  (operator)" : user) }
+        }
     }
 
     struct Passwd: ParsableCommand {

@@ -1,0 +1,147 @@
+// The Cumulus console: one page, each view reachable by its URL's fragment
+// (#/cluster). It talks to this node's /console endpoints only; the session is an
+// HttpOnly cookie the page never sees, and each write sends the session's CSRF token.
+
+const state = { session: null };
+
+const $ = (id) => document.getElementById(id);
+
+/** Builds an element: tag, attributes, children (strings become text, never HTML). */
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (name === "class") node.className = value;
+    else node.setAttribute(name, value);
+  }
+  for (const child of children.flat()) {
+    node.append(child instanceof Node ? child : document.createTextNode(String(child ?? "")));
+  }
+  return node;
+}
+
+/** Calls a console endpoint; writes carry the CSRF token. Throws the server's reason. */
+async function call(method, path, body) {
+  const headers = {};
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (method !== "GET" && state.session) headers["X-Cumulus-CSRF"] = state.session.csrf;
+  const answer = await fetch(path, {
+    method, headers, credentials: "same-origin",
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await answer.json().catch(() => null);
+  if (!answer.ok) {
+    const error = new Error(json?.reason ?? `${method} ${path}: ${answer.status}`);
+    error.status = answer.status;
+    throw error;
+  }
+  return json;
+}
+
+function showSignedIn(session) {
+  state.session = session;
+  $("signin").hidden = session !== null;
+  $("nav").hidden = session === null;
+  $("signout").hidden = session === null;
+  $("who").textContent = session ? `${session.user}${session.operator ? " (operator)" : ""}` : "";
+}
+
+async function signIn(event) {
+  event.preventDefault();
+  $("signin-error").textContent = "";
+  try {
+    const session = await call("POST", "/console/session", { user: $("user").value, password: $("password").value });
+    $("password").value = "";
+    showSignedIn(session);
+    await route();
+  } catch (error) {
+    $("signin-error").textContent = error.message;
+  }
+}
+
+async function signOut() {
+  try {
+    await call("DELETE", "/console/session");
+  } finally {
+    showSignedIn(null);
+    $("page").replaceChildren();
+  }
+}
+
+function time(milliseconds) {
+  return new Date(milliseconds).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+}
+
+function card(label, value, className = "") {
+  return el("div", { class: "card" }, el("div", { class: "label" }, label), el("div", { class: `value ${className}` }, value));
+}
+
+/** The cluster page: this node, the cluster it sees, its followers and its history. */
+async function clusterPage() {
+  const status = await call("GET", "/console/api/node");
+  const cards = [
+    card("Role", status.role, `role-${status.role}`),
+    card("Epoch", status.epoch),
+    card("Head", status.head),
+    card("Log", status.logID.slice(0, 12)),
+  ];
+  if (status.cluster) {
+    cards.push(card("Cluster", status.cluster.name));
+    cards.push(card("Leader", status.cluster.leader ? `${status.cluster.leader.node}, epoch ${status.cluster.leader.epoch}` : "none known"));
+  }
+  if (status.following) {
+    cards.push(card("Following", status.following.leaderURL));
+    cards.push(card("Behind", `${status.following.lagCommits} commits, ${status.following.lagMilliseconds} ms`));
+  }
+  const followers = status.followers.length === 0
+    ? el("p", { class: "muted", id: "no-followers" }, "No follower has reported to this node.")
+    : el("div", { class: "scroll" }, el("table", { id: "followers" },
+        el("thead", {}, el("tr", {}, ["Follower", "Applied", "Behind (commits)", "Behind (ms)", "Streams", "Last report"].map((h) => el("th", {}, h)))),
+        el("tbody", {}, status.followers.map((f) => el("tr", {},
+          el("td", {}, f.name), el("td", {}, f.applied), el("td", {}, f.lagCommits), el("td", {}, f.lagMilliseconds),
+          el("td", {}, f.openStreams), el("td", {}, `${f.sinceReportMilliseconds} ms ago`))))));
+  const history = el("div", { class: "scroll" }, el("table", { id: "history" },
+    el("thead", {}, el("tr", {}, ["When", "Role", "Epoch", "Why"].map((h) => el("th", {}, h)))),
+    el("tbody", {}, [...status.history].reverse().map((change) => el("tr", {},
+      el("td", {}, time(change.atMilliseconds)),
+      el("td", {}, change.leaderURL ? `${change.role} of ${change.leaderURL}` : change.role),
+      el("td", {}, change.epoch), el("td", {}, change.reason))))));
+  return [
+    el("h1", {}, "Cluster"),
+    el("div", { class: "cards", id: "node" }, cards),
+    el("h2", {}, "Followers"), followers,
+    el("h2", {}, "History"), history,
+  ];
+}
+
+const pages = { cluster: clusterPage };
+
+/** Shows the page the URL's fragment names, once signed in. */
+async function route() {
+  if (!state.session) return;
+  const name = (location.hash.replace(/^#\//, "") || "cluster").split("/")[0];
+  const page = pages[name] ?? clusterPage;
+  for (const link of document.querySelectorAll("nav a")) link.classList.toggle("current", link.dataset.page === name);
+  try {
+    $("page").replaceChildren(...await page());
+  } catch (error) {
+    if (error.status === 401) {
+      showSignedIn(null);
+      return;
+    }
+    $("page").replaceChildren(el("h1", {}, "Not available"), el("p", { class: "error", id: "page-error" }, error.message));
+  }
+}
+
+async function start() {
+  $("signin-form").addEventListener("submit", signIn);
+  $("signout").addEventListener("click", signOut);
+  window.addEventListener("hashchange", route);
+  try {
+    showSignedIn(await call("GET", "/console/session"));
+  } catch {
+    showSignedIn(null);
+  }
+  await route();
+}
+
+start();

@@ -1,0 +1,185 @@
+#!/usr/bin/python3
+"""The web console in headless Chromium (issue 45): an operator signs in on a leader that
+has a follower and sees, on the cluster page, the leader, its follower and the follower's
+lag, at a desktop's and at a phone's width; signs out; a user who is no operator signs in
+and is refused the node's page; a write without the session's CSRF token is refused.
+
+Real `cumulus serve` processes answer on loopback ports (a leader with --console and a
+follower streaming from it); Selenium drives Debian's chromium through chromium-driver.
+Screenshots of each step go to .build/browser/console-*.png. Exits non-zero, with the
+reason, if any step fails.
+"""
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+OPERATOR = "olivia"
+USER = "bob"
+PASSWORD = "correct horse battery"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run(cumulus, *args, stdin=None):
+    done = subprocess.run([cumulus, *args], input=stdin, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def status_of(url):
+    try:
+        with urllib.request.urlopen(url, timeout=30) as answer:
+            return answer.status
+    except urllib.error.HTTPError as error:
+        return error.code
+    except OSError:
+        return None
+
+
+def wait_for(condition, what, timeout=180):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def sign_in(driver, wait, user):
+    wait.until(EC.visibility_of_element_located((By.ID, "user")))
+    driver.find_element(By.ID, "user").clear()
+    driver.find_element(By.ID, "user").send_keys(user)
+    driver.find_element(By.ID, "password").send_keys(PASSWORD)
+    driver.find_element(By.CSS_SELECTOR, "#signin-form button[type=submit]").click()
+    wait.until(EC.text_to_be_present_in_element((By.ID, "who"), user))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cumulus", default=".build/debug/cumulus")
+    parser.add_argument("--screenshots", default=".build/browser")
+    args = parser.parse_args()
+    cumulus = os.path.abspath(args.cumulus)
+    shots = args.screenshots
+    os.makedirs(shots, exist_ok=True)
+    root = tempfile.mkdtemp(prefix="cumulus-console-")
+    leader_data, follower_data = os.path.join(root, "leader"), os.path.join(root, "follower")
+    secret = os.path.join(root, "secret")
+    with open(os.open(secret, os.O_WRONLY | os.O_CREAT, 0o600), "w") as file:
+        file.write("console-test-replication-secret\n")
+    leader_port, follower_port = free_port(), free_port()
+    leader = f"http://127.0.0.1:{leader_port}"
+    processes = []
+    driver = None
+    try:
+        run(cumulus, "users", "add", "--data", leader_data, "--name", OPERATOR, "--operator")
+        run(cumulus, "users", "passwd", "--data", leader_data, "--user", OPERATOR, stdin=PASSWORD + "\n")
+        run(cumulus, "users", "add", "--data", leader_data, "--name", USER)
+        run(cumulus, "users", "passwd", "--data", leader_data, "--user", USER, stdin=PASSWORD + "\n")
+
+        def serve(*extra):
+            processes.append(subprocess.Popen(
+                [cumulus, "serve", "--host", "127.0.0.1", "--replication-secret-file", secret, *extra],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        serve("--data", leader_data, "--port", str(leader_port), "--console", "--public-url", leader)
+        wait_for(lambda: status_of(f"{leader}/healthz") == 200, "the leader to listen")
+        serve("--data", follower_data, "--port", str(follower_port), "--follow", leader, "--name", "follower-1")
+        wait_for(lambda: status_of(f"http://127.0.0.1:{follower_port}/healthz") == 200, "the follower to listen")
+
+        options = Options()
+        options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+        for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800"):
+            options.add_argument(flag)
+        driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
+        wait = WebDriverWait(driver, 120)
+
+        # No credential in the URL, ever: the page alone, then a form.
+        driver.get(f"{leader}/console#/cluster")
+        wait.until(EC.visibility_of_element_located((By.ID, "signin-form")))
+        driver.save_screenshot(os.path.join(shots, "console-1-signin.png"))
+        sign_in(driver, wait, OPERATOR)
+        assert "(operator)" in driver.find_element(By.ID, "who").text
+        assert PASSWORD not in driver.current_url and "session" not in driver.current_url, driver.current_url
+
+        # The cluster page: this node leads; its follower reports, with its lag.
+        wait.until(EC.text_to_be_present_in_element((By.ID, "node"), "leader"))
+
+        def follower_listed():
+            driver.refresh()
+            try:
+                WebDriverWait(driver, 30).until(EC.presence_of_element_located((By.ID, "node")))
+                return "follower-1" in driver.find_element(By.ID, "page").text
+            except Exception:
+                return False
+        wait_for(follower_listed, "the follower on the cluster page")
+        rows = driver.find_elements(By.CSS_SELECTOR, "#followers tbody tr")
+        assert len(rows) == 1 and "follower-1" in rows[0].text, [row.text for row in rows]
+        cells = rows[0].find_elements(By.TAG_NAME, "td")
+        assert cells[2].text.isdigit() and cells[3].text.lstrip("-").isdigit(), [cell.text for cell in cells]
+        history = driver.find_element(By.ID, "history").text
+        assert "leader" in history and "opened" in history, history
+        driver.save_screenshot(os.path.join(shots, "console-2-cluster.png"))
+        driver.set_window_size(390, 844)
+        time.sleep(0.5)
+        width = driver.execute_script("return document.documentElement.scrollWidth")
+        assert width <= 400, f"the page is {width} px wide at a phone's width"
+        driver.save_screenshot(os.path.join(shots, "console-3-cluster-phone.png"))
+        driver.set_window_size(1280, 800)
+
+        # A write without the session's CSRF token: refused, and the session lives on.
+        refused = driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            fetch('/console/session', {method: 'DELETE', credentials: 'same-origin'}).then(r => done(r.status));
+        """)
+        assert refused == 403, f"a DELETE without the CSRF token answered {refused}"
+        # The cookie is the server's alone: no script reads it.
+        assert "cumulus_console" not in driver.execute_script("return document.cookie")
+
+        driver.find_element(By.ID, "signout").click()
+        wait.until(EC.visibility_of_element_located((By.ID, "signin-form")))
+
+        # A user who is no operator signs in, and is refused the node's page.
+        sign_in(driver, wait, USER)
+        wait.until(EC.text_to_be_present_in_element((By.ID, "page-error"), "operators"))
+        driver.save_screenshot(os.path.join(shots, "console-4-user-refused.png"))
+        print("console in the browser: 1 passed, 0 failed")
+        return 0
+    except Exception as error:  # the reason, then a failing exit
+        if driver is not None:
+            driver.save_screenshot(os.path.join(shots, "console-failure.png"))
+            print(driver.page_source[-2000:], file=sys.stderr)
+        print(f"console in the browser failed: {type(error).__name__}: {error}", file=sys.stderr)
+        print("console in the browser: 0 passed, 1 failed")
+        return 1
+    finally:
+        if driver is not None:
+            driver.quit()
+        for process in processes:
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

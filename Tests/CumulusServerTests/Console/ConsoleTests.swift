@@ -1,0 +1,165 @@
+import CumulusModel
+@testable import CumulusServer
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Logging
+import NIOCore
+import Testing
+
+/// The web console through a live socket: its page and files come from the binary with
+/// guarding headers; a user signs in with a password into an HttpOnly, SameSite=Strict
+/// cookie; only an operator reads the node's pages; a write without the session's CSRF
+/// token, a sign-in from another site, a wrong password and no session at all get nowhere.
+@Suite("Web console")
+struct ConsoleTests {
+    static let password = "correct horse battery"
+
+    /// An answer: status, headers, body.
+    struct Answer {
+        let status: Int
+        let headers: HTTPFields
+        let text: String
+
+        func header(_ name: String) -> String? { HTTPField.Name(name).flatMap { headers[$0] } }
+        var json: JSONValue { (try? JSONValue.parse(Data(text.utf8))) ?? .null }
+        /// `name=value` of the cookie the answer sets.
+        var cookie: String? { header("Set-Cookie")?.split(separator: ";").first.map(String.init) }
+    }
+
+    struct Browser {
+        let client: LiveClient
+
+        func send(_ method: HTTPRequest.Method, _ uri: String, headers: [String: String] = [:], body: String? = nil)
+            async throws -> Answer
+        {
+            var fields = HTTPFields()
+            for (name, value) in headers { if let field = HTTPField.Name(name) { fields[field] = value } }
+            return try await client.execute(uri: uri, method: method, headers: fields, body: body.map { ByteBuffer(string: $0) }) {
+                Answer(status: Int($0.status.code), headers: $0.headers, text: String(buffer: $0.body))
+            }
+        }
+
+        /// Signs `user` in with `password`; the answer and the session's cookie.
+        func signIn(_ user: String, _ password: String = ConsoleTests.password, origin: String? = nil) async throws -> Answer {
+            var headers = ["Content-Type": "application/json"]
+            if let origin { headers["Origin"] = origin }
+            let body = try String(decoding: JSONEncoder().encode(["user": user, "password": password]), as: UTF8.self)
+            return try await send(.post, "/console/session", headers: headers, body: body)
+        }
+    }
+
+    /// A live server over a world whose Alice is an operator and Bob is not, both with
+    /// ``password``; the console on unless `console` is false.
+    static func live(console: Bool = true, _ body: @escaping @Sendable (APIWorld, Browser) async throws -> Void) async throws {
+        let world = try APIWorld()
+        _ = try world.auth.addUser(name: world.alice, operator: true)
+        try world.auth.setPassword(password, for: world.alice, cost: .minimum)
+        try world.auth.setPassword(password, for: world.bob, cost: .minimum)
+        var api = world.operatorAPI(metrics: ServerMetrics())
+        if console { api.consoleSessions = ConsoleSessions() }
+        let server = CumulusHTTPServer.application(api: api, port: 0, logger: Logger(label: "test"))
+        try await server.testLive { client in try await body(world, Browser(client: client)) }
+    }
+
+    @Test("the page, its script and its styles come from the binary, guarded against framing, caching and sniffing")
+    func filesAreServed() async throws {
+        try await Self.live { _, browser in
+            let page = try await browser.send(.get, "/console")
+            #expect(page.status == 200)
+            #expect(page.header("Content-Type")?.hasPrefix("text/html") == true)
+            #expect(page.text.contains("/console/assets/console.js"))
+            #expect(page.header("Content-Security-Policy")?.contains("script-src 'self'") == true)
+            #expect(page.header("X-Frame-Options") == "DENY" && page.header("Cache-Control") == "no-store")
+            let script = try await browser.send(.get, "/console/assets/console.js")
+            #expect(script.status == 200 && script.header("Content-Type")?.hasPrefix("text/javascript") == true)
+            #expect(script.text.contains("X-Cumulus-CSRF"))
+            let styles = try await browser.send(.get, "/console/assets/console.css")
+            #expect(styles.status == 200 && styles.header("Content-Type")?.hasPrefix("text/css") == true)
+            #expect(try await browser.send(.get, "/console/assets/../Package.swift").status == 404)
+            #expect(try await browser.send(.get, "/console/assets/secret.txt").status == 404)
+            #expect(try await browser.send(.post, "/console").status == 404, "the page takes GET only")
+        }
+    }
+
+    @Test("a node started without the console answers 404 on every console path")
+    func offUnlessAsked() async throws {
+        try await Self.live(console: false) { _, browser in
+            for path in ["/console", "/console/assets/console.js", "/console/session", "/console/api/node"] {
+                let status = try await browser.send(.get, path).status
+                #expect(status == 404, "\(path)")
+            }
+        }
+    }
+
+    @Test("an operator signs in to an HttpOnly SameSite=Strict cookie and reads the node; signing out needs the CSRF token and ends the session")
+    func operatorSession() async throws {
+        try await Self.live { world, browser in
+            #expect(try await browser.send(.get, "/console/api/node").status == 401, "no session")
+            let signedIn = try await browser.signIn(world.alice)
+            #expect(signedIn.status == 200, "\(signedIn.text)")
+            let setCookie = try #require(signedIn.header("Set-Cookie"))
+            #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict") && setCookie.contains("Path=/console"))
+            #expect(signedIn.json["user"]?.stringValue == world.alice && signedIn.json["operator"] == .bool(true))
+            let csrf = try #require(signedIn.json["csrf"]?.stringValue)
+            let cookie = try #require(signedIn.cookie)
+            #expect(!signedIn.text.contains(String(cookie.dropFirst(ConsoleSessions.cookie.count + 1))), "the session token is in the cookie only")
+
+            let me = try await browser.send(.get, "/console/session", headers: ["Cookie": cookie])
+            #expect(me.status == 200 && me.json["user"]?.stringValue == world.alice)
+            let node = try await browser.send(.get, "/console/api/node", headers: ["Cookie": cookie])
+            #expect(node.status == 200, "\(node.text)")
+            #expect(node.json["role"]?.stringValue == "leader")
+            #expect(node.json["head"]?.int64Value == Int64(world.container.store.head.sequence))
+
+            // Signing out is a write: without the CSRF token, or with another, refused.
+            #expect(try await browser.send(.delete, "/console/session", headers: ["Cookie": cookie]).status == 403)
+            // Another token of the same length: its first digit changed (whatever it was).
+            let other = (csrf.first == "0" ? "1" : "0") + csrf.dropFirst()
+            let forgedCSRF = try await browser.send(.delete, "/console/session", headers: ["Cookie": cookie, "X-Cumulus-CSRF": other])
+            #expect(forgedCSRF.status == 403)
+            #expect(try await browser.send(.get, "/console/api/node", headers: ["Cookie": cookie]).status == 200, "still signed in")
+            let out = try await browser.send(.delete, "/console/session", headers: ["Cookie": cookie, "X-Cumulus-CSRF": csrf])
+            #expect(out.status == 200 && out.header("Set-Cookie")?.contains("Max-Age=0") == true)
+            #expect(try await browser.send(.get, "/console/api/node", headers: ["Cookie": cookie]).status == 401, "ended")
+        }
+    }
+
+    @Test("a user who is not an operator signs in but is refused the node's pages")
+    func userIsNoOperator() async throws {
+        try await Self.live { world, browser in
+            let signedIn = try await browser.signIn(world.bob)
+            #expect(signedIn.status == 200 && signedIn.json["operator"] == .bool(false))
+            let cookie = try #require(signedIn.cookie)
+            let node = try await browser.send(.get, "/console/api/node", headers: ["Cookie": cookie])
+            #expect(node.status == 403 && node.json["serverErrorCode"]?.stringValue == "ACCESS_DENIED", "\(node.text)")
+        }
+    }
+
+    @Test("a wrong password, a sign-in posted from another site, a malformed body and a forged cookie get no session")
+    func refusals() async throws {
+        try await Self.live { world, browser in
+            let wrong = try await browser.signIn(world.alice, "not the password")
+            #expect(wrong.status == 401 && wrong.header("Set-Cookie") == nil)
+            let elsewhere = try await browser.signIn(world.alice, origin: "https://evil.example.net")
+            #expect(elsewhere.status == 403 && elsewhere.header("Set-Cookie") == nil)
+            let malformed = try await browser.send(.post, "/console/session", headers: ["Content-Type": "application/json"], body: "{\"user\": 1}")
+            #expect(malformed.status == 400)
+            let forged = try await browser.send(.get, "/console/api/node", headers: ["Cookie": "\(ConsoleSessions.cookie)=\(AuthStore.randomHex(32))"])
+            #expect(forged.status == 401)
+        }
+    }
+
+    @Test("guessing passwords is throttled as on the sign-in page")
+    func guessingIsThrottled() async throws {
+        try await Self.live { world, browser in
+            var statuses: [Int] = []
+            for _ in 0..<12 {
+                let answer = try await browser.signIn(world.alice, "guess")
+                statuses.append(answer.status)
+            }
+            #expect(statuses.contains(429), "\(statuses)")
+            #expect(statuses.allSatisfy { $0 == 401 || $0 == 429 })
+        }
+    }
+}
