@@ -110,6 +110,8 @@ let package = Package(
             name: "CumulusServer",
             dependencies: [
                 "CumulusModel", "CumulusStorage", "CumulusLog", "CumulusEngine", "CumulusReplication",
+                // The console's log pages show commits as `cumulus log` and audit exports do.
+                "CumulusTools",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """The web console in headless Chromium (issue 45): an operator signs in on a leader that
 has a follower and sees, on the cluster page, the leader, its follower and the follower's
-lag, at a desktop's and at a phone's width; signs out; a user who is no operator signs in
-and is refused the node's page; a write without the session's CSRF token is refused.
+lag, at a desktop's and at a phone's width; watches a save appear in the live log; signs
+out; a user who is no operator signs in and is refused the node's page; a write without
+the session's CSRF token is refused.
 
 Real `cumulus serve` processes answer on loopback ports (a leader with --console and a
 follower streaming from it); Selenium drives Debian's chromium through chromium-driver.
@@ -13,7 +14,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -21,27 +21,32 @@ import time
 import urllib.error
 import urllib.request
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
+from browser_support import chromium, free_port, run, wait_for
+
 OPERATOR = "olivia"
+CONTAINER = "iCloud.com.example.console"
 USER = "bob"
 PASSWORD = "correct horse battery"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
-def run(cumulus, *args, stdin=None):
-    done = subprocess.run([cumulus, *args], input=stdin, capture_output=True, text=True, check=True)
-    return done.stdout
+def post(url, body):
+    """(status, JSON) of a POST of `body`."""
+    request = urllib.request.Request(url, data=json.dumps(body).encode())
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+def token(output, name):
+    return next(line.split(":", 1)[1].strip() for line in output.splitlines() if line.startswith(name))
 
 
 def status_of(url):
@@ -53,14 +58,6 @@ def status_of(url):
     except OSError:
         return None
 
-
-def wait_for(condition, what, timeout=180):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def sign_in(driver, wait, user):
@@ -94,6 +91,10 @@ def main():
         run(cumulus, "users", "passwd", "--data", leader_data, "--user", OPERATOR, stdin=PASSWORD + "\n")
         run(cumulus, "users", "add", "--data", leader_data, "--name", USER)
         run(cumulus, "users", "passwd", "--data", leader_data, "--user", USER, stdin=PASSWORD + "\n")
+        api_token = token(run(cumulus, "tokens", "create", "--data", leader_data, "--container", CONTAINER), "ckAPIToken")
+        web_token = token(
+            run(cumulus, "tokens", "create", "--data", leader_data, "--user", OPERATOR, "--container", CONTAINER),
+            "ckWebAuthToken")
 
         def serve(*extra):
             processes.append(subprocess.Popen(
@@ -104,11 +105,7 @@ def main():
         serve("--data", follower_data, "--port", str(follower_port), "--follow", leader, "--name", "follower-1")
         wait_for(lambda: status_of(f"http://127.0.0.1:{follower_port}/healthz") == 200, "the follower to listen")
 
-        options = Options()
-        options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-        for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800"):
-            options.add_argument(flag)
-        driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
+        driver = chromium()
         wait = WebDriverWait(driver, 120)
 
         # No credential in the URL, ever: the page alone, then a form.
@@ -144,6 +141,23 @@ def main():
         driver.save_screenshot(os.path.join(shots, "console-3-cluster-phone.png"))
         driver.set_window_size(1280, 800)
 
+        # The live log: a save made now appears at its top.
+        driver.get(f"{leader}/console#/log")
+        wait.until(EC.text_to_be_present_in_element((By.ID, "log-status"), "Live"))
+        database = f"{leader}/database/1/{CONTAINER}/development/private"
+        query = f"ckAPIToken={api_token}&ckWebAuthToken={web_token}"
+        status, answer = post(f"{database}/zones/modify?{query}",
+                              {"operations": [{"operationType": "create", "zone": {"zoneID": {"zoneName": "Lists"}}}]})
+        assert status == 200, answer
+        status, answer = post(f"{database}/records/modify?{query}", {"zoneID": {"zoneName": "Lists"}, "operations": [
+            {"operationType": "create", "record": {"recordName": "seen-live", "recordType": "Item",
+                                                   "fields": {"title": {"value": "from the test"}}}}]})
+        assert status == 200, answer
+        wait.until(EC.text_to_be_present_in_element((By.ID, "log"), "seen-live"))
+        first_row = driver.find_element(By.CSS_SELECTOR, "#log tbody tr").text
+        assert "seen-live" in first_row and "recordSaved" in first_row and OPERATOR in first_row, first_row
+        driver.save_screenshot(os.path.join(shots, "console-5-log.png"))
+
         # A write without the session's CSRF token: refused, and the session lives on.
         refused = driver.execute_async_script("""
             const done = arguments[arguments.length - 1];
@@ -156,9 +170,11 @@ def main():
         driver.find_element(By.ID, "signout").click()
         wait.until(EC.visibility_of_element_located((By.ID, "signin-form")))
 
-        # A user who is no operator signs in, and is refused the node's page.
+        # A user who is no operator signs in, and is refused the operators' pages.
         sign_in(driver, wait, USER)
         wait.until(EC.text_to_be_present_in_element((By.ID, "page-error"), "operators"))
+        driver.get(f"{leader}/console#/cluster")
+        wait.until(EC.text_to_be_present_in_element((By.ID, "page-error"), "the node's pages are for operators"))
         driver.save_screenshot(os.path.join(shots, "console-4-user-refused.png"))
         print("console in the browser: 1 passed, 0 failed")
         return 0
@@ -166,6 +182,8 @@ def main():
         if driver is not None:
             driver.save_screenshot(os.path.join(shots, "console-failure.png"))
             print(driver.page_source[-2000:], file=sys.stderr)
+            for line in driver.get_log("browser"):
+                print(f"browser: {line.get('message')}", file=sys.stderr)
         print(f"console in the browser failed: {type(error).__name__}: {error}", file=sys.stderr)
         print("console in the browser: 0 passed, 1 failed")
         return 1

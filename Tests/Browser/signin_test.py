@@ -17,21 +17,18 @@ import http.server
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 import urllib.error
 import urllib.request
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
+
+from browser_support import chromium, free_port, run, wait_for
 
 CONTAINER = "iCloud.com.example.browser"
 USER = "alice"
@@ -39,15 +36,6 @@ PASSWORD = "correct horse battery"
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def run(cumulus, *args, stdin=None):
-    done = subprocess.run([cumulus, *args], input=stdin, capture_output=True, text=True, check=True)
-    return done.stdout
 
 
 def request(url, body=None):
@@ -59,14 +47,6 @@ def request(url, body=None):
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read() or b"null")
 
-
-def wait_for(condition, what, timeout=120):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def main():
@@ -106,11 +86,7 @@ def main():
         app_server = http.server.ThreadingHTTPServer(("127.0.0.1", app_port), handler)
         threading.Thread(target=app_server.serve_forever, daemon=True).start()
 
-        options = Options()
-        options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-        for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800"):
-            options.add_argument(flag)
-        driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
+        driver = chromium()
         wait = WebDriverWait(driver, 60)
 
         driver.get(f"{app_origin}/app.html?api={api}&container={CONTAINER}&token={token}")

@@ -266,6 +266,10 @@ public struct CloudKitAPI: Sendable {
             return .error(ServerErrorCode(error), error.message)
         } catch let throttled as Throttled {
             return .error(.throttled, throttled.reason, retryAfter: throttled.retryAfter)
+        } catch let refusal as ConsoleRefusal {
+            var response = APIResponse.error(refusal.code, refusal.reason, retryAfter: refusal.retryAfter)
+            response.headers = consoleHeaders
+            return response
         } catch let failure as AuthenticationFailure {
             switch failure {
             case .badAPIToken:

@@ -21,9 +21,7 @@ extension CloudKitAPI {
         do {
             return try await consoleAnswer(request, route: route, sessions)
         } catch let refusal as ConsoleRefusal {
-            var response = APIResponse.error(refusal.code, refusal.reason, retryAfter: refusal.retryAfter)
-            response.headers = Self.consoleHeaders
-            return response
+            return Self.errorResponse(refusal)
         }
     }
 
@@ -56,10 +54,7 @@ extension CloudKitAPI {
                 return consoleJSON(Self.describe(session))
             }
         case .consoleNode:
-            let (_, session) = try consoleSession(request, sessions, writing: false)
-            guard session.isOperator else {
-                throw ConsoleRefusal(code: .accessDenied, reason: "the node's pages are for operators; \(session.user) is not one")
-            }
+            _ = try consoleOperator(request, sessions)
             return consoleJSON(try consoleNodeStatus())
         default:
             return .error(.notFound, "no such console endpoint: \(request.path)")

@@ -35,6 +35,30 @@ public final class ConsoleSessions: Sendable {
     public static let csrfHeader = "x-cumulus-csrf"
 
     private let sessions = Mutex<[[UInt8]: Session]>([:])
+    /// Live log streams open now (``openLogStream()``).
+    private let logStreams = Mutex(0)
+
+    /// Most live log streams open at once on a node: each holds a connection and wakes
+    /// at every commit.
+    public static let maxLogStreams = 8
+
+    /// A live log stream's place, given back when the stream (which holds it) ends.
+    public final class LogStreamSlot: Sendable {
+        private let release: @Sendable () -> Void
+        init(release: @escaping @Sendable () -> Void) { self.release = release }
+        deinit { release() }
+    }
+
+    /// A place for one more live log stream, or `nil` when ``maxLogStreams`` are open.
+    public func openLogStream() -> LogStreamSlot? {
+        let opened = logStreams.withLock { open -> Bool in
+            guard open < Self.maxLogStreams else { return false }
+            open += 1
+            return true
+        }
+        guard opened else { return nil }
+        return LogStreamSlot { [self] in logStreams.withLock { $0 -= 1 } }
+    }
 
     /// No one signed in.
     public init() {}

@@ -29,7 +29,7 @@ public enum Route: String, CaseIterable, Sendable {
     case replication
     // The web console (`Docs/OPERATIONS.md`, "The console"): its page, its files, its
     // session, and what its pages read.
-    case console, consoleAsset, consoleSession, consoleNode
+    case console, consoleAsset, consoleSession, consoleNode, consoleLogStream
 
     /// Where a route's path lies.
     public enum Place: Sendable, Equatable {
@@ -106,6 +106,7 @@ public enum Route: String, CaseIterable, Sendable {
         case .consoleAsset: .prefix(Self.consoleAssetPath)
         case .consoleSession: .console("session")
         case .consoleNode: .console("api/node")
+        case .consoleLogStream: .console("api/log/stream")
         }
     }
 
@@ -115,7 +116,7 @@ public enum Route: String, CaseIterable, Sendable {
     public var methods: Set<String>? {
         switch self {
         case .healthz, .metrics: nil
-        case .webCourier, .notificationsStream, .console, .consoleAsset, .consoleNode: ["GET"]
+        case .webCourier, .notificationsStream, .console, .consoleAsset, .consoleNode, .consoleLogStream: ["GET"]
         case .consoleSession: ["GET", "POST", "DELETE"]
         case .signIn, .notificationsPoll, .zonesList, .subscriptionsList, .usersCurrent, .usersCaller, .usersDiscover:
             ["GET", "POST"]
@@ -129,7 +130,7 @@ public enum Route: String, CaseIterable, Sendable {
     public var answer: Answer {
         switch self {
         case .notificationsPoll, .webCourier: .waitsOnClient
-        case .notificationsStream: .events
+        case .notificationsStream, .consoleLogStream: .events
         case .assetUploadFile, .assetDownloadFile: .fileBytes
         case .replication: .replication
         default: .json

@@ -162,4 +162,65 @@ struct ConsoleTests {
             #expect(statuses.allSatisfy { $0 == 401 || $0 == 429 })
         }
     }
+
+    @Test("the live log streams each event as its audit line, filtered; a commit's last event carries its sequence, from which a stream resumes; only operators open it")
+    func liveLog() async throws {
+        let world = try APIWorld()
+        var api = world.operatorAPI(metrics: ServerMetrics())
+        let sessions = ConsoleSessions()
+        api.consoleSessions = sessions
+        let (token, _) = sessions.start(user: world.alice, isOperator: true)
+        func request(_ query: [String: String] = [:], lastEventID: String? = nil, token: String? = token) -> APIRequest {
+            var headers: [String: String] = [:]
+            if let token { headers["cookie"] = "\(ConsoleSessions.cookie)=\(token)" }
+            if let lastEventID { headers["last-event-id"] = lastEventID }
+            return APIRequest(method: "GET", path: "/console/api/log/stream", query: query, headers: headers)
+        }
+        _ = try await world.post("zones/modify", #"{"operations":[{"operationType":"create","zone":{"zoneID":{"zoneName":"Lists"}}}]}"#)
+        for name in ["a", "b"] {
+            _ = try await world.post(
+                "records/modify",
+                #"{"zoneID":{"zoneName":"Lists"},"operations":[{"operationType":"create","record":{"recordName":"\#(name)","recordType":"Item","fields":{"title":{"value":"x"}}}}]}"#)
+        }
+        /// The events of `stream` until one names `record`: their (id, audit line) pairs.
+        func read(_ stream: AsyncThrowingStream<String, Error>, until record: String) async throws -> [(id: String?, entry: JSONValue)] {
+            var seen: [(id: String?, entry: JSONValue)] = []
+            for try await event in stream {
+                guard let data = event.split(separator: "\n").first(where: { $0.hasPrefix("data: ") }) else { continue }
+                let id = event.split(separator: "\n").first(where: { $0.hasPrefix("id: ") }).map { String($0.dropFirst(4)) }
+                let entry = try JSONValue.parse(Data(data.dropFirst(6).utf8))
+                seen.append((id, entry))
+                if entry["recordID"]?.stringValue == record { break }
+            }
+            return seen
+        }
+        let all = try await read(try api.consoleLogEvents(request()), until: "b")
+        let records = all.compactMap { $0.entry["recordID"]?.stringValue }
+        #expect(records.suffix(2) == ["a", "b"], "\(records)")
+        #expect(all.contains { $0.entry["operation"]?.stringValue == "zoneSaved" })
+        let last = try #require(all.last)
+        #expect(last.id == last.entry["sequence"]?.int64Value.map(String.init), "a commit's last event carries its sequence")
+        // Filtered to one record, and resumed after the commit that saved `a`.
+        let onlyB = try await read(try api.consoleLogEvents(request(["record": "b"])), until: "b")
+        #expect(onlyB.map { $0.entry["recordID"]?.stringValue } == ["b"])
+        let saveOfA = try #require(all.first { $0.entry["recordID"]?.stringValue == "a" }?.id)
+        let resumed = try await read(try api.consoleLogEvents(request(lastEventID: saveOfA)), until: "b")
+        #expect(resumed.map { $0.entry["recordID"]?.stringValue } == ["b"])
+
+        // Only an operator's session opens it.
+        #expect(throws: (any Error).self) { try api.consoleLogEvents(request(token: nil)) }
+        let (userToken, _) = sessions.start(user: world.bob, isOperator: false)
+        #expect(CloudKitAPI.errorResponse(try #require(catching(try api.consoleLogEvents(request(token: userToken))))).status == 403)
+        #expect(CloudKitAPI.errorResponse(try #require(catching(try api.consoleLogEvents(request(token: nil))))).status == 401)
+    }
+
+    /// The error `body` throws, or `nil`.
+    func catching(_ body: @autoclosure () throws -> some Any) -> (any Error)? {
+        do {
+            _ = try body()
+            return nil
+        } catch {
+            return error
+        }
+    }
 }

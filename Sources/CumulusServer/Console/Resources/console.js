@@ -2,7 +2,7 @@
 // (#/cluster). It talks to this node's /console endpoints only; the session is an
 // HttpOnly cookie the page never sees, and each write sends the session's CSRF token.
 
-const state = { session: null };
+const state = { session: null, stream: null };
 
 const $ = (id) => document.getElementById(id);
 
@@ -39,6 +39,10 @@ async function call(method, path, body) {
 
 function showSignedIn(session) {
   state.session = session;
+  if (!session) {
+    state.stream?.close();
+    state.stream = null;
+  }
   $("signin").hidden = session !== null;
   $("nav").hidden = session === null;
   $("signout").hidden = session === null;
@@ -113,13 +117,57 @@ async function clusterPage() {
   ];
 }
 
-const pages = { cluster: clusterPage };
+/** The live log: every event of every commit as it is made, filtered as `cumulus log`
+ * filters, newest first; the last 50 commits first. */
+async function logPage() {
+  // The server refuses the stream to others; the page says why at once.
+  if (!state.session.operator) throw new Error(`the log is for operators; ${state.session.user} is not one`);
+  const params = new URLSearchParams(location.hash.split("?")[1] ?? "");
+  const fields = ["zone", "record", "user", "type"];
+  const inputs = Object.fromEntries(fields.map((name) => [name, el("input", { id: `log-${name}`, name, value: params.get(name) ?? "" })]));
+  const form = el("form", { id: "log-filter", class: "filters" },
+    fields.map((name) => el("label", {}, name, inputs[name])),
+    el("button", { type: "submit" }, "Filter"));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const chosen = new URLSearchParams();
+    for (const name of fields) if (inputs[name].value) chosen.set(name, inputs[name].value);
+    location.hash = `#/log?${chosen}`;
+  });
+  const body = el("tbody", {});
+  const table = el("div", { class: "scroll" }, el("table", { id: "log" },
+    el("thead", {}, el("tr", {}, ["Commit", "Time", "User", "Operation", "Zone", "Record", "Type", "Keys / cause", "Request"].map((h) => el("th", {}, h)))),
+    body));
+  const status = el("p", { class: "muted", id: "log-status" }, "Connecting…");
+  const query = new URLSearchParams();
+  for (const name of fields) if (params.get(name)) query.set(name, params.get(name));
+  const stream = new EventSource(`/console/api/log/stream?${query}`);
+  state.stream = stream;
+  stream.onopen = () => { status.textContent = "Live: new commits appear at the top."; };
+  stream.onerror = () => { status.textContent = "Disconnected; reconnecting…"; };
+  stream.addEventListener("entry", (event) => {
+    const entry = JSON.parse(event.data);
+    const row = el("tr", {},
+      el("td", {}, entry.sequence), el("td", {}, entry.time), el("td", {}, entry.user), el("td", {}, entry.operation),
+      el("td", {}, entry.zone ?? ""), el("td", {}, entry.recordID ?? ""), el("td", {}, entry.recordType ?? ""),
+      el("td", {}, [entry.changedKeys.join(", "), entry.cause].filter(Boolean).join(" · ")),
+      el("td", { class: "muted" }, entry.requestID));
+    body.prepend(row);
+    while (body.children.length > 500) body.lastElementChild.remove();
+  });
+  return [el("h1", {}, "Log"), form, status, table];
+}
+
+const pages = { cluster: clusterPage, log: logPage };
 
 /** Shows the page the URL's fragment names, once signed in. */
 async function route() {
   if (!state.session) return;
   const name = (location.hash.replace(/^#\//, "") || "cluster").split("/")[0];
   const page = pages[name] ?? clusterPage;
+  // A page's live stream ends with the page.
+  state.stream?.close();
+  state.stream = null;
   for (const link of document.querySelectorAll("nav a")) link.classList.toggle("current", link.dataset.page === name);
   try {
     $("page").replaceChildren(...await page());
