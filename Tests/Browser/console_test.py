@@ -158,6 +158,17 @@ def main():
         assert "seen-live" in first_row and "recordSaved" in first_row and OPERATOR in first_row, first_row
         driver.save_screenshot(os.path.join(shots, "console-5-log.png"))
 
+        # Its timeline, from the log's link: created by the operator, then updated.
+        status, answer = post(f"{database}/records/modify?{query}", {"zoneID": {"zoneName": "Lists"}, "operations": [
+            {"operationType": "forceUpdate", "record": {"recordName": "seen-live", "recordType": "Item",
+                                                        "fields": {"title": {"value": "edited"}}}}]})
+        assert status == 200, answer
+        driver.find_element(By.LINK_TEXT, "seen-live").click()
+        wait.until(EC.text_to_be_present_in_element((By.ID, "history-summary"), "2 versions"))
+        timeline = driver.find_element(By.ID, "history-versions").text
+        assert "created" in timeline and "updated" in timeline and '"from the test" → "edited"' in timeline, timeline
+        driver.save_screenshot(os.path.join(shots, "console-6-history.png"))
+
         # A write without the session's CSRF token: refused, and the session lives on.
         refused = driver.execute_async_script("""
             const done = arguments[arguments.length - 1];

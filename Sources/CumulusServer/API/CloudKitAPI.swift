@@ -318,7 +318,8 @@ public struct CloudKitAPI: Sendable {
         // Browser sign-in: the page a 421's redirectURL opens, and sign-out.
         case .signIn: return request.method == "GET" ? signInForm(request) : await signIn(request)
         case .signOut: return try signOut(request)
-        case .console, .consoleAsset, .consoleSession, .consoleNode: return try await console(request, route: route ?? .console)
+        case .console, .consoleAsset, .consoleSession, .consoleNode, .consoleHistory:
+            return try await console(request, route: route ?? .console)
         default: break
         }
         // CloudKit JS's device module: push tokens and the webcourierURL.

@@ -56,6 +56,16 @@ extension CloudKitAPI {
         case .consoleNode:
             _ = try consoleOperator(request, sessions)
             return consoleJSON(try consoleNodeStatus())
+        case .consoleHistory:
+            _ = try consoleOperator(request, sessions)
+            do {
+                return consoleJSON(try consoleHistory(request))
+            } catch let error as CumulusError {
+                // No such record, or one the name alone does not single out: said as is.
+                var response = Self.errorResponse(error)
+                response.headers = Self.consoleHeaders
+                return response
+            }
         default:
             return .error(.notFound, "no such console endpoint: \(request.path)")
         }

@@ -29,7 +29,7 @@ public enum Route: String, CaseIterable, Sendable {
     case replication
     // The web console (`Docs/OPERATIONS.md`, "The console"): its page, its files, its
     // session, and what its pages read.
-    case console, consoleAsset, consoleSession, consoleNode, consoleLogStream
+    case console, consoleAsset, consoleSession, consoleNode, consoleLogStream, consoleHistory
 
     /// Where a route's path lies.
     public enum Place: Sendable, Equatable {
@@ -107,6 +107,7 @@ public enum Route: String, CaseIterable, Sendable {
         case .consoleSession: .console("session")
         case .consoleNode: .console("api/node")
         case .consoleLogStream: .console("api/log/stream")
+        case .consoleHistory: .console("api/history")
         }
     }
 
@@ -116,7 +117,7 @@ public enum Route: String, CaseIterable, Sendable {
     public var methods: Set<String>? {
         switch self {
         case .healthz, .metrics: nil
-        case .webCourier, .notificationsStream, .console, .consoleAsset, .consoleNode, .consoleLogStream: ["GET"]
+        case .webCourier, .notificationsStream, .console, .consoleAsset, .consoleNode, .consoleLogStream, .consoleHistory: ["GET"]
         case .consoleSession: ["GET", "POST", "DELETE"]
         case .signIn, .notificationsPoll, .zonesList, .subscriptionsList, .usersCurrent, .usersCaller, .usersDiscover:
             ["GET", "POST"]

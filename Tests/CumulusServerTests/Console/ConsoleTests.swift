@@ -223,4 +223,28 @@ struct ConsoleTests {
             return error
         }
     }
+
+    @Test("a record's timeline, as cumulus history reads it, for operators only; an unknown record is said so")
+    func history() async throws {
+        try await Self.live { world, browser in
+            _ = try await world.post("zones/modify", #"{"operations":[{"operationType":"create","zone":{"zoneID":{"zoneName":"Lists"}}}]}"#)
+            _ = try await world.post(
+                "records/modify",
+                #"{"zoneID":{"zoneName":"Lists"},"operations":[{"operationType":"create","record":{"recordName":"r","recordType":"Item","fields":{"title":{"value":"one"}}}}]}"#)
+            _ = try await world.post(
+                "records/modify",
+                #"{"zoneID":{"zoneName":"Lists"},"operations":[{"operationType":"forceUpdate","record":{"recordName":"r","recordType":"Item","fields":{"title":{"value":"two"}}}}]}"#)
+            let cookie = try #require(try await browser.signIn(world.alice).cookie)
+            let answer = try await browser.send(.get, "/console/api/history?record=r&zone=Lists", headers: ["Cookie": cookie])
+            #expect(answer.status == 200, "\(answer.text)")
+            let versions = answer.json["versions"]?.arrayValue ?? []
+            #expect(versions.map { $0["kind"]?.stringValue } == ["created", "updated"])
+            #expect(versions.last?["changes"]?.arrayValue?.first?.stringValue == #"title: "one" → "two""#)
+            #expect(answer.json["exists"] == .bool(true))
+            let unknown = try await browser.send(.get, "/console/api/history?record=nobody", headers: ["Cookie": cookie])
+            #expect(unknown.status == 404, "\(unknown.text)")
+            let user = try #require(try await browser.signIn(world.bob).cookie)
+            #expect(try await browser.send(.get, "/console/api/history?record=r", headers: ["Cookie": user]).status == 403)
+        }
+    }
 }

@@ -149,7 +149,11 @@ async function logPage() {
     const entry = JSON.parse(event.data);
     const row = el("tr", {},
       el("td", {}, entry.sequence), el("td", {}, entry.time), el("td", {}, entry.user), el("td", {}, entry.operation),
-      el("td", {}, entry.zone ?? ""), el("td", {}, entry.recordID ?? ""), el("td", {}, entry.recordType ?? ""),
+      el("td", {}, entry.zone ?? ""),
+      el("td", {}, entry.recordID && entry.recordType
+        ? el("a", { href: `#/history?${new URLSearchParams({ record: entry.recordID, zone: entry.zone ?? "", database: entry.database ?? "" })}` }, entry.recordID)
+        : entry.recordID ?? ""),
+      el("td", {}, entry.recordType ?? ""),
       el("td", {}, [entry.changedKeys.join(", "), entry.cause].filter(Boolean).join(" · ")),
       el("td", { class: "muted" }, entry.requestID));
     body.prepend(row);
@@ -158,12 +162,55 @@ async function logPage() {
   return [el("h1", {}, "Log"), form, status, table];
 }
 
-const pages = { cluster: clusterPage, log: logPage };
+/** A record's timeline: every version with who, when, the request, the keys changed
+ * from what to what, and how it ended (a cascade links to its owner's timeline). */
+async function historyPage() {
+  if (!state.session.operator) throw new Error(`histories are for operators; ${state.session.user} is not one`);
+  const params = new URLSearchParams(location.hash.split("?")[1] ?? "");
+  const fields = ["record", "zone", "database"];
+  const inputs = Object.fromEntries(fields.map((name) => [name, el("input", { id: `history-${name}`, name, value: params.get(name) ?? "" })]));
+  const form = el("form", { id: "history-form", class: "filters" },
+    fields.map((name) => el("label", {}, name, inputs[name])), el("button", { type: "submit" }, "Show"));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const chosen = new URLSearchParams();
+    for (const name of fields) if (inputs[name].value) chosen.set(name, inputs[name].value);
+    location.hash = `#/history?${chosen}`;
+  });
+  const heading = el("h1", {}, "History");
+  if (!params.get("record")) return [heading, form, el("p", { class: "muted" }, "Name a record to see every version of it.")];
+  let history;
+  try {
+    history = await call("GET", `/console/api/history?${params}`);
+  } catch (error) {
+    return [heading, form, el("p", { class: "error", id: "history-error" }, error.message)];
+  }
+  const rows = history.versions.map((version) => {
+    const kind = version.cascadeOwner
+      ? el("a", { href: `#/history?record=${encodeURIComponent(version.cascadeOwner)}&zone=${encodeURIComponent(version.cascadeZone)}` }, version.kind)
+      : version.kind;
+    const tag = version.tagBefore === version.tagAfter ? "" : `${version.tagBefore ?? "–"} → ${version.tagAfter ?? "–"}`;
+    return el("tr", {},
+      el("td", {}, version.sequence), el("td", {}, version.time), el("td", {}, version.user || "(system)"),
+      el("td", {}, kind), el("td", {}, el("ul", { class: "changes" }, version.changes.map((change) => el("li", {}, change)))),
+      el("td", {}, tag), el("td", { class: "muted" }, version.requestID));
+  });
+  return [
+    heading, form,
+    el("p", { id: "history-summary" }, `${history.record} in ${history.zone}, ${history.database}: ${history.versions.length} versions; ${history.exists ? "exists now" : "deleted"}`),
+    el("div", { class: "scroll" }, el("table", { id: "history-versions" },
+      el("thead", {}, el("tr", {}, ["Commit", "Time", "User", "What", "Keys", "Tag", "Request"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, rows))),
+  ];
+}
+
+const pages = { cluster: clusterPage, log: logPage, history: historyPage };
 
 /** Shows the page the URL's fragment names, once signed in. */
 async function route() {
   if (!state.session) return;
-  const name = (location.hash.replace(/^#\//, "") || "cluster").split("/")[0];
+  // `#/page` or `#/page?filters`: the page is what comes before a `/` or a `?`.
+  const name = (location.hash.replace(/^#\//, "") || "cluster").split(/[/?]/)[0];
   const page = pages[name] ?? clusterPage;
   // A page's live stream ends with the page.
   state.stream?.close();
