@@ -126,7 +126,7 @@ extension CloudKitAPI {
     private func consoleSignIn(_ request: APIRequest, _ sessions: ConsoleSessions) async throws -> APIResponse {
         // Only this node's own page signs in: a page of another site cannot post here
         // with a credential the user typed there into a session cookie of ours.
-        if let origin = request.headers["origin"], origin != consoleOrigin(of: request) {
+        if let origin = request.headers["origin"], !consoleOrigins(of: request).contains(origin) {
             throw ConsoleRefusal(code: .accessDenied, reason: "a console sign-in comes from the console's own page")
         }
         guard case .object(let body)? = try? JSONValue.parse(Data(request.body)),
@@ -149,12 +149,18 @@ extension CloudKitAPI {
         return response
     }
 
-    /// This node's origin as the browser sees it: ``publicOrigin``, else the request's
-    /// `Host` (a node on every address without `--public-url`).
-    private func consoleOrigin(of request: APIRequest) -> String? {
-        if let publicOrigin { return publicOrigin }
-        guard let host = request.headers["host"] else { return nil }
-        return (request.overTLS ? "https://" : "http://") + host
+    /// The origins this node's own page may have: ``publicOrigin``, and the one the
+    /// request was sent to (its `Host`), so a page opened at `localhost` signs in as one
+    /// opened at `127.0.0.1` does. A page of another site sends its own origin, which
+    /// names neither.
+    private func consoleOrigins(of request: APIRequest) -> Set<String> {
+        var origins = Set<String>()
+        if let publicOrigin { origins.insert(publicOrigin) }
+        if let host = request.headers["host"] {
+            let forwardedTLS = request.headers["x-forwarded-proto"] == "https"
+            origins.insert((request.overTLS || forwardedTLS ? "https://" : "http://") + host)
+        }
+        return origins
     }
 
     /// The session cookie: HttpOnly (no script reads it), SameSite=Strict (no other

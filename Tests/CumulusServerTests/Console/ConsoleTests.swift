@@ -143,6 +143,9 @@ struct ConsoleTests {
             #expect(wrong.status == 401 && wrong.header("Set-Cookie") == nil)
             let elsewhere = try await browser.signIn(world.alice, origin: "https://evil.example.net")
             #expect(elsewhere.status == 403 && elsewhere.header("Set-Cookie") == nil)
+            // The page's own origin, the one the request was sent to, signs in.
+            let own = try await browser.signIn(world.alice, origin: "http://localhost")
+            #expect(own.status == 200, "\(own.text)")
             let malformed = try await browser.send(.post, "/console/session", headers: ["Content-Type": "application/json"], body: "{\"user\": 1}")
             #expect(malformed.status == 400)
             let forged = try await browser.send(.get, "/console/api/node", headers: ["Cookie": "\(ConsoleSessions.cookie)=\(AuthStore.randomHex(32))"])
