@@ -14,8 +14,9 @@ import CumulusModel
 public struct FollowerSessionStateMachine: Sendable {
     /// What the leader holds, read by the driver for one decision.
     public struct Leader: Sendable, Hashable {
-        /// Its log's ID and epoch.
+        /// Its log's ID.
         public var logID: [UInt8]
+        /// Its epoch.
         public var epoch: UInt64
         /// Whether it leads: its role is leader and no newer epoch superseded it.
         public var leads: Bool

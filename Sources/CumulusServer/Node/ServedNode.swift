@@ -23,8 +23,9 @@ public struct ServedNode: Sendable {
     public struct Configuration: Sendable {
         /// The data directory.
         public var data: String
-        /// The address listened on, and the port.
+        /// The address listened on.
         public var host: String
+        /// The port listened on.
         public var port: Int
         /// The base URL clients reach the node at, if not the address listened on
         /// (``CloudKitAPI/publicURL``).
@@ -53,13 +54,15 @@ public struct ServedNode: Sendable {
         public var retention: LogRetention.Policy?
         /// When the views are made durable.
         public var viewsSync = ViewsSyncer.Policy()
-        /// Connection and request limits, and the API's.
+        /// Connection and request limits.
         public var serverLimits = ServerLimits()
+        /// What one request may ask for, and the rate limits.
         public var apiLimits = APILimits()
         /// The largest asset file a follower fetches from its leader.
         public var maxAssetBytes = Container.defaultMaxAssetBytes
-        /// Asset collection: how often, and how long an unreferenced file is kept.
+        /// How often asset collection runs.
         public var assetInterval: Duration = .seconds(600)
+        /// How long an unreferenced asset file is kept.
         public var assetGrace = AssetCollector.defaultGrace
         /// The token that opens `/metrics`, or `nil`.
         public var metricsToken: String?
@@ -84,8 +87,9 @@ public struct ServedNode: Sendable {
 
     /// Where a cluster member finds etcd and who it is in the cluster.
     public struct ClusterSettings: Sendable {
-        /// etcd's endpoints and how to reach them.
+        /// etcd's endpoints.
         public var endpoints: [String]
+        /// How to reach them (TLS, credentials).
         public var access: EtcdAccess
         /// The cluster's keys.
         public var keys: ClusterKeys
