@@ -111,6 +111,7 @@ def main():
         # No credential in the URL, ever: the page alone, then a form.
         driver.get(f"{leader}/console#/cluster")
         wait.until(EC.visibility_of_element_located((By.ID, "signin-form")))
+        assert not driver.find_element(By.ID, "nav").is_displayed(), "the pages' links show only once signed in"
         driver.save_screenshot(os.path.join(shots, "console-1-signin.png"))
         sign_in(driver, wait, OPERATOR)
         assert "(operator)" in driver.find_element(By.ID, "who").text
