@@ -17,7 +17,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 
@@ -58,6 +57,13 @@ def status_of(url):
     except OSError:
         return None
 
+
+
+def assert_fits(driver, page):
+    """The page is no wider than a phone's screen (tables scroll inside their own box)."""
+    wait_for(lambda: driver.execute_script("return window.innerWidth") <= 400, "the window to narrow", timeout=30)
+    width = driver.execute_script("return document.documentElement.scrollWidth")
+    assert width <= 400, f"{page} is {width} px wide at a phone's width"
 
 
 def sign_in(driver, wait, user):
@@ -136,9 +142,7 @@ def main():
         assert "leader" in history and "opened" in history, history
         driver.save_screenshot(os.path.join(shots, "console-2-cluster.png"))
         driver.set_window_size(390, 844)
-        time.sleep(0.5)
-        width = driver.execute_script("return document.documentElement.scrollWidth")
-        assert width <= 400, f"the page is {width} px wide at a phone's width"
+        assert_fits(driver, "the cluster page")
         driver.save_screenshot(os.path.join(shots, "console-3-cluster-phone.png"))
         driver.set_window_size(1280, 800)
 
@@ -169,6 +173,21 @@ def main():
         timeline = driver.find_element(By.ID, "history-versions").text
         assert "created" in timeline and "updated" in timeline and '"from the test" → "edited"' in timeline, timeline
         driver.save_screenshot(os.path.join(shots, "console-6-history.png"))
+        # The same pages at a phone's width, and the history page empty and refused.
+        driver.set_window_size(390, 844)
+        assert_fits(driver, "the history page")
+        driver.save_screenshot(os.path.join(shots, "console-7-history-phone.png"))
+        driver.get(f"{leader}/console#/log")
+        wait.until(EC.text_to_be_present_in_element((By.ID, "log"), "seen-live"))
+        assert_fits(driver, "the log page")
+        driver.save_screenshot(os.path.join(shots, "console-8-log-phone.png"))
+        driver.set_window_size(1280, 800)
+        driver.get(f"{leader}/console#/history")
+        wait.until(EC.presence_of_element_located((By.ID, "history-form")))
+        driver.save_screenshot(os.path.join(shots, "console-9-history-empty.png"))
+        driver.get(f"{leader}/console#/history?record=nobody")
+        wait.until(EC.text_to_be_present_in_element((By.ID, "history-error"), "nobody"))
+        driver.save_screenshot(os.path.join(shots, "console-10-history-unknown.png"))
 
         # A write without the session's CSRF token: refused, and the session lives on.
         refused = driver.execute_async_script("""
