@@ -1,5 +1,7 @@
 """What the browser tests share: loopback ports, running the `cumulus` binary, waiting
 for a condition with a deadline, and a headless Chromium driven through chromium-driver."""
+import argparse
+import os
 import shutil
 import socket
 import subprocess
@@ -41,3 +43,13 @@ def chromium():
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800"):
         options.add_argument(flag)
     return webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
+
+
+def arguments():
+    """The `cumulus` binary (absolute) and the screenshot folder (made) a test was given."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cumulus", default=".build/debug/cumulus")
+    parser.add_argument("--screenshots", default=".build/browser")
+    args = parser.parse_args()
+    os.makedirs(args.screenshots, exist_ok=True)
+    return os.path.abspath(args.cumulus), args.screenshots

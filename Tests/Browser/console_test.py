@@ -10,7 +10,6 @@ follower streaming from it); Selenium drives Debian's chromium through chromium-
 Screenshots of each step go to .build/browser/console-*.png. Exits non-zero, with the
 reason, if any step fails.
 """
-import argparse
 import json
 import os
 import shutil
@@ -24,7 +23,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
-from browser_support import chromium, free_port, run, wait_for
+from browser_support import arguments, chromium, free_port, run, wait_for
 
 OPERATOR = "olivia"
 CONTAINER = "iCloud.com.example.console"
@@ -76,13 +75,7 @@ def sign_in(driver, wait, user):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--cumulus", default=".build/debug/cumulus")
-    parser.add_argument("--screenshots", default=".build/browser")
-    args = parser.parse_args()
-    cumulus = os.path.abspath(args.cumulus)
-    shots = args.screenshots
-    os.makedirs(shots, exist_ok=True)
+    cumulus, shots = arguments()
     root = tempfile.mkdtemp(prefix="cumulus-console-")
     leader_data, follower_data = os.path.join(root, "leader"), os.path.join(root, "follower")
     secret = os.path.join(root, "secret")

@@ -11,7 +11,6 @@ save's notification from the webcourierURL, and then signs out. Selenium drives 
 `cumulus serve` process answers on a loopback port. Screenshots of each step go to
 .build/browser/. Exits non-zero, with the reason, if any step fails.
 """
-import argparse
 import functools
 import http.server
 import json
@@ -28,7 +27,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
-from browser_support import chromium, free_port, run, wait_for
+from browser_support import arguments, chromium, free_port, run, wait_for
 
 CONTAINER = "iCloud.com.example.browser"
 USER = "alice"
@@ -50,12 +49,7 @@ def request(url, body=None):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--cumulus", default=".build/debug/cumulus")
-    parser.add_argument("--screenshots", default=".build/browser")
-    args = parser.parse_args()
-    cumulus = os.path.abspath(args.cumulus)
-    os.makedirs(args.screenshots, exist_ok=True)
+    cumulus, shots = arguments()
     data = tempfile.mkdtemp(prefix="cumulus-browser-")
     api_port, app_port = free_port(), free_port()
     # Two origins: the API at 127.0.0.1, the app at localhost (another site to a browser).
@@ -91,7 +85,7 @@ def main():
 
         driver.get(f"{app_origin}/app.html?api={api}&container={CONTAINER}&token={token}")
         wait.until(EC.text_to_be_present_in_element((By.ID, "status"), "signed out"))
-        driver.save_screenshot(os.path.join(args.screenshots, "1-app-signed-out.png"))
+        driver.save_screenshot(os.path.join(shots, "1-app-signed-out.png"))
 
         app_window = driver.current_window_handle
         driver.find_element(By.ID, "signin").click()
@@ -102,7 +96,7 @@ def main():
         assert app_origin in driver.page_source, "the page names the app it signs in to"
         driver.find_element(By.ID, "user").send_keys(USER)
         driver.find_element(By.ID, "password").send_keys(PASSWORD)
-        driver.save_screenshot(os.path.join(args.screenshots, "2-signin-page.png"))
+        driver.save_screenshot(os.path.join(shots, "2-signin-page.png"))
         driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
 
         # The page posts the session to the app and closes itself.
@@ -112,7 +106,7 @@ def main():
         wait.until(EC.text_to_be_present_in_element((By.ID, "saved"), "from-browser"))
         # The save's notification, read by the app from its webcourierURL across origins.
         wait.until(EC.text_to_be_present_in_element((By.ID, "notified"), "db"))
-        driver.save_screenshot(os.path.join(args.screenshots, "3-app-saved.png"))
+        driver.save_screenshot(os.path.join(shots, "3-app-saved.png"))
 
         session = driver.execute_script("return window.appSession")
         base = f"{api}/database/1/{CONTAINER}/development"
@@ -124,14 +118,14 @@ def main():
 
         driver.find_element(By.ID, "signout").click()
         wait.until(EC.text_to_be_present_in_element((By.ID, "status"), "the session is revoked"))
-        driver.save_screenshot(os.path.join(args.screenshots, "4-app-signed-out-again.png"))
+        driver.save_screenshot(os.path.join(shots, "4-app-signed-out-again.png"))
         status, _ = request(f"{base}/public/users/caller?ckAPIToken={token}&ckWebAuthToken={session}")
         assert status == 401, f"a revoked session answered {status}"
         print("browser sign-in: 1 passed, 0 failed")
         return 0
     except Exception as error:  # the reason, then a failing exit
         if driver is not None:
-            driver.save_screenshot(os.path.join(args.screenshots, "failure.png"))
+            driver.save_screenshot(os.path.join(shots, "failure.png"))
             print(driver.page_source[-2000:], file=sys.stderr)
         print(f"browser sign-in failed: {type(error).__name__}: {error}", file=sys.stderr)
         print("browser sign-in: 0 passed, 1 failed")

@@ -21,8 +21,7 @@ public final class NodeState: Sendable {
     public init(container: Container, role: NodeRole, because reason: String) {
         self.container = container
         current = Mutex(role)
-        if let refusal = Self.refusal(for: role) { container.refuseWrites(refusal) }
-        container.history.record(role.name, epoch: container.store.epoch, leaderURL: role.leaderURL, reason: reason)
+        become(role, because: reason)
     }
 
     /// The refusal a write gets from a node in `role`: `nil` for a leader.

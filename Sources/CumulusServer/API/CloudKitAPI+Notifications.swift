@@ -211,6 +211,12 @@ extension CloudKitAPI {
         }
     }
 
+    /// The server-sent events `route` answers with (a route whose answer is
+    /// ``Route/Answer/events``): a user's notifications, or the console's live log.
+    public func events(_ route: Route, _ request: APIRequest) throws -> AsyncThrowingStream<String, Error> {
+        route == .consoleLogStream ? try consoleLogEvents(request) : try notificationEvents(request)
+    }
+
     /// The SSE stream: each event's `id` is the notification token after it, so a
     /// client that reconnects with `Last-Event-ID` resumes exactly where it was.
     ///

@@ -267,6 +267,8 @@ public struct CloudKitAPI: Sendable {
         } catch let throttled as Throttled {
             return .error(.throttled, throttled.reason, retryAfter: throttled.retryAfter)
         } catch let refusal as ConsoleRefusal {
+            // A console answer wherever it is made (the live log's refusal comes through
+            // the HTTP layer's event streams).
             var response = APIResponse.error(refusal.code, refusal.reason, retryAfter: refusal.retryAfter)
             response.headers = consoleHeaders
             return response

@@ -20,8 +20,12 @@ extension CloudKitAPI {
         }
         do {
             return try await consoleAnswer(request, route: route, sessions)
-        } catch let refusal as ConsoleRefusal {
-            return Self.errorResponse(refusal)
+        } catch {
+            // A refusal, or what a page asked for failing (no such record): with the
+            // console's headers, as every console answer.
+            var response = Self.errorResponse(error)
+            response.headers = Self.consoleHeaders
+            return response
         }
     }
 
@@ -58,14 +62,7 @@ extension CloudKitAPI {
             return consoleJSON(try consoleNodeStatus())
         case .consoleHistory:
             _ = try consoleOperator(request, sessions)
-            do {
-                return consoleJSON(try consoleHistory(request))
-            } catch let error as CumulusError {
-                // No such record, or one the name alone does not single out: said as is.
-                var response = Self.errorResponse(error)
-                response.headers = Self.consoleHeaders
-                return response
-            }
+            return consoleJSON(try consoleHistory(request))
         default:
             return .error(.notFound, "no such console endpoint: \(request.path)")
         }

@@ -100,11 +100,5 @@ public final class ConsoleSessions: Sendable {
         sessions.withLock { $0.removeValue(forKey: Self.digest(token)) } != nil
     }
 
-    /// Sessions alive now.
-    public var count: Int {
-        let now = ContinuousClock.now
-        return sessions.withLock { $0.values.filter { $0.expires > now }.count }
-    }
-
     private static func digest(_ token: String) -> [UInt8] { Array(SHA256.hash(data: Array(token.utf8))) }
 }

@@ -108,8 +108,7 @@ public enum CumulusHTTPServer {
             }
             if let route, route.answer == .events, route.takes(request.method.rawValue) {
                 do {
-                    let events =
-                        route == .consoleLogStream ? try api.consoleLogEvents(apiRequest) : try api.notificationEvents(apiRequest)
+                    let events = try api.events(route, apiRequest)
                     api.metrics?.recordRequest(route: route.label, status: 200)
                     var fields = HTTPFields()
                     fields[.contentType] = "text/event-stream"

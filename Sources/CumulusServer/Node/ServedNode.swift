@@ -161,16 +161,20 @@ public struct ServedNode: Sendable {
         let metrics = ServerMetrics()
         var writerOptions = LogWriter.Options()
         writerOptions.observer = { metrics.recordGroup($0) }
-        var role = NodeRole.leader
+        // A cluster member's role is the election's, from the candidate it opens as.
+        let role: NodeRole =
+            switch configuration.mode {
+            case .leader: .leader
+            case .follower(let leaderURL): .follower(leaderURL: leaderURL)
+            case .readOnly: .readOnly
+            case .cluster: .candidate
+            }
         if let leader = client {
-            role = .follower(leaderURL: leader.leaderURL)
             let outcome = try await FollowerSeeder.prepare(
                 path: configuration.data, client: leader, mode: configuration.seed, reseed: configuration.reseed,
                 logger: logger, progress: { done, total in configuration.seedProgress?((done, total)) })
             configuration.seedProgress?(nil)
             if outcome != .existing { logger.info("follower seeded: \(outcome)") }
-        } else if configuration.readOnly {
-            role = .readOnly
         }
         var environmentOptions = LMDBEnvironment.Options()
         environmentOptions.readOnly = configuration.readOnly

@@ -15,33 +15,19 @@ import Testing
 struct ConsoleTests {
     static let password = "correct horse battery"
 
-    /// An answer: status, headers, body.
-    struct Answer {
-        let status: Int
-        let headers: HTTPFields
-        let text: String
-
-        func header(_ name: String) -> String? { HTTPField.Name(name).flatMap { headers[$0] } }
-        var json: JSONValue { (try? JSONValue.parse(Data(text.utf8))) ?? .null }
-        /// `name=value` of the cookie the answer sets.
-        var cookie: String? { header("Set-Cookie")?.split(separator: ";").first.map(String.init) }
-    }
-
     struct Browser {
         let client: LiveClient
 
         func send(_ method: HTTPRequest.Method, _ uri: String, headers: [String: String] = [:], body: String? = nil)
-            async throws -> Answer
+            async throws -> LiveExchange
         {
-            var fields = HTTPFields()
-            for (name, value) in headers { if let field = HTTPField.Name(name) { fields[field] = value } }
-            return try await client.execute(uri: uri, method: method, headers: fields, body: body.map { ByteBuffer(string: $0) }) {
-                Answer(status: Int($0.status.code), headers: $0.headers, text: String(buffer: $0.body))
-            }
+            try await LiveExchange.send(client, method, uri, headers: headers, body: body)
         }
 
         /// Signs `user` in with `password`; the answer and the session's cookie.
-        func signIn(_ user: String, _ password: String = ConsoleTests.password, origin: String? = nil) async throws -> Answer {
+        func signIn(_ user: String, _ password: String = ConsoleTests.password, origin: String? = nil) async throws
+            -> LiveExchange
+        {
             var headers = ["Content-Type": "application/json"]
             if let origin { headers["Origin"] = origin }
             let body = try String(decoding: JSONEncoder().encode(["user": user, "password": password]), as: UTF8.self)
@@ -100,17 +86,17 @@ struct ConsoleTests {
             #expect(signedIn.status == 200, "\(signedIn.text)")
             let setCookie = try #require(signedIn.header("Set-Cookie"))
             #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict") && setCookie.contains("Path=/console"))
-            #expect(signedIn.json["user"]?.stringValue == world.alice && signedIn.json["operator"] == .bool(true))
-            let csrf = try #require(signedIn.json["csrf"]?.stringValue)
+            #expect(signedIn.json?["user"]?.stringValue == world.alice && signedIn.json?["operator"] == .bool(true))
+            let csrf = try #require(signedIn.json?["csrf"]?.stringValue)
             let cookie = try #require(signedIn.cookie)
             #expect(!signedIn.text.contains(String(cookie.dropFirst(ConsoleSessions.cookie.count + 1))), "the session token is in the cookie only")
 
             let me = try await browser.send(.get, "/console/session", headers: ["Cookie": cookie])
-            #expect(me.status == 200 && me.json["user"]?.stringValue == world.alice)
+            #expect(me.status == 200 && me.json?["user"]?.stringValue == world.alice)
             let node = try await browser.send(.get, "/console/api/node", headers: ["Cookie": cookie])
             #expect(node.status == 200, "\(node.text)")
-            #expect(node.json["role"]?.stringValue == "leader")
-            #expect(node.json["head"]?.int64Value == Int64(world.container.store.head.sequence))
+            #expect(node.json?["role"]?.stringValue == "leader")
+            #expect(node.json?["head"]?.int64Value == Int64(world.container.store.head.sequence))
 
             // Signing out is a write: without the CSRF token, or with another, refused.
             #expect(try await browser.send(.delete, "/console/session", headers: ["Cookie": cookie]).status == 403)
@@ -129,10 +115,10 @@ struct ConsoleTests {
     func userIsNoOperator() async throws {
         try await Self.live { world, browser in
             let signedIn = try await browser.signIn(world.bob)
-            #expect(signedIn.status == 200 && signedIn.json["operator"] == .bool(false))
+            #expect(signedIn.status == 200 && signedIn.json?["operator"] == .bool(false))
             let cookie = try #require(signedIn.cookie)
             let node = try await browser.send(.get, "/console/api/node", headers: ["Cookie": cookie])
-            #expect(node.status == 403 && node.json["serverErrorCode"]?.stringValue == "ACCESS_DENIED", "\(node.text)")
+            #expect(node.status == 403 && node.json?["serverErrorCode"]?.stringValue == "ACCESS_DENIED", "\(node.text)")
         }
     }
 
@@ -159,7 +145,7 @@ struct ConsoleTests {
             var statuses: [Int] = []
             for _ in 0..<12 {
                 let answer = try await browser.signIn(world.alice, "guess")
-                statuses.append(answer.status)
+                statuses.append(Int(answer.status.code))
             }
             #expect(statuses.contains(429), "\(statuses)")
             #expect(statuses.allSatisfy { $0 == 401 || $0 == 429 })
@@ -240,10 +226,10 @@ struct ConsoleTests {
             let cookie = try #require(try await browser.signIn(world.alice).cookie)
             let answer = try await browser.send(.get, "/console/api/history?record=r&zone=Lists", headers: ["Cookie": cookie])
             #expect(answer.status == 200, "\(answer.text)")
-            let versions = answer.json["versions"]?.arrayValue ?? []
+            let versions = answer.json?["versions"]?.arrayValue ?? []
             #expect(versions.map { $0["kind"]?.stringValue } == ["created", "updated"])
             #expect(versions.last?["changes"]?.arrayValue?.first?.stringValue == #"title: "one" → "two""#)
-            #expect(answer.json["exists"] == .bool(true))
+            #expect(answer.json?["exists"] == .bool(true))
             let unknown = try await browser.send(.get, "/console/api/history?record=nobody", headers: ["Cookie": cookie])
             #expect(unknown.status == 404, "\(unknown.text)")
             let user = try #require(try await browser.signIn(world.bob).cookie)

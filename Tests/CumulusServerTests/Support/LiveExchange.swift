@@ -15,6 +15,11 @@ struct LiveExchange {
     let bodyCount: Int
     /// The body as JSON; `nil` when it is empty or not JSON.
     let json: JSONValue?
+    /// The body as text (a page, a script).
+    let text: String
+
+    /// `name=value` of the cookie the answer sets, if it sets one.
+    var cookie: String? { header("Set-Cookie")?.split(separator: ";").first.map(String.init) }
 
     /// The answer header `name`, if present.
     func header(_ name: String) -> String? {
@@ -39,7 +44,8 @@ struct LiveExchange {
             response in
             let bytes = Data(response.body.readableBytesView)
             return LiveExchange(
-                status: response.status, headers: response.headers, bodyCount: bytes.count, json: bytes.isEmpty ? nil : try? JSONValue.parse(bytes))
+                status: response.status, headers: response.headers, bodyCount: bytes.count,
+                json: bytes.isEmpty ? nil : try? JSONValue.parse(bytes), text: String(decoding: bytes, as: UTF8.self))
         }
     }
 
