@@ -51,9 +51,9 @@ public final class AcknowledgementGate: Sendable {
     private struct State {
         var refusal: (any Error)?
         var policies: [Stage: any AcknowledgementPolicy] = [:]
-
-        /// The policies in the order of their stages.
-        var ordered: [any AcknowledgementPolicy] { Stage.allCases.compactMap { policies[$0] } }
+        /// The policies in the order of their stages, made when one is installed: every
+        /// write reads it, so it is not made again for each.
+        var ordered: [any AcknowledgementPolicy] = []
     }
 
     private let state = Mutex(State())
@@ -71,7 +71,10 @@ public final class AcknowledgementGate: Sendable {
 
     /// Puts `policy` at `stage`, replacing the one there (`nil` removes it).
     public func install(_ policy: (any AcknowledgementPolicy)?, at stage: Stage) {
-        state.withLock { $0.policies[stage] = policy }
+        state.withLock { state in
+            state.policies[stage] = policy
+            state.ordered = Stage.allCases.compactMap { state.policies[$0] }
+        }
     }
 
     /// The refusal, else each policy's admission in stage order: the first error wins.
