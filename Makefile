@@ -45,6 +45,7 @@ test: build
 	$(SWIFT) test --skip-build --disable-xctest --filter '$(TIMED_SUITES)'
 	/usr/bin/python3 Tests/Browser/signin_test.py --cumulus .build/debug/cumulus --screenshots .build/browser
 	/usr/bin/python3 Tests/Browser/console_test.py --cumulus .build/debug/cumulus --screenshots .build/browser
+	/usr/bin/python3 Tests/Browser/records_test.py --cumulus .build/debug/cumulus --screenshots .build/browser
 	$(SWIFT) run --skip-build cumulus-crash --kills $(CRASH_KILLS) --dir .build/crash-test
 
 ## run: start Cumulus on the embedded default data directory

@@ -131,6 +131,8 @@ let package = Package(
             resources: [
                 .embedInCode("Console/Resources/console.html"),
                 .embedInCode("Console/Resources/console.js"),
+                .embedInCode("Console/Resources/support.js"),
+                .embedInCode("Console/Resources/records.js"),
                 .embedInCode("Console/Resources/console.css"),
             ]
         ),

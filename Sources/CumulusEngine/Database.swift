@@ -49,6 +49,15 @@ public struct Database: Sendable {
     /// Runs a modify operation. Throws for the operation as a whole (too many
     /// items, a record named twice, not allowed); item failures are in the result.
     public func modify(_ operation: ModifyOperation, as actor: String?) async throws -> ModifyResult {
+        let plan = try await planner(for: operation, as: actor)
+        let (_, result) = try await container.writer.submit { context in try plan.plan(context) }
+        return result
+    }
+
+    /// The planner of `operation`: validated, normalized and prepared on the caller's
+    /// task, to be run on the writer (``modify(_:as:)``) or against a read transaction
+    /// (``DeletionPreview``).
+    func planner(for operation: ModifyOperation, as actor: String?) async throws -> ModifyPlanner {
         let actor = try AccessPolicy.checkWrite(id, actor: actor)
         let count = operation.saves.count + operation.deletes.count
         guard count <= operation.itemLimit else {
@@ -122,9 +131,7 @@ public struct Database: Sendable {
         planner.recordQuota = operation.recordQuota
         planner.prepared = await PreparedSave.prepare(
             saves, skipping: saveErrors, in: target, views: container.views, environment: container.store.environment)
-        let plan = planner
-        let (_, result) = try await container.writer.submit { context in try plan.plan(context) }
-        return result
+        return planner
     }
 
     /// Fetches records by ID: per ID, the record or `unknownItem`, in the order

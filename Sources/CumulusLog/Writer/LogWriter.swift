@@ -53,6 +53,14 @@ public final class LogWriter: Sendable {
         public let sequence: UInt64
         /// The time the commit will carry (one per group).
         public let now: Timestamp
+
+        /// A context: the writer's for each submission, or a read transaction's for a
+        /// plan only looked at, never appended (what a delete would take).
+        public init(transaction: LMDBReadTransaction, sequence: UInt64, now: Timestamp) {
+            self.transaction = transaction
+            self.sequence = sequence
+            self.now = now
+        }
     }
 
     /// Plans one submission against the transaction's current state: returns the

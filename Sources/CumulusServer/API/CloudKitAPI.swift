@@ -12,8 +12,9 @@ import Logging
 /// Plain request → response logic with no HTTP server in it, so every route is
 /// tested in process; ``CumulusHTTPServer`` only carries bytes to and from it.
 public struct CloudKitAPI: Sendable {
-    /// The data directory served.
-    public let container: Container
+    /// The data directory served (for the console's "as of", a past state of it:
+    /// ``reading(_:)``).
+    public internal(set) var container: Container
     /// The node's role (leader, follower of a URL, …), from `serve`; `nil` for an API
     /// made without a node (tests, benchmarks), which leads while its container does.
     public let node: NodeState?
@@ -23,6 +24,8 @@ public struct CloudKitAPI: Sendable {
     /// The console's signed-in browsers, on a node that serves the console (`nil`: it
     /// does not; its paths answer 404).
     public var consoleSessions: ConsoleSessions?
+    /// The past states the console's "as of" reads (``ConsoleTimeTravel``); set with the console.
+    public var consoleTimeTravel: ConsoleTimeTravel?
     /// Credentials.
     public let auth: AuthStore
     /// Largest request body accepted.
@@ -154,7 +157,7 @@ public struct CloudKitAPI: Sendable {
             body["uuid"] = .string(requestID)
             response.json = .object(body)
         }
-        let route = matched.route?.label ?? Route.unmatchedLabel
+        let route = matched.route.map { matched.viaConsole ? "console/" + $0.label : $0.label } ?? Route.unmatchedLabel
         metrics?.recordRequest(route: route, status: response.status)
         if let logger {
             let elapsed = ContinuousClock.now - started
@@ -320,10 +323,12 @@ public struct CloudKitAPI: Sendable {
         // Browser sign-in: the page a 421's redirectURL opens, and sign-out.
         case .signIn: return request.method == "GET" ? signInForm(request) : await signIn(request)
         case .signOut: return try signOut(request)
-        case .console, .consoleAsset, .consoleSession, .consoleNode, .consoleHistory:
-            return try await console(request, route: route ?? .console)
+        case .console, .consoleAsset, .consoleSession, .consoleActAs, .consoleActing, .consoleNode, .consoleHistory,
+            .consoleContainers, .consoleSchema, .consoleReferrers, .consoleDeletion, .consoleAsOf:
+            return try await console(request, route: route ?? .console, requestID: requestID)
         default: break
         }
+        if matched.viaConsole { return try await consoleDatabase(request, matched, requestID: requestID) }
         // CloudKit JS's device module: push tokens and the webcourierURL.
         if matched.isDevicePath {
             switch route {
@@ -345,11 +350,27 @@ public struct CloudKitAPI: Sendable {
         case .notificationsPoll: return try await poll(request)
         default: break
         }
+        try checkBodySize(request)
+        let caller = try authenticate(request, container: containerName, environment: environment)
+        return try await serveDatabase(request, matched, route: route, caller: caller, requestID: requestID)
+    }
+
+    /// Refuses, with `limitExceeded`, a body larger than a database route reads.
+    func checkBodySize(_ request: APIRequest) throws {
         guard request.body.count <= Self.maxBodyBytes else {
             metrics?.recordLimitHit(.bodyBytes)
-            return .error(.limitExceeded, "request body of \(request.body.count) bytes; the limit is \(Self.maxBodyBytes)")
+            throw CumulusError(.limitExceeded, "request body of \(request.body.count) bytes; the limit is \(Self.maxBodyBytes)")
         }
-        let caller = try authenticate(request, container: containerName, environment: environment)
+    }
+
+    /// Serves a database route (`/database/1/{container}/{environment}/{database}/{op}`)
+    /// for `caller`, who has been authenticated and charged: by CloudKit's credentials,
+    /// or by the console's session (``Route/Match/viaConsole``).
+    func serveDatabase(
+        _ request: APIRequest, _ matched: Route.Match, route: Route?, caller: Caller, requestID: String
+    ) async throws -> APIResponse {
+        let containerName = matched.container
+        let environment = try Self.environment(named: matched.environment)
         // Only authenticated callers may hold a request open waiting for a sequence.
         try await waitForRequestedSequence(request)
         guard let scope = DatabaseScope(name: matched.database) else {
@@ -430,17 +451,20 @@ public struct CloudKitAPI: Sendable {
             try chargeAddress(of: request)
             throw error
         }
-        if let user = caller.user {
-            if let wait = rateLimiter.takeUser(user, in: container) {
-                metrics?.recordLimitHit(.userRequests)
-                throw Throttled(
-                    "this user sent more than \(limits.requestsPerUser) in this container; retry after the time given",
-                    retryAfter: wait)
-            }
-        } else {
-            try chargeAddress(of: request)
-        }
+        try charge(caller, for: request)
         return caller
+    }
+
+    /// Charges a request to its caller's rate limit: a signed-in user to theirs, anyone
+    /// else to their address's.
+    func charge(_ caller: Caller, for request: APIRequest) throws {
+        guard let user = caller.user else { return try chargeAddress(of: request) }
+        if let wait = rateLimiter.takeUser(user, in: caller.container) {
+            metrics?.recordLimitHit(.userRequests)
+            throw Throttled(
+                "this user sent more than \(limits.requestsPerUser) in this container; retry after the time given",
+                retryAfter: wait)
+        }
     }
 
     /// Charges `request` to its address's rate limit (nothing, called in process).

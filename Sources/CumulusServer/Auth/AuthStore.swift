@@ -111,6 +111,21 @@ public final class AuthStore: Sendable {
         return count
     }
 
+    /// The containers API tokens open, with the environments each token opens (both
+    /// for a token minted before tokens were bound to one): what a client can reach.
+    public func containers() throws -> [String: Set<DatabaseID.Environment>] {
+        var containers: [String: Set<DatabaseID.Environment>] = [:]
+        try environment.read { txn in
+            try txn.scan(table, prefix: [TokenKind.api.rawValue]) { _, value in
+                let scope = Self.scope(stored: Array(value))
+                containers[scope.container, default: []].formUnion(
+                    scope.environment.map { [$0] } ?? [.development, .production])
+                return true
+            }
+        }
+        return containers
+    }
+
     /// `container ‖ 0 ‖ environment name`, or the container alone (an unbound token).
     private static func scope(stored: [UInt8]) -> APITokenScope {
         guard let separator = stored.firstIndex(of: 0),

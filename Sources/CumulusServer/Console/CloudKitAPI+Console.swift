@@ -14,12 +14,12 @@ import Foundation
 /// `Origin`, if sent, is this node's). No credential is ever put in a URL.
 extension CloudKitAPI {
     /// Serves the console's `route`, or `404` on a node that does not serve it.
-    func console(_ request: APIRequest, route: Route) async throws -> APIResponse {
+    func console(_ request: APIRequest, route: Route, requestID: String) async throws -> APIResponse {
         guard let sessions = consoleSessions else {
             return .error(.notFound, "this node does not serve the console; start it with --console (or --dev)")
         }
         do {
-            return try await consoleAnswer(request, route: route, sessions)
+            return try await consoleAnswer(request, route: route, sessions, requestID: requestID)
         } catch {
             // A refusal, or what a page asked for failing (no such record): with the
             // console's headers, as every console answer.
@@ -36,9 +36,9 @@ extension CloudKitAPI {
         var retryAfter: Int?
     }
 
-    private func consoleAnswer(_ request: APIRequest, route: Route, _ sessions: ConsoleSessions) async throws
-        -> APIResponse
-    {
+    private func consoleAnswer(
+        _ request: APIRequest, route: Route, _ sessions: ConsoleSessions, requestID: String
+    ) async throws -> APIResponse {
         switch route {
         case .console:
             return Self.consoleFile("console.html", contentType: "text/html; charset=utf-8")
@@ -57,6 +57,26 @@ extension CloudKitAPI {
                 let (_, session) = try consoleSession(request, sessions, writing: false)
                 return consoleJSON(Self.describe(session))
             }
+        case .consoleActAs:
+            return consoleJSON(try consoleActAs(request, sessions))
+        case .consoleActing:
+            _ = try consoleOperator(request, sessions)
+            return consoleJSON(try consoleActing())
+        case .consoleContainers:
+            _ = try consoleSession(request, sessions, writing: false)
+            return consoleJSON(try consoleContainers())
+        case .consoleSchema:
+            _ = try consoleSession(request, sessions, writing: false)
+            return consoleJSON(try consoleSchema(request))
+        case .consoleReferrers:
+            let (_, session) = try consoleSession(request, sessions, writing: false)
+            return consoleJSON(try await consoleReading(request, session).consoleReferrers(request, session))
+        case .consoleAsOf:
+            _ = try consoleOperator(request, sessions)
+            return consoleJSON(try await consoleAsOf(request))
+        case .consoleDeletion:
+            let (_, session) = try consoleSession(request, sessions, writing: false)
+            return consoleJSON(try await consoleDeletion(request, session))
         case .consoleNode:
             _ = try consoleOperator(request, sessions)
             return consoleJSON(try consoleNodeStatus())
@@ -70,7 +90,8 @@ extension CloudKitAPI {
 
     /// The console's files a page may ask for, by name, with their media types.
     static let consoleAssetTypes = [
-        "console.js": "text/javascript; charset=utf-8", "console.css": "text/css; charset=utf-8",
+        "console.js": "text/javascript; charset=utf-8", "support.js": "text/javascript; charset=utf-8",
+        "records.js": "text/javascript; charset=utf-8", "console.css": "text/css; charset=utf-8",
     ]
 
     /// One of the files compiled into the binary (`Console/Resources/`).
@@ -79,6 +100,8 @@ extension CloudKitAPI {
             switch name {
             case "console.html": PackageResources.console_html
             case "console.js": PackageResources.console_js
+            case "support.js": PackageResources.support_js
+            case "records.js": PackageResources.records_js
             default: PackageResources.console_css
             }
         var response = APIResponse(json: .null)
@@ -168,7 +191,7 @@ extension CloudKitAPI {
     }
 
     /// A console JSON answer, with the console's headers.
-    private func consoleJSON(_ json: JSONValue, clearingCookie: Bool = false) -> APIResponse {
+    func consoleJSON(_ json: JSONValue, clearingCookie: Bool = false) -> APIResponse {
         var response = APIResponse(json: json)
         response.headers = Self.consoleHeaders
         if clearingCookie {
@@ -179,7 +202,11 @@ extension CloudKitAPI {
 
     /// Who is signed in, and the CSRF token the page sends with its writes.
     static func describe(_ session: ConsoleSessions.Session) -> JSONValue {
-        ["user": .string(session.user), "operator": .bool(session.isOperator), "csrf": .string(session.csrf)]
+        var description: [String: JSONValue] = [
+            "user": .string(session.user), "operator": .bool(session.isOperator), "csrf": .string(session.csrf),
+        ]
+        if let acting = session.actingAs { description["actingAs"] = .string(acting) }
+        return .object(description)
     }
 
     /// The node for the cluster page: its role, epoch and head, its followers' lag or

@@ -21,6 +21,11 @@ public final class ConsoleSessions: Sendable {
         public var isOperator: Bool
         /// What each write of the session sends in ``ConsoleSessions/csrfHeader``.
         public var csrf: String
+        /// The user an operator acts as (reads only, each start recorded), or `nil`.
+        public var actingAs: String?
+        /// Whose data the session's database calls read and write: the user acted as,
+        /// else the user signed in.
+        public var effectiveUser: String { actingAs ?? user }
         /// When it ends unless used before.
         var expires: ContinuousClock.Instant
     }
@@ -91,6 +96,17 @@ public final class ConsoleSessions: Sendable {
             session.expires = .now + Self.idleLifetime
             sessions[key] = session
             return session
+        }
+    }
+
+    /// Makes the session `token` names act as `user` (`nil`: as itself again); the
+    /// session as changed, or `nil` if there is none.
+    public func act(_ token: String, as user: String?) -> Session? {
+        sessions.withLock { sessions in
+            let key = Self.digest(token)
+            guard sessions[key] != nil else { return nil }
+            sessions[key]?.actingAs = user
+            return sessions[key]
         }
     }
 

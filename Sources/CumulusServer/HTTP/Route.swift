@@ -28,8 +28,11 @@ public enum Route: String, CaseIterable, Sendable {
     // Node to node (`ReplicationRoute` names the endpoints under it).
     case replication
     // The web console (`Docs/OPERATIONS.md`, "The console"): its page, its files, its
-    // session, and what its pages read.
-    case console, consoleAsset, consoleSession, consoleNode, consoleLogStream, consoleHistory
+    // session, who an operator acts as, and what its pages read. The console's records
+    // pages call the database routes above under `/console/database/1/…`
+    // (``Match/viaConsole``), as the session's user.
+    case console, consoleAsset, consoleSession, consoleActAs, consoleActing, consoleNode, consoleLogStream, consoleHistory
+    case consoleContainers, consoleSchema, consoleReferrers, consoleDeletion, consoleAsOf
 
     /// Where a route's path lies.
     public enum Place: Sendable, Equatable {
@@ -105,9 +108,16 @@ public enum Route: String, CaseIterable, Sendable {
         case .console: .node("console")
         case .consoleAsset: .prefix(Self.consoleAssetPath)
         case .consoleSession: .console("session")
+        case .consoleActAs: .console("session/act")
+        case .consoleActing: .console("api/acting")
         case .consoleNode: .console("api/node")
         case .consoleLogStream: .console("api/log/stream")
         case .consoleHistory: .console("api/history")
+        case .consoleContainers: .console("api/containers")
+        case .consoleSchema: .console("api/schema")
+        case .consoleReferrers: .console("api/records/referrers")
+        case .consoleDeletion: .console("api/records/deletion")
+        case .consoleAsOf: .console("api/as-of")
         }
     }
 
@@ -117,8 +127,11 @@ public enum Route: String, CaseIterable, Sendable {
     public var methods: Set<String>? {
         switch self {
         case .healthz, .metrics: nil
-        case .webCourier, .notificationsStream, .console, .consoleAsset, .consoleNode, .consoleLogStream, .consoleHistory: ["GET"]
+        case .webCourier, .notificationsStream, .console, .consoleAsset, .consoleNode, .consoleLogStream, .consoleHistory,
+            .consoleActing, .consoleContainers, .consoleSchema, .consoleReferrers, .consoleDeletion, .consoleAsOf:
+            ["GET"]
         case .consoleSession: ["GET", "POST", "DELETE"]
+        case .consoleActAs: ["POST", "DELETE"]
         case .signIn, .notificationsPoll, .zonesList, .subscriptionsList, .usersCurrent, .usersCaller, .usersDiscover:
             ["GET", "POST"]
         case .assetDownloadFile: ["GET", "HEAD"]
@@ -177,8 +190,13 @@ public enum Route: String, CaseIterable, Sendable {
         public func route(taking method: String) -> Route? {
             route.flatMap { $0.takes(method) ? $0 : nil }
         }
-        /// The path's segments, empty ones dropped.
+        /// The path's segments, empty ones dropped (for a console database path, those
+        /// after `console`).
         public let parts: [String]
+        /// Whether the path is a database route under `/console/database/1/…`: called by
+        /// the console's page as its signed-in session's user, not with CloudKit's
+        /// credentials.
+        public var viaConsole = false
 
         /// `/…/{container}/…`: the container a device or database path names (empty
         /// in a shorter path).
@@ -218,6 +236,15 @@ public enum Route: String, CaseIterable, Sendable {
         let found = Match(route: nil, parts: parts)
         if parts.count == 1 { return Match(route: byPlace[.node(parts[0])], parts: parts) }
         if parts.first == "console" {
+            // A database route under the console: the same route, reached by the
+            // console's session instead of CloudKit's credentials. Only database routes:
+            // the container-wide ones (tokens, notifications) are not the console's.
+            let inner = Array(parts.dropFirst())
+            if inner.first == "database" {
+                let database = Match(route: nil, parts: inner)
+                guard database.isDatabasePath, let route = byPlace[.database(database.afterDatabase)] else { return found }
+                return Match(route: route, parts: inner, viaConsole: true)
+            }
             return Match(route: byPlace[.console(parts.dropFirst().joined(separator: "/"))], parts: parts)
         }
         if found.isDevicePath {

@@ -245,6 +245,7 @@ public struct ServedNode: Sendable {
         api.limits.uploadQuota.window = configuration.assetGrace
         if configuration.console {
             api.consoleSessions = ConsoleSessions()
+            api.consoleTimeTravel = ConsoleTimeTravel(source: api.container)
             let base = configuration.publicURL ?? "\(configuration.scheme)://\(configuration.host):\(configuration.port)"
             logger.info("the web console is served at \(base)/console (sign in as a user with a password; operators see the node)")
         }

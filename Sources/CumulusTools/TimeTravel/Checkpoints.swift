@@ -43,7 +43,7 @@ public enum Checkpoints {
     /// log (same log ID, same chain hash at its head) with views of the current
     /// layout, or `nil`. A replay continues the copied views with this build's code,
     /// so views of another layout would be mixed with it, entries nothing deletes.
-    static func latest(in directory: String, atOrBefore sequence: UInt64, matching source: LogStore) throws -> Checkpoint? {
+    public static func latest(in directory: String, atOrBefore sequence: UInt64, matching source: LogStore) throws -> Checkpoint? {
         for checkpoint in list(in: directory).reversed() where checkpoint.sequence <= sequence && checkpoint.sequence > 0 {
             if try matches(checkpoint, source) { return checkpoint }
         }

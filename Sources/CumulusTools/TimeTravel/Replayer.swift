@@ -137,7 +137,7 @@ public enum Replayer {
     }
 
     /// The data files of a data directory's two environments, from its path.
-    static let environmentFiles = ["/data.mdb", "/" + DataLayout.logDirectoryName + "/data.mdb"]
+    public static let environmentFiles = ["/data.mdb", "/" + DataLayout.logDirectoryName + "/data.mdb"]
 
     /// Copies the environments of `checkpoint` into the new data directory `path`, to
     /// replay on from it.

@@ -35,15 +35,29 @@ struct ConsoleTests {
         }
     }
 
+    /// The console's past states with no free space kept: a test machine's disk may be
+    /// nearly full, and what a past state leaves is the subject of one test only.
+    static let roomyTimeTravel = {
+        var limits = ConsoleTimeTravel.Limits()
+        limits.minimumFreeBytes = 0
+        return limits
+    }()
+
     /// A live server over a world whose Alice is an operator and Bob is not, both with
     /// ``password``; the console on unless `console` is false.
-    static func live(console: Bool = true, _ body: @escaping @Sendable (APIWorld, Browser) async throws -> Void) async throws {
+    static func live(
+        console: Bool = true, timeTravel: ConsoleTimeTravel.Limits = ConsoleTests.roomyTimeTravel,
+        _ body: @escaping @Sendable (APIWorld, Browser) async throws -> Void
+    ) async throws {
         let world = try APIWorld()
         _ = try world.auth.addUser(name: world.alice, operator: true)
         try world.auth.setPassword(password, for: world.alice, cost: .minimum)
         try world.auth.setPassword(password, for: world.bob, cost: .minimum)
         var api = world.operatorAPI(metrics: ServerMetrics())
-        if console { api.consoleSessions = ConsoleSessions() }
+        if console {
+            api.consoleSessions = ConsoleSessions()
+            api.consoleTimeTravel = ConsoleTimeTravel(source: world.container, limits: timeTravel)
+        }
         let server = CumulusHTTPServer.application(api: api, port: 0, logger: Logger(label: "test"))
         try await server.testLive { client in try await body(world, Browser(client: client)) }
     }
@@ -59,7 +73,12 @@ struct ConsoleTests {
             #expect(page.header("X-Frame-Options") == "DENY" && page.header("Cache-Control") == "no-store")
             let script = try await browser.send(.get, "/console/assets/console.js")
             #expect(script.status == 200 && script.header("Content-Type")?.hasPrefix("text/javascript") == true)
-            #expect(script.text.contains("X-Cumulus-CSRF"))
+            #expect(script.text.contains("./support.js"))
+            // The modules it imports: what sends the CSRF token, and the records pages.
+            let support = try await browser.send(.get, "/console/assets/support.js")
+            #expect(support.status == 200 && support.text.contains("X-Cumulus-CSRF"))
+            let records = try await browser.send(.get, "/console/assets/records.js")
+            #expect(records.status == 200 && records.header("Content-Type")?.hasPrefix("text/javascript") == true)
             let styles = try await browser.send(.get, "/console/assets/console.css")
             #expect(styles.status == 200 && styles.header("Content-Type")?.hasPrefix("text/css") == true)
             #expect(try await browser.send(.get, "/console/assets/../Package.swift").status == 404)

@@ -2,43 +2,12 @@
 // (#/cluster). It talks to this node's /console endpoints only; the session is an
 // HttpOnly cookie the page never sees, and each write sends the session's CSRF token.
 
-const state = { session: null, stream: null };
-
-const $ = (id) => document.getElementById(id);
-
-/** Builds an element: tag, attributes, children (strings become text, never HTML). */
-function el(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (name === "class") node.className = value;
-    else node.setAttribute(name, value);
-  }
-  for (const child of children.flat()) {
-    node.append(child instanceof Node ? child : document.createTextNode(String(child ?? "")));
-  }
-  return node;
-}
-
-/** Calls a console endpoint; writes carry the CSRF token. Throws the server's reason. */
-async function call(method, path, body) {
-  const headers = {};
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  if (method !== "GET" && state.session) headers["X-Cumulus-CSRF"] = state.session.csrf;
-  const answer = await fetch(path, {
-    method, headers, credentials: "same-origin",
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await answer.json().catch(() => null);
-  if (!answer.ok) {
-    const error = new Error(json?.reason ?? `${method} ${path}: ${answer.status}`);
-    error.status = answer.status;
-    throw error;
-  }
-  return json;
-}
+import { state, $, el, call, fragmentParameters, pageLink, time, card, table } from "./support.js";
+import { recordsPage, recordPage } from "./records.js";
 
 function showSignedIn(session) {
   state.session = session;
+  showActing();
   if (!session) {
     state.stream?.close();
     state.stream = null;
@@ -69,14 +38,6 @@ async function signOut() {
     showSignedIn(null);
     $("page").replaceChildren();
   }
-}
-
-function time(milliseconds) {
-  return new Date(milliseconds).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
-}
-
-function card(label, value, className = "") {
-  return el("div", { class: "card" }, el("div", { class: "label" }, label), el("div", { class: `value ${className}` }, value));
 }
 
 /** The cluster page: this node, the cluster it sees, its followers and its history. */
@@ -204,21 +165,74 @@ async function historyPage() {
   ];
 }
 
-const pages = { cluster: clusterPage, log: logPage, history: historyPage };
+/** Says, above every page, whom an operator acts as, with the way back. */
+function showActing() {
+  const banner = $("acting");
+  const acting = state.session?.actingAs;
+  banner.hidden = !acting;
+  if (!acting) return banner.replaceChildren();
+  banner.replaceChildren(
+    `Acting as ${acting}: you see what they see, and change nothing. `,
+    el("button", { type: "button", class: "plain", id: "stop-acting", onclick: () => actAs(null) }, "Stop acting"));
+}
+
+/** Starts acting as `user` (`null`: stops), then shows the records as they now see them. */
+async function actAs(user) {
+  const session = user === null
+    ? await call("DELETE", "/console/session/act")
+    : await call("POST", "/console/session/act", { user });
+  state.session = session;
+  showSignedIn(session);
+  if (location.hash.startsWith("#/records")) await route();
+  else location.hash = "#/records";
+}
+
+/** Acting as a user: the form, and every time an operator did, newest first. */
+async function actingPage() {
+  if (!state.session.operator) throw new Error(`acting as others is for operators; ${state.session.user} is not one`);
+  const records = await call("GET", "/console/api/acting");
+  const user = el("input", { id: "act-user", name: "user", placeholder: "user record name", required: true });
+  const status = el("p", { class: "error", id: "act-error" });
+  const form = el("form", { id: "act-form", class: "filters" }, el("label", {}, "User", user), el("button", { type: "submit" }, "Act as"), status);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      await actAs(user.value);
+    } catch (error) {
+      status.textContent = error.message;
+    }
+  });
+  return [
+    el("h1", {}, "Act as a user"),
+    el("p", { class: "muted" }, "See the records exactly as one user sees them. Every start is recorded here, with who and when."),
+    form,
+    el("h2", {}, "Recorded"),
+    records.length === 0 ? el("p", { class: "muted", id: "no-acting" }, "No operator has acted as anyone yet.")
+      : table("acting-records", ["When", "Operator", "Acted as"], records.map((record) =>
+        el("tr", {}, el("td", {}, time(record.at)), el("td", {}, record.operator), el("td", {}, record.user)))),
+  ];
+}
+
+const pages = { records: recordsPage, record: recordPage, cluster: clusterPage, log: logPage, history: historyPage, acting: actingPage };
 
 /** Shows the page the URL's fragment names, once signed in. */
 async function route() {
   if (!state.session) return;
   // `#/page` or `#/page?filters`: the page is what comes before a `/` or a `?`.
-  const name = (location.hash.replace(/^#\//, "") || "cluster").split(/[/?]/)[0];
-  const page = pages[name] ?? clusterPage;
+  const name = (location.hash.replace(/^#\//, "") || "records").split(/[/?]/)[0];
+  const page = pages[name] ?? recordsPage;
   // A page's live stream ends with the page.
   state.stream?.close();
   state.stream = null;
-  for (const link of document.querySelectorAll("nav a")) link.classList.toggle("current", link.dataset.page === name);
+  for (const link of document.querySelectorAll("nav a")) link.classList.toggle("current", link.dataset.page === (name === "record" ? "records" : name));
+  for (const link of document.querySelectorAll("nav a.operator")) link.hidden = !state.session.operator;
+  // A page that loads slowly must not replace one asked for after it.
+  const visit = ++state.visits;
   try {
-    $("page").replaceChildren(...await page());
+    const content = await page();
+    if (visit === state.visits) $("page").replaceChildren(...content);
   } catch (error) {
+    if (visit !== state.visits) return;
     if (error.status === 401) {
       showSignedIn(null);
       return;
