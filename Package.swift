@@ -133,6 +133,7 @@ let package = Package(
                 .embedInCode("Console/Resources/console.js"),
                 .embedInCode("Console/Resources/support.js"),
                 .embedInCode("Console/Resources/records.js"),
+                .embedInCode("Console/Resources/schema.js"),
                 .embedInCode("Console/Resources/console.css"),
             ]
         ),

@@ -182,6 +182,37 @@ def main():
         wait.until(EC.text_to_be_present_in_element((By.ID, "history-error"), "nobody"))
         driver.save_screenshot(os.path.join(shots, "console-10-history-unknown.png"))
 
+        # The schema: a refusal marked at its line, an import, the difference from
+        # production, and a deploy that leaves none.
+        driver.get(f"{leader}/console#/schema")
+        wait.until(EC.presence_of_element_located((By.ID, "schema-text")))
+        editor = driver.find_element(By.ID, "schema-text")
+        driver.execute_script("arguments[0].value = arguments[1]", editor,
+                              "DEFINE SCHEMA\n    RECORD TYPE Place (\n        title STRNG\n    );\n")
+        driver.find_element(By.ID, "schema-import").click()
+        wait.until(EC.text_to_be_present_in_element((By.ID, "schema-error"), "line 3"))
+        marked = driver.find_element(By.ID, "schema-error-line").text
+        assert "3 |" in marked and "STRNG" in marked and "^" in marked, marked
+        driver.execute_script("document.getElementById('schema-error-line').scrollIntoView({block: 'center'})")
+        driver.save_screenshot(os.path.join(shots, "console-11-schema-refused.png"))
+        driver.execute_script("arguments[0].value = arguments[1]", editor,
+                              'DEFINE SCHEMA\n    RECORD TYPE Place (\n        "___recordID" REFERENCE QUERYABLE,\n'
+                              '        title STRING QUERYABLE SEARCHABLE,\n        GRANT READ TO "_world"\n    );\n')
+        driver.find_element(By.ID, "schema-import").click()
+        wait.until(EC.text_to_be_present_in_element((By.ID, "schema-notice"), "Imported"))
+        diff = driver.find_element(By.ID, "schema-diff").text
+        assert "+ " in diff and "RECORD TYPE Place" in diff, diff
+        driver.execute_script("document.getElementById('schema-diff').scrollIntoView({block: 'center'})")
+        driver.save_screenshot(os.path.join(shots, "console-12-schema-diff.png"))
+        driver.find_element(By.ID, "schema-deploy").click()
+        driver.find_element(By.ID, "schema-confirm-button").click()
+        wait.until(EC.text_to_be_present_in_element((By.ID, "schema-notice"), "Deployed"))
+        wait.until(EC.presence_of_element_located((By.ID, "schema-same")))
+        assert "RECORD TYPE Place" in driver.find_element(By.ID, "schema-production").text
+        driver.set_window_size(390, 844)
+        assert_fits(driver, "the schema page")
+        driver.set_window_size(1280, 800)
+
         # A write without the session's CSRF token: refused, and the session lives on.
         refused = driver.execute_async_script("""
             const done = arguments[arguments.length - 1];

@@ -324,7 +324,8 @@ public struct CloudKitAPI: Sendable {
         case .signIn: return request.method == "GET" ? signInForm(request) : await signIn(request)
         case .signOut: return try signOut(request)
         case .console, .consoleAsset, .consoleSession, .consoleActAs, .consoleActing, .consoleNode, .consoleHistory,
-            .consoleContainers, .consoleSchema, .consoleReferrers, .consoleDeletion, .consoleAsOf:
+            .consoleContainers, .consoleSchema, .consoleReferrers, .consoleDeletion, .consoleAsOf, .consoleSchemaText,
+            .consoleSchemaImport, .consoleSchemaDeploy, .consoleSchemaReset:
             return try await console(request, route: route ?? .console, requestID: requestID)
         default: break
         }

@@ -41,11 +41,11 @@ extension CloudKitAPI {
     ) async throws -> APIResponse {
         switch route {
         case .console:
-            return Self.consoleFile("console.html", contentType: "text/html; charset=utf-8")
+            return Self.consoleFile(PackageResources.console_html, contentType: "text/html; charset=utf-8")
         case .consoleAsset:
             let name = String(request.path.dropFirst(Route.consoleAssetPath.count))
-            guard let type = Self.consoleAssetTypes[name] else { return .error(.notFound, "no console file \(name)") }
-            return Self.consoleFile(name, contentType: type)
+            guard let file = Self.consoleFiles[name] else { return .error(.notFound, "no console file \(name)") }
+            return Self.consoleFile(file.bytes, contentType: file.type)
         case .consoleSession:
             switch request.method {
             case "POST": return try await consoleSignIn(request, sessions)
@@ -71,6 +71,13 @@ extension CloudKitAPI {
         case .consoleReferrers:
             let (_, session) = try consoleSession(request, sessions, writing: false)
             return consoleJSON(try await consoleReading(request, session).consoleReferrers(request, session))
+        case .consoleSchemaText:
+            _ = try consoleOperator(request, sessions)
+            return consoleJSON(try consoleSchemaText(of: try Self.consoleParameter(request, "container")))
+        case .consoleSchemaImport, .consoleSchemaDeploy, .consoleSchemaReset:
+            let (_, session) = try consoleOperator(request, sessions)
+            _ = try consoleSession(request, sessions, writing: true)
+            return consoleJSON(try await consoleSchemaChange(request, route, operator: session.user, requestID: requestID))
         case .consoleAsOf:
             _ = try consoleOperator(request, sessions)
             return consoleJSON(try await consoleAsOf(request))
@@ -88,22 +95,18 @@ extension CloudKitAPI {
         }
     }
 
-    /// The console's files a page may ask for, by name, with their media types.
-    static let consoleAssetTypes = [
-        "console.js": "text/javascript; charset=utf-8", "support.js": "text/javascript; charset=utf-8",
-        "records.js": "text/javascript; charset=utf-8", "console.css": "text/css; charset=utf-8",
+    /// The console's files, compiled into the binary (`Console/Resources/`), by the name
+    /// a page asks for them under ``Route/consoleAssetPath``, with their media types.
+    static let consoleFiles: [String: (bytes: [UInt8], type: String)] = [
+        "console.js": (PackageResources.console_js, "text/javascript; charset=utf-8"),
+        "support.js": (PackageResources.support_js, "text/javascript; charset=utf-8"),
+        "records.js": (PackageResources.records_js, "text/javascript; charset=utf-8"),
+        "schema.js": (PackageResources.schema_js, "text/javascript; charset=utf-8"),
+        "console.css": (PackageResources.console_css, "text/css; charset=utf-8"),
     ]
 
-    /// One of the files compiled into the binary (`Console/Resources/`).
-    static func consoleFile(_ name: String, contentType: String) -> APIResponse {
-        let bytes: [UInt8] =
-            switch name {
-            case "console.html": PackageResources.console_html
-            case "console.js": PackageResources.console_js
-            case "support.js": PackageResources.support_js
-            case "records.js": PackageResources.records_js
-            default: PackageResources.console_css
-            }
+    /// A file of the console: its bytes, with the console's headers.
+    static func consoleFile(_ bytes: [UInt8], contentType: String) -> APIResponse {
         var response = APIResponse(json: .null)
         response.text = String(decoding: bytes, as: UTF8.self)
         response.contentType = contentType

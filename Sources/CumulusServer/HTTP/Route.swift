@@ -33,6 +33,7 @@ public enum Route: String, CaseIterable, Sendable {
     // (``Match/viaConsole``), as the session's user.
     case console, consoleAsset, consoleSession, consoleActAs, consoleActing, consoleNode, consoleLogStream, consoleHistory
     case consoleContainers, consoleSchema, consoleReferrers, consoleDeletion, consoleAsOf
+    case consoleSchemaText, consoleSchemaImport, consoleSchemaDeploy, consoleSchemaReset
 
     /// Where a route's path lies.
     public enum Place: Sendable, Equatable {
@@ -118,6 +119,10 @@ public enum Route: String, CaseIterable, Sendable {
         case .consoleReferrers: .console("api/records/referrers")
         case .consoleDeletion: .console("api/records/deletion")
         case .consoleAsOf: .console("api/as-of")
+        case .consoleSchemaText: .console("api/schema/text")
+        case .consoleSchemaImport: .console("api/schema/import")
+        case .consoleSchemaDeploy: .console("api/schema/deploy")
+        case .consoleSchemaReset: .console("api/schema/reset")
         }
     }
 
@@ -128,7 +133,8 @@ public enum Route: String, CaseIterable, Sendable {
         switch self {
         case .healthz, .metrics: nil
         case .webCourier, .notificationsStream, .console, .consoleAsset, .consoleNode, .consoleLogStream, .consoleHistory,
-            .consoleActing, .consoleContainers, .consoleSchema, .consoleReferrers, .consoleDeletion, .consoleAsOf:
+            .consoleActing, .consoleContainers, .consoleSchema, .consoleReferrers, .consoleDeletion, .consoleAsOf,
+            .consoleSchemaText:
             ["GET"]
         case .consoleSession: ["GET", "POST", "DELETE"]
         case .consoleActAs: ["POST", "DELETE"]

@@ -4,6 +4,7 @@
 
 import { state, $, el, call, fragmentParameters, pageLink, time, card, table } from "./support.js";
 import { recordsPage, recordPage } from "./records.js";
+import { schemaPage } from "./schema.js";
 
 function showSignedIn(session) {
   state.session = session;
@@ -213,7 +214,7 @@ async function actingPage() {
   ];
 }
 
-const pages = { records: recordsPage, record: recordPage, cluster: clusterPage, log: logPage, history: historyPage, acting: actingPage };
+const pages = { records: recordsPage, record: recordPage, cluster: clusterPage, log: logPage, history: historyPage, acting: actingPage, schema: schemaPage };
 
 /** Shows the page the URL's fragment names, once signed in. */
 async function route() {

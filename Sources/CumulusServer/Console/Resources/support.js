@@ -1,8 +1,9 @@
 // What every console page shares: the session, building elements, calling the server.
 
 /** The signed-in session (`null`: nobody), the open live stream if any, and how many
- * pages were asked for (a page shows only if none was asked for after it). */
-export const state = { session: null, stream: null, visits: 0 };
+ * pages were asked for (a page shows only if none was asked for after it), and what the
+ * page shown next should say happened (a change it made). */
+export const state = { session: null, stream: null, visits: 0, notice: null };
 
 export const $ = (id) => document.getElementById(id);
 
