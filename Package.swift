@@ -134,6 +134,7 @@ let package = Package(
                 .embedInCode("Console/Resources/support.js"),
                 .embedInCode("Console/Resources/records.js"),
                 .embedInCode("Console/Resources/schema.js"),
+                .embedInCode("Console/Resources/tokens.js"),
                 .embedInCode("Console/Resources/console.css"),
             ]
         ),

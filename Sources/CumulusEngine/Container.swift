@@ -221,9 +221,16 @@ public final class Container: Sendable {
     /// Refuses a token issued in a newer epoch than this node's: this node was
     /// superseded, and answering from it could hide the new leader's writes.
     func checkEpoch(ofToken epoch: UInt64) throws {
-        guard epoch > store.epoch else { return }
+        guard let refusal = epochRefusal(ofToken: epoch) else { return }
         if leads { supersede(by: epoch) }
-        throw CumulusError(
+        throw refusal
+    }
+
+    /// Why a token of `epoch` is refused here, or `nil`: what ``checkEpoch(ofToken:)``
+    /// throws, without learning of the newer epoch (an inspection changes nothing).
+    func epochRefusal(ofToken epoch: UInt64) -> CumulusError? {
+        guard epoch > store.epoch else { return nil }
+        return CumulusError(
             .serverRejectedRequest,
             "the token was issued in epoch \(epoch) but this node is in epoch \(store.epoch): it was superseded; ask the current leader or its followers")
     }

@@ -89,11 +89,7 @@ extension Database {
             }
             var from: (UInt64, UInt32)
             if let known {
-                guard knownIncarnation == current else {
-                    throw CumulusError(
-                        .changeTokenExpired,
-                        "zone \(zone.zoneName) was deleted and created again since the change token was issued; fetch again without a token")
-                }
+                if let refusal = Self.incarnationRefusal(zone, token: knownIncarnation, current: current) { throw refusal }
                 from = known
             } else {
                 from = (try creationPosition(zone, of: database, incarnation: current, txn), 0)
@@ -281,6 +277,13 @@ extension Database {
     func openChangeToken(_ token: ChangeToken, zone: ZoneID?) throws -> ChangeToken.Contents {
         let contents = try token.open(secret: container.secret, expecting: zone == nil ? .database : .zone)
         try container.checkEpoch(ofToken: contents.epoch)
+        try checkOrigin(contents, zone: zone)
+        return contents
+    }
+
+    /// Refuses a token of another log, or of another database or zone than `zone` of
+    /// this one (`nil`: a database token).
+    func checkOrigin(_ contents: ChangeToken.Contents, zone: ZoneID?) throws {
         guard contents.logID == container.store.logID else {
             throw CumulusError(.changeTokenExpired, "the change token comes from another server's log; fetch again without a token")
         }
@@ -289,7 +292,6 @@ extension Database {
                 .changeTokenExpired,
                 "the change token belongs to another \(zone == nil ? "database" : "zone"); fetch again without a token")
         }
-        return contents
     }
 
     /// Refuses a change token from a superseded leader's fork (``Container/checkFork``):
@@ -420,6 +422,15 @@ extension Database {
             throw CumulusError(.invalidArguments, "resultsLimit must be between 1 and \(Self.maxChangesLimit)")
         }
         return limit
+    }
+
+    /// Why a zone token of incarnation `token` no longer applies to `zone`, whose
+    /// incarnation is `current` now, or `nil`.
+    static func incarnationRefusal(_ zone: ZoneID, token: UInt64, current: UInt64) -> CumulusError? {
+        guard token != current else { return nil }
+        return CumulusError(
+            .changeTokenExpired,
+            "zone \(zone.zoneName) was deleted and created again since the change token was issued; fetch again without a token")
     }
 
     /// The zone feed position just before the zone's current incarnation began.

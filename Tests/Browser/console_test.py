@@ -213,6 +213,18 @@ def main():
         assert_fits(driver, "the schema page")
         driver.set_window_size(1280, 800)
 
+        # A client's change token, pasted: what it names, and that it is still good.
+        status, answer = post(f"{database}/changes/zone?{query}", {"zones": [{"zoneID": {"zoneName": "Lists"}}]})
+        assert status == 200, answer
+        driver.get(f"{leader}/console#/change-token")
+        wait.until(EC.presence_of_element_located((By.ID, "token-text")))
+        driver.find_element(By.ID, "token-text").send_keys(answer["zones"][0]["syncToken"])
+        driver.find_element(By.CSS_SELECTOR, "#token-form button").click()
+        wait.until(EC.text_to_be_present_in_element((By.ID, "token-verdict"), "Valid"))
+        described = driver.find_element(By.ID, "token-report").text
+        assert "zone token" in described and "Lists" in described and "up to date" in described, described
+        driver.save_screenshot(os.path.join(shots, "console-13-change-token.png"))
+
         # A write without the session's CSRF token: refused, and the session lives on.
         refused = driver.execute_async_script("""
             const done = arguments[arguments.length - 1];

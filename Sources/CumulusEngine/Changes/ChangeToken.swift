@@ -54,7 +54,8 @@ public struct ChangeToken: OpaqueToken {
     }
 
     /// The token's contents, or `changeTokenExpired` saying why it cannot be used.
-    func open(secret: [UInt8], expecting kind: Kind) throws -> Contents {
+    /// `kind`: the kind it must be (`nil`: either).
+    func open(secret: [UInt8], expecting expected: Kind?) throws -> Contents {
         func expired(_ why: String) -> CumulusError {
             CumulusError(.changeTokenExpired, "the change token \(why); fetch again without a token")
         }
@@ -65,8 +66,9 @@ public struct ChangeToken: OpaqueToken {
             return try body.withUnsafeBytes { buffer in
                 var reader = BinaryReader(buffer, context: "change token")
                 guard try reader.u8() == Self.format else { throw expired("has an unknown format") }
-                guard let found = Kind(rawValue: try reader.u8()), found == kind else {
-                    throw expired(kind == .zone ? "is a database token, not a zone token" : "is a zone token, not a database token")
+                guard let kind = Kind(rawValue: try reader.u8()) else { throw expired("is damaged") }
+                if let expected, kind != expected {
+                    throw expired(expected == .zone ? "is a database token, not a zone token" : "is a zone token, not a database token")
                 }
                 let logID = try reader.raw(16)
                 let epoch = try reader.u64()

@@ -325,7 +325,7 @@ public struct CloudKitAPI: Sendable {
         case .signOut: return try signOut(request)
         case .console, .consoleAsset, .consoleSession, .consoleActAs, .consoleActing, .consoleNode, .consoleHistory,
             .consoleContainers, .consoleSchema, .consoleReferrers, .consoleDeletion, .consoleAsOf, .consoleSchemaText,
-            .consoleSchemaImport, .consoleSchemaDeploy, .consoleSchemaReset:
+            .consoleSchemaImport, .consoleSchemaDeploy, .consoleSchemaReset, .consoleChangeToken:
             return try await console(request, route: route ?? .console, requestID: requestID)
         default: break
         }

@@ -78,6 +78,10 @@ extension CloudKitAPI {
             let (_, session) = try consoleOperator(request, sessions)
             _ = try consoleSession(request, sessions, writing: true)
             return consoleJSON(try await consoleSchemaChange(request, route, operator: session.user, requestID: requestID))
+        case .consoleChangeToken:
+            _ = try consoleOperator(request, sessions)
+            _ = try consoleSession(request, sessions, writing: true)
+            return consoleJSON(try consoleChangeToken(request))
         case .consoleAsOf:
             _ = try consoleOperator(request, sessions)
             return consoleJSON(try await consoleAsOf(request))
@@ -102,6 +106,7 @@ extension CloudKitAPI {
         "support.js": (PackageResources.support_js, "text/javascript; charset=utf-8"),
         "records.js": (PackageResources.records_js, "text/javascript; charset=utf-8"),
         "schema.js": (PackageResources.schema_js, "text/javascript; charset=utf-8"),
+        "tokens.js": (PackageResources.tokens_js, "text/javascript; charset=utf-8"),
         "console.css": (PackageResources.console_css, "text/css; charset=utf-8"),
     ]
 

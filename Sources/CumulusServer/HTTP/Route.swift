@@ -33,7 +33,7 @@ public enum Route: String, CaseIterable, Sendable {
     // (``Match/viaConsole``), as the session's user.
     case console, consoleAsset, consoleSession, consoleActAs, consoleActing, consoleNode, consoleLogStream, consoleHistory
     case consoleContainers, consoleSchema, consoleReferrers, consoleDeletion, consoleAsOf
-    case consoleSchemaText, consoleSchemaImport, consoleSchemaDeploy, consoleSchemaReset
+    case consoleSchemaText, consoleSchemaImport, consoleSchemaDeploy, consoleSchemaReset, consoleChangeToken
 
     /// Where a route's path lies.
     public enum Place: Sendable, Equatable {
@@ -123,6 +123,7 @@ public enum Route: String, CaseIterable, Sendable {
         case .consoleSchemaImport: .console("api/schema/import")
         case .consoleSchemaDeploy: .console("api/schema/deploy")
         case .consoleSchemaReset: .console("api/schema/reset")
+        case .consoleChangeToken: .console("api/change-token")
         }
     }
 

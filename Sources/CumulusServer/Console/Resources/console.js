@@ -5,6 +5,7 @@
 import { state, $, el, call, fragmentParameters, pageLink, time, card, table } from "./support.js";
 import { recordsPage, recordPage } from "./records.js";
 import { schemaPage } from "./schema.js";
+import { changeTokenPage } from "./tokens.js";
 
 function showSignedIn(session) {
   state.session = session;
@@ -214,7 +215,7 @@ async function actingPage() {
   ];
 }
 
-const pages = { records: recordsPage, record: recordPage, cluster: clusterPage, log: logPage, history: historyPage, acting: actingPage, schema: schemaPage };
+const pages = { records: recordsPage, record: recordPage, cluster: clusterPage, log: logPage, history: historyPage, acting: actingPage, schema: schemaPage, "change-token": changeTokenPage };
 
 /** Shows the page the URL's fragment names, once signed in. */
 async function route() {
