@@ -135,6 +135,7 @@ let package = Package(
                 .embedInCode("Console/Resources/records.js"),
                 .embedInCode("Console/Resources/schema.js"),
                 .embedInCode("Console/Resources/tokens.js"),
+                .embedInCode("Console/Resources/jobs.js"),
                 .embedInCode("Console/Resources/console.css"),
             ]
         ),

@@ -18,6 +18,7 @@ import sys
 import tempfile
 import urllib.error
 import urllib.request
+from datetime import datetime, timezone
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
@@ -156,6 +157,29 @@ def main():
         assert "seen-live" in first_row and "recordSaved" in first_row and OPERATOR in first_row, first_row
         driver.save_screenshot(os.path.join(shots, "console-5-log.png"))
 
+        # The chain: verified with progress, a range exported for auditors (checked
+        # against the log, then downloaded), and a commit read whole from its row.
+        driver.find_element(By.ID, "verify-chain").click()
+        wait.until(EC.text_to_be_present_in_element((By.ID, "verify-result"), "The chain holds"))
+        driver.find_element(By.CSS_SELECTOR, "#audit-form button").click()
+        wait.until(EC.presence_of_element_located((By.ID, "audit-download")))
+        assert "match the log" in driver.find_element(By.ID, "audit-result").text
+        exported = driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            fetch(document.getElementById('audit-download').href, {credentials: 'same-origin'})
+              .then(r => r.text()).then(t => done(t));
+        """)
+        assert "seen-live" in exported and exported.count("\n") >= 3, exported[:300]
+        driver.save_screenshot(os.path.join(shots, "console-14-log-chain.png"))
+        row = next(r for r in driver.find_elements(By.CSS_SELECTOR, "#log tbody tr") if "seen-live" in r.text)
+        row.find_element(By.CSS_SELECTOR, "td:first-child a").click()
+        wait.until(EC.presence_of_element_located((By.ID, "commit-events")))
+        assert "seen-live" in driver.find_element(By.ID, "commit-events").text
+        assert len(driver.find_element(By.ID, "commit").text) > 64
+        driver.save_screenshot(os.path.join(shots, "console-15-commit.png"))
+        driver.back()
+        wait.until(EC.text_to_be_present_in_element((By.ID, "log"), "seen-live"))
+
         # Its timeline, from the log's link: created by the operator, then updated.
         status, answer = post(f"{database}/records/modify?{query}", {"zoneID": {"zoneName": "Lists"}, "operations": [
             {"operationType": "forceUpdate", "record": {"recordName": "seen-live", "recordType": "Item",
@@ -166,6 +190,21 @@ def main():
         timeline = driver.find_element(By.ID, "history-versions").text
         assert "created" in timeline and "updated" in timeline and '"from the test" → "edited"' in timeline, timeline
         driver.save_screenshot(os.path.join(shots, "console-6-history.png"))
+        # What changed between the first commit and now: the record, created.
+        # A point past the head is said to be.
+        driver.get(f"{leader}/console#/diff?from=1&to=1000000")
+        wait.until(EC.text_to_be_present_in_element((By.ID, "diff-error"), "past the head"))
+        driver.get(f"{leader}/console#/diff")
+        wait.until(EC.presence_of_element_located((By.ID, "diff-form")))
+        driver.find_element(By.ID, "diff-from").send_keys("1")
+        driver.find_element(By.ID, "diff-to").send_keys(datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"))
+        driver.find_element(By.CSS_SELECTOR, "#diff-form button").click()
+        wait.until(EC.presence_of_element_located((By.ID, "diff-summary")))
+        assert "seen-live" in driver.find_element(By.ID, "diff-records").text
+        driver.save_screenshot(os.path.join(shots, "console-16-diff.png"))
+        driver.find_element(By.LINK_TEXT, "seen-live").click()
+        wait.until(EC.text_to_be_present_in_element((By.ID, "history-summary"), "2 versions"))
+
         # The same pages at a phone's width, and the history page empty and refused.
         driver.set_window_size(390, 844)
         assert_fits(driver, "the history page")

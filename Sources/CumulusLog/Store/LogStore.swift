@@ -468,7 +468,7 @@ public final class LogStore: Sendable {
     /// commit, chained from the hash `meta` keeps for the commit before it; the
     /// report's `from` says where the check began.
     public func verifyChain(
-        from: UInt64 = 1, through: UInt64 = .max, progress: ((UInt64) -> Void)? = nil
+        from: UInt64 = 1, through: UInt64 = .max, progress: ((UInt64) throws -> Void)? = nil
     ) throws -> ChainReport {
         var report = ChainReport(from: max(from, 1), verified: 0)
         try logEnvironment.read { txn in
@@ -512,7 +512,7 @@ public final class LogStore: Sendable {
                 }
                 report.verified += 1
                 expected += 1
-                if report.verified % 10_000 == 0 { progress?(report.verified) }
+                if report.verified % 10_000 == 0 { try progress?(report.verified) }
                 return true
             }
             if report.isIntact && through >= storedHead.sequence {
@@ -522,7 +522,7 @@ public final class LogStore: Sendable {
                 }
             }
         }
-        progress?(report.verified)
+        try progress?(report.verified)
         return report
     }
 

@@ -26,6 +26,8 @@ public struct CloudKitAPI: Sendable {
     public var consoleSessions: ConsoleSessions?
     /// The past states the console's "as of" reads (``ConsoleTimeTravel``); set with the console.
     public var consoleTimeTravel: ConsoleTimeTravel?
+    /// The console's long work (``ConsoleJobs``); set with the console.
+    public var consoleJobs: ConsoleJobs?
     /// Credentials.
     public let auth: AuthStore
     /// Largest request body accepted.
@@ -325,7 +327,8 @@ public struct CloudKitAPI: Sendable {
         case .signOut: return try signOut(request)
         case .console, .consoleAsset, .consoleSession, .consoleActAs, .consoleActing, .consoleNode, .consoleHistory,
             .consoleContainers, .consoleSchema, .consoleReferrers, .consoleDeletion, .consoleAsOf, .consoleSchemaText,
-            .consoleSchemaImport, .consoleSchemaDeploy, .consoleSchemaReset, .consoleChangeToken:
+            .consoleSchemaImport, .consoleSchemaDeploy, .consoleSchemaReset, .consoleChangeToken, .consoleJobs, .consoleJob,
+            .consoleJobDownload, .consoleCommit:
             return try await console(request, route: route ?? .console, requestID: requestID)
         default: break
         }

@@ -78,6 +78,18 @@ extension CloudKitAPI {
             let (_, session) = try consoleOperator(request, sessions)
             _ = try consoleSession(request, sessions, writing: true)
             return consoleJSON(try await consoleSchemaChange(request, route, operator: session.user, requestID: requestID))
+        case .consoleJobs, .consoleJob, .consoleJobDownload:
+            let (_, session) = try consoleOperator(request, sessions)
+            if request.method != "GET" { _ = try consoleSession(request, sessions, writing: true) }
+            guard let jobs = consoleJobs else { throw ConsoleRefusal(code: .notFound, reason: "this node runs no console jobs") }
+            switch route {
+            case .consoleJobs: return consoleJSON(try consoleJobs(request, session, jobs))
+            case .consoleJob: return consoleJSON(try consoleJob(request, jobs))
+            default: return try consoleJobDownload(request, jobs)
+            }
+        case .consoleCommit:
+            _ = try consoleOperator(request, sessions)
+            return consoleJSON(try consoleCommit(request))
         case .consoleChangeToken:
             _ = try consoleOperator(request, sessions)
             _ = try consoleSession(request, sessions, writing: true)
@@ -107,6 +119,7 @@ extension CloudKitAPI {
         "records.js": (PackageResources.records_js, "text/javascript; charset=utf-8"),
         "schema.js": (PackageResources.schema_js, "text/javascript; charset=utf-8"),
         "tokens.js": (PackageResources.tokens_js, "text/javascript; charset=utf-8"),
+        "jobs.js": (PackageResources.jobs_js, "text/javascript; charset=utf-8"),
         "console.css": (PackageResources.console_css, "text/css; charset=utf-8"),
     ]
 

@@ -67,6 +67,8 @@ public final class ConsoleTimeTravel: Sendable {
     /// Where replays run, one at a time: each is disk- and CPU-bound, and two for the
     /// same commit would do the work twice.
     private let replays = DispatchQueue(label: "cumulus.console.as-of", qos: .utility)
+    /// Held while a replay runs, from the queue above or a console job's thread.
+    private let replaying = Mutex(())
 
     /// A cache for `source`'s data directory, emptied of any copies a previous run left.
     public init(source: Container, limits: Limits = Limits()) {
@@ -84,9 +86,17 @@ public final class ConsoleTimeTravel: Sendable {
         if let kept = use(sequence) { return kept }
         return try await withCheckedThrowingContinuation { continuation in
             replays.async { [self] in
-                continuation.resume(with: Result { try replay(through: sequence) })
+                continuation.resume(with: Result { try prepare(.sequence(sequence), progress: nil) })
             }
         }
+    }
+
+    /// ``past(_:)`` on the calling thread (a console job's), with `progress` hearing the
+    /// last commit replayed after each batch; a throw from it stops the replay and
+    /// leaves nothing behind. One replay runs at a time, whichever thread asks.
+    public func prepare(_ point: PointInTime, progress: ((UInt64) throws -> Void)?) throws -> Past {
+        let sequence = try point.resolve(in: source.store)
+        return try replaying.withLock { _ in try replay(through: sequence, progress: progress) }
     }
 
     /// The kept copy of `sequence`, marked used now.
@@ -97,7 +107,7 @@ public final class ConsoleTimeTravel: Sendable {
         }
     }
 
-    private func replay(through sequence: UInt64) throws -> Past {
+    private func replay(through sequence: UInt64, progress: ((UInt64) throws -> Void)?) throws -> Past {
         // Made while this one waited.
         if let kept = use(sequence) { return kept }
         let store = source.store
@@ -114,7 +124,7 @@ public final class ConsoleTimeTravel: Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try? FileManager.default.removeItem(atPath: path)
         do {
-            let result = try Replayer.replay(store, through: sequence, to: path, checkpoints: checkpoints)
+            let result = try Replayer.replay(store, through: sequence, to: path, checkpoints: checkpoints, progress: progress)
             var options = LMDBEnvironment.Options()
             options.readOnly = true
             let container = try Container(path: path, environmentOptions: options)

@@ -34,6 +34,7 @@ public enum Route: String, CaseIterable, Sendable {
     case console, consoleAsset, consoleSession, consoleActAs, consoleActing, consoleNode, consoleLogStream, consoleHistory
     case consoleContainers, consoleSchema, consoleReferrers, consoleDeletion, consoleAsOf
     case consoleSchemaText, consoleSchemaImport, consoleSchemaDeploy, consoleSchemaReset, consoleChangeToken
+    case consoleJobs, consoleJob, consoleJobDownload, consoleCommit
 
     /// Where a route's path lies.
     public enum Place: Sendable, Equatable {
@@ -124,6 +125,10 @@ public enum Route: String, CaseIterable, Sendable {
         case .consoleSchemaDeploy: .console("api/schema/deploy")
         case .consoleSchemaReset: .console("api/schema/reset")
         case .consoleChangeToken: .console("api/change-token")
+        case .consoleJobs: .console("api/jobs")
+        case .consoleJob: .console("api/jobs/job")
+        case .consoleJobDownload: .console("api/jobs/download")
+        case .consoleCommit: .console("api/commit")
         }
     }
 
@@ -135,8 +140,10 @@ public enum Route: String, CaseIterable, Sendable {
         case .healthz, .metrics: nil
         case .webCourier, .notificationsStream, .console, .consoleAsset, .consoleNode, .consoleLogStream, .consoleHistory,
             .consoleActing, .consoleContainers, .consoleSchema, .consoleReferrers, .consoleDeletion, .consoleAsOf,
-            .consoleSchemaText:
+            .consoleSchemaText, .consoleJobDownload, .consoleCommit:
             ["GET"]
+        case .consoleJobs: ["GET", "POST"]
+        case .consoleJob: ["GET", "DELETE"]
         case .consoleSession: ["GET", "POST", "DELETE"]
         case .consoleActAs: ["POST", "DELETE"]
         case .signIn, .notificationsPoll, .zonesList, .subscriptionsList, .usersCurrent, .usersCaller, .usersDiscover:

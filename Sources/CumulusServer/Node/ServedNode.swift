@@ -246,6 +246,7 @@ public struct ServedNode: Sendable {
         if configuration.console {
             api.consoleSessions = ConsoleSessions()
             api.consoleTimeTravel = ConsoleTimeTravel(source: api.container)
+            api.consoleJobs = ConsoleJobs(dataPath: api.container.path)
             let base = configuration.publicURL ?? "\(configuration.scheme)://\(configuration.host):\(configuration.port)"
             logger.info("the web console is served at \(base)/console (sign in as a user with a password; operators see the node)")
         }

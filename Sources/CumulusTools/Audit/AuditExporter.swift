@@ -20,7 +20,7 @@ public enum AuditExporter {
     @discardableResult
     public static func export(
         _ store: LogStore, format: AuditFormat, filter: LogFilter, to output: LineWriter,
-        progress: ((UInt64) -> Void)? = nil
+        progress: ((UInt64) throws -> Void)? = nil
     ) throws -> Summary {
         var resolved = filter
         resolved.through = min(filter.through, try store.lastSequence())

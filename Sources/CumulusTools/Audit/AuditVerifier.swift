@@ -25,7 +25,7 @@ public enum AuditVerifier {
     /// `nil`. Malformed files (no header, bad JSON or CSV, wrong columns) throw
     /// `invalidArguments` naming the line; lines that do not hold are reported.
     /// `progress` gets the number of lines checked.
-    public static func verify(path: String, against store: LogStore?, progress: ((UInt64) -> Void)? = nil) throws
+    public static func verify(path: String, against store: LogStore?, progress: ((UInt64) throws -> Void)? = nil) throws
         -> AuditReport
     {
         var file = try AuditFileReader(path: path)
@@ -35,7 +35,7 @@ public enum AuditVerifier {
         return try standalone(&file, progress)
     }
 
-    private static func verify(_ file: inout AuditFileReader, _ store: LogStore, _ progress: ((UInt64) -> Void)?)
+    private static func verify(_ file: inout AuditFileReader, _ store: LogStore, _ progress: ((UInt64) throws -> Void)?)
         throws -> AuditReport
     {
         var report = AuditReport(linesChecked: 0, againstLog: true)
@@ -74,7 +74,7 @@ public enum AuditVerifier {
                 _ = try file.next()
                 expected.advance()
                 report.linesChecked += 1
-                if report.linesChecked % 10_000 == 0 { progress?(UInt64(report.linesChecked)) }
+                if report.linesChecked % 10_000 == 0 { try progress?(UInt64(report.linesChecked)) }
                 continue
             }
             let nextLine = try file.peek(1)
@@ -102,7 +102,7 @@ public enum AuditVerifier {
     /// Columns every line of one commit shares.
     private static let commitColumns = ["time", "user", "requestID", "commitHash", "previousHash"]
 
-    private static func standalone(_ file: inout AuditFileReader, _ progress: ((UInt64) -> Void)?) throws -> AuditReport {
+    private static func standalone(_ file: inout AuditFileReader, _ progress: ((UInt64) throws -> Void)?) throws -> AuditReport {
         var report = AuditReport(linesChecked: 0, againstLog: false)
         func fail(_ line: Int, _ problem: String) -> AuditReport {
             report.badLine = line
@@ -162,7 +162,7 @@ public enum AuditVerifier {
             }
             previous = line
             report.linesChecked += 1
-            if report.linesChecked % 10_000 == 0 { progress?(UInt64(report.linesChecked)) }
+            if report.linesChecked % 10_000 == 0 { try progress?(UInt64(report.linesChecked)) }
         }
         if unfiltered, let start = commitStart, start.identity.sequence != filter.through {
             return fail(file.lastLineNumber + 1, "the export ends at commit \(start.identity.sequence), its header says \(filter.through)")

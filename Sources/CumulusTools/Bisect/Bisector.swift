@@ -29,12 +29,12 @@ public enum Bisector {
     /// says; `nil` if none does. `progress` gets each sequence read.
     public static func search(
         _ store: LogStore, query: Query, scope: ScopeMatcher = ScopeMatcher(), condition: BisectCondition,
-        after: UInt64 = 0, progress: ((UInt64) -> Void)? = nil
+        after: UInt64 = 0, progress: ((UInt64) throws -> Void)? = nil
     ) throws -> Finding? {
         var matching = Set<RecordLocation>()
         var finding: Finding?
         try store.commits(from: 1) { commit in
-            progress?(commit.sequence)
+            try progress?(commit.sequence)
             let before = matching.count
             var entered = Set<RecordLocation>()
             var left = Set<RecordLocation>()

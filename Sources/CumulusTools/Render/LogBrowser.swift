@@ -9,13 +9,13 @@ public enum LogBrowser {
     /// Returns the last sequence read.
     @discardableResult
     public static func forEach(
-        in store: LogStore, filter: LogFilter, progress: ((UInt64) -> Void)? = nil,
+        in store: LogStore, filter: LogFilter, progress: ((UInt64) throws -> Void)? = nil,
         _ body: (LogEntry) throws -> Bool
     ) throws -> UInt64 {
         var last: UInt64 = 0
         try store.commitViewsWithHashes(from: filter.from, through: filter.through) { view, hash, previous in
             last = view.sequence
-            progress?(view.sequence)
+            try progress?(view.sequence)
             // Every entry of a commit has its actor as user: another user's commit is
             // passed over without decoding its events.
             if let user = filter.user, !view.isActor(user) { return true }

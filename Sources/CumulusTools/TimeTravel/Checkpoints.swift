@@ -70,7 +70,7 @@ public enum Checkpoints {
     /// `progress` gets the last sequence replayed.
     @discardableResult
     public static func build(
-        _ source: LogStore, in directory: String, every: UInt64, progress: ((UInt64) -> Void)? = nil
+        _ source: LogStore, in directory: String, every: UInt64, progress: ((UInt64) throws -> Void)? = nil
     ) throws -> [Checkpoint] {
         guard every > 0 else { throw CumulusError(.invalidArguments, "checkpoints must be at least 1 commit apart") }
         let head = try source.lastSequence()

@@ -38,7 +38,7 @@ public enum Replayer {
     @discardableResult
     public static func replay(
         _ source: LogStore, through sequence: UInt64, to outPath: String, checkpoints: String? = nil,
-        progress: ((UInt64) -> Void)? = nil
+        progress: ((UInt64) throws -> Void)? = nil
     ) throws -> Result {
         let head = try source.lastSequence()
         guard sequence <= head else {
@@ -83,7 +83,7 @@ public enum Replayer {
     /// replay's time, and need nothing of the transaction.
     static func appendAndApply(
         _ source: LogStore, through sequence: UInt64, into store: LogStore, _ views: Views, stops: UInt64 = 0,
-        progress: ((UInt64) -> Void)?, reached: ((UInt64) throws -> Void)? = nil
+        progress: ((UInt64) throws -> Void)?, reached: ((UInt64) throws -> Void)? = nil
     ) throws {
         let environment = store.environment
         func prepare(from next: UInt64, _ decoder: FrameDecoder) -> BackgroundWork<PreparedBatch>? {
@@ -104,7 +104,7 @@ public enum Replayer {
                 try prepared.apply(index, commit, to: views, in: txn)
             }
             store.didCommit(appended.outcome)
-            progress?(batch.last)
+            try progress?(batch.last)
             if stops > 0, batch.last % stops == 0 { try reached?(batch.last) }
             // Thousands of records and derivations, allocated on the other thread: freed
             // there too, not on this one, which is the replay's bottleneck.

@@ -57,6 +57,7 @@ struct ConsoleTests {
         if console {
             api.consoleSessions = ConsoleSessions()
             api.consoleTimeTravel = ConsoleTimeTravel(source: world.container, limits: timeTravel)
+            api.consoleJobs = ConsoleJobs(dataPath: world.path)
         }
         let server = CumulusHTTPServer.application(api: api, port: 0, logger: Logger(label: "test"))
         try await server.testLive { client in try await body(world, Browser(client: client)) }

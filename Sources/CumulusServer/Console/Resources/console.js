@@ -6,6 +6,7 @@ import { state, $, el, call, fragmentParameters, pageLink, time, card, table } f
 import { recordsPage, recordPage } from "./records.js";
 import { schemaPage } from "./schema.js";
 import { changeTokenPage } from "./tokens.js";
+import { runJob, jobsSection, diffPage } from "./jobs.js";
 
 function showSignedIn(session) {
   state.session = session;
@@ -76,6 +77,7 @@ async function clusterPage() {
     el("h1", {}, "Cluster"),
     el("div", { class: "cards", id: "node" }, cards),
     el("h2", {}, "Followers"), followers,
+    el("h2", {}, "Long work"), ...await jobsSection(),
     el("h2", {}, "History"), history,
   ];
 }
@@ -111,7 +113,7 @@ async function logPage() {
   stream.addEventListener("entry", (event) => {
     const entry = JSON.parse(event.data);
     const row = el("tr", {},
-      el("td", {}, entry.sequence), el("td", {}, entry.time), el("td", {}, entry.user), el("td", {}, entry.operation),
+      el("td", {}, el("a", { href: `#/commit?sequence=${entry.sequence}` }, entry.sequence)), el("td", {}, entry.time), el("td", {}, entry.user), el("td", {}, entry.operation),
       el("td", {}, entry.zone ?? ""),
       el("td", {}, entry.recordID && entry.recordType
         ? el("a", { href: `#/history?${new URLSearchParams({ record: entry.recordID, zone: entry.zone ?? "", database: entry.database ?? "" })}` }, entry.recordID)
@@ -122,7 +124,81 @@ async function logPage() {
     body.prepend(row);
     while (body.children.length > 500) body.lastElementChild.remove();
   });
-  return [el("h1", {}, "Log"), form, status, table];
+  const chain = await chainSection();
+  stream.addEventListener("entry", chain.refresh);
+  return [el("h1", {}, "Log"), ...chain.parts, form, status, table];
+}
+
+/** The hash chain's head, a verify of it, and an audit export of a range, each a job
+ * with progress and a cancel; the export is verified against the log before it is
+ * offered for download. */
+async function chainSection() {
+  const chain = await call("GET", "/console/api/commit?sequence=head");
+  const area = el("div", { id: "chain-work" });
+  const verify = el("button", { type: "button", id: "verify-chain", class: "plain", onclick: async () => {
+    const job = await runJob({ kind: "verify" }, area);
+    if (job.state !== "done") return;
+    const result = job.result;
+    area.replaceChildren(el("p", { class: result.valid ? "notice" : "error", id: "verify-result" }, result.valid
+      ? `The chain holds: ${result.verified.toLocaleString()} commits from #${result.from} checked, each frame's checksum, contents and hash.`
+      : `The chain breaks at #${result.firstBad}: ${result.problem}`));
+  } }, "Verify the chain");
+  const from = el("input", { id: "audit-from", type: "number", min: 1, placeholder: "the first commit" });
+  const through = el("input", { id: "audit-through", type: "number", min: 1, placeholder: "the head" });
+  const format = el("select", { id: "audit-format" }, el("option", { value: "jsonl" }, "JSON Lines"), el("option", { value: "csv" }, "CSV"));
+  const exportForm = el("form", { id: "audit-form", class: "filters" },
+    el("label", {}, "Export from", from), el("label", {}, "through", through), el("label", {}, "as", format),
+    el("button", { type: "submit", class: "plain" }, "Audit export"));
+  exportForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const range = {};
+    if (from.value) range.from = Number(from.value);
+    if (through.value) range.through = Number(through.value);
+    const job = await runJob({ kind: "audit", ...range, format: format.value }, area);
+    if (job.state !== "done") return;
+    const result = job.result;
+    area.replaceChildren(el("p", { class: result.valid ? "notice" : "error", id: "audit-result" },
+      `${result.events.toLocaleString()} events, ${result.bytes.toLocaleString()} bytes; ${result.verification}. `,
+      el("a", { href: `/console/api/jobs/download?id=${job.id}`, download: job.fileName, id: "audit-download" }, `Download ${job.fileName}`)));
+  });
+  const head = el("span", {});
+  const showHead = (chain) => head.replaceChildren(`Head: commit #${chain.head}, chain hash `, el("code", {}, chain.headHash.slice(0, 16) + "…"),
+    chain.firstRetained > 1 ? `; commits before #${chain.firstRetained} were dropped by retention.` : ".");
+  showHead(chain);
+  // The live log's commits move the head on: read again, at most once a second.
+  let pending = null;
+  const refresh = () => {
+    pending ??= setTimeout(async () => {
+      pending = null;
+      if (head.isConnected) showHead(await call("GET", "/console/api/commit?sequence=head"));
+    }, 1000);
+  };
+  return { parts: [el("p", { id: "chain-head" }, head, " ", verify), exportForm, area], refresh };
+}
+
+/** One commit: who, when, the request, its chain hash, and each event as its audit line. */
+async function commitPage() {
+  if (!state.session.operator) throw new Error(`commits are for operators; ${state.session.user} is not one`);
+  const sequence = fragmentParameters().get("sequence") ?? "head";
+  const commit = await call("GET", `/console/api/commit?sequence=${encodeURIComponent(sequence)}`);
+  if (commit.sequence === undefined) return [el("h1", {}, "Commit"), el("p", { class: "muted" }, "The log holds no commit yet.")];
+  const near = (n, label) => n >= commit.firstRetained && n >= 1 && n <= commit.head
+    ? el("a", { href: `#/commit?sequence=${n}`, id: `commit-${label}` }, label === "before" ? `← #${n}` : `#${n} →`) : "";
+  return [
+    el("h1", { id: "commit-title" }, `Commit #${commit.sequence}`),
+    el("p", { class: "buttons" }, near(commit.sequence - 1, "before"), near(commit.sequence + 1, "after"),
+      el("a", { href: "#/log" }, "Live log")),
+    el("div", { class: "cards detail", id: "commit" },
+      card("Time", commit.time), card("User", commit.user || "(system)"), card("Request", commit.requestID),
+      card("Chain hash", commit.hash)),
+    el("h2", {}, `${commit.events.length} event${commit.events.length === 1 ? "" : "s"}`),
+    table("commit-events", ["#", "Operation", "Database", "Zone", "Record", "Type", "Keys / cause"], commit.events.map((entry) => el("tr", {},
+      el("td", {}, entry.event), el("td", {}, entry.operation), el("td", {}, entry.database ?? ""), el("td", {}, entry.zone ?? ""),
+      el("td", {}, entry.recordID && entry.recordType
+        ? el("a", { href: `#/history?${new URLSearchParams({ record: entry.recordID, zone: entry.zone ?? "", database: entry.database ?? "" })}` }, entry.recordID)
+        : entry.recordID ?? ""),
+      el("td", {}, entry.recordType ?? ""), el("td", {}, [entry.changedKeys.join(", "), entry.cause].filter(Boolean).join(" · "))))),
+  ];
 }
 
 /** A record's timeline: every version with who, when, the request, the keys changed
@@ -215,7 +291,8 @@ async function actingPage() {
   ];
 }
 
-const pages = { records: recordsPage, record: recordPage, cluster: clusterPage, log: logPage, history: historyPage, acting: actingPage, schema: schemaPage, "change-token": changeTokenPage };
+const pages = { records: recordsPage, record: recordPage, cluster: clusterPage, log: logPage, history: historyPage, acting: actingPage, schema: schemaPage, "change-token": changeTokenPage,
+  commit: commitPage, diff: diffPage };
 
 /** Shows the page the URL's fragment names, once signed in. */
 async function route() {
@@ -226,7 +303,7 @@ async function route() {
   // A page's live stream ends with the page.
   state.stream?.close();
   state.stream = null;
-  for (const link of document.querySelectorAll("nav a")) link.classList.toggle("current", link.dataset.page === (name === "record" ? "records" : name));
+  for (const link of document.querySelectorAll("nav a")) link.classList.toggle("current", link.dataset.page === ({ record: "records", commit: "log" }[name] ?? name));
   for (const link of document.querySelectorAll("nav a.operator")) link.hidden = !state.session.operator;
   // A page that loads slowly must not replace one asked for after it.
   const visit = ++state.visits;

@@ -5,6 +5,7 @@
 // /console/database/1/…, as the signed-in user (or the user an operator acts as).
 
 import { state, el, call, fragmentParameters, pageLink, time, table } from "./support.js";
+import { runJob } from "./jobs.js";
 
 const pageSize = 20;
 const comparators = {
@@ -330,19 +331,21 @@ async function asOfControl(place, page, parameters) {
   const status = el("span", { class: "muted", id: "as-of-status" });
   const form = el("form", { id: "as-of-form", class: "filters" },
     el("label", {}, "As of", point), el("button", { type: "submit", class: "plain" }, "Show as of"), status);
+  const work = el("div", { id: "as-of-work" });
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    status.textContent = "Replaying the log to that point…";
+    status.className = "muted";
+    status.textContent = "";
     try {
-      const past = await call("GET", `/console/api/as-of?${new URLSearchParams({ point: point.value })}`);
-      location.hash = pageLink(page, { ...here, asOf: String(past.sequence) });
+      // Replaying to the point is a job: its progress shows, and it can be cancelled.
+      const job = await runJob({ kind: "as-of", point: point.value }, work);
+      if (job.state === "done") location.hash = pageLink(page, { ...here, asOf: String(job.result.sequence) });
     } catch (error) {
-      status.textContent = "";
       status.className = "error";
       status.textContent = error.message;
     }
   });
-  return [form];
+  return [form, work];
 }
 
 /** The records page: where, the zones, the query builder and its results. */
