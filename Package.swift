@@ -136,6 +136,7 @@ let package = Package(
                 .embedInCode("Console/Resources/schema.js"),
                 .embedInCode("Console/Resources/tokens.js"),
                 .embedInCode("Console/Resources/jobs.js"),
+                .embedInCode("Console/Resources/charts.js"),
                 .embedInCode("Console/Resources/console.css"),
             ]
         ),

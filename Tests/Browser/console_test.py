@@ -134,6 +134,20 @@ def main():
         assert cells[2].text.isdigit() and cells[3].text.lstrip("-").isdigit(), [cell.text for cell in cells]
         history = driver.find_element(By.ID, "history").text
         assert "leader" in history and "opened" in history, history
+        # Charts of the last minutes, drawn as SVG, the follower's lag among them once sampled.
+        def lag_charted():
+            driver.refresh()
+            try:
+                WebDriverWait(driver, 30).until(EC.presence_of_element_located((By.ID, "chart-requests")))
+                return bool(driver.find_elements(By.CSS_SELECTOR, "#chart-lag path[data-series='follower-1']"))
+            except Exception:
+                return False
+        wait_for(lag_charted, "the follower's lag on a chart")
+        for chart in ("chart-requests", "chart-latency", "chart-groups", "chart-fsync", "chart-lag-ms"):
+            assert driver.find_elements(By.CSS_SELECTOR, f"#{chart} svg path.series"), chart
+        driver.execute_script("document.getElementById('chart-requests').scrollIntoView({block: 'center'})")
+        driver.save_screenshot(os.path.join(shots, "console-2b-charts.png"))
+        driver.execute_script("window.scrollTo(0, 0)")
         driver.save_screenshot(os.path.join(shots, "console-2-cluster.png"))
         driver.set_window_size(390, 844)
         assert_fits(driver, "the cluster page")

@@ -22,6 +22,8 @@ public final class ReplicationLeader: Sendable {
     /// How often an idle stream sends a heartbeat.
     public let heartbeatInterval: Duration
     let followers = FollowerRegistry()
+    /// Semi-synchronous commit, once ``requireReplicas(_:)`` installed it.
+    private let semiSynchronous = Mutex<SyncReplication?>(nil)
     let logger: Logger
     /// Where snapshots are written while they are streamed.
     let snapshotDirectory: String
@@ -160,6 +162,7 @@ public final class ReplicationLeader: Sendable {
         let sync = SyncReplication(policy: policy, registry: followers, logger: logger)
         followers.observe { [weak sync] in sync?.positionsChanged() }
         container.writer.gate.install(sync, at: .replicas)
+        semiSynchronous.withLock { $0 = sync }
         return sync
     }
 
@@ -213,6 +216,11 @@ public final class ReplicationLeader: Sendable {
         }
         return ReplicationStatus(
             role: node.role.name, logID: Hex.encode(store.logID), epoch: store.epoch, head: head,
-            supersededBy: container.supersededBy, following: nil, followers: lags)
+            supersededBy: container.supersededBy, following: nil, followers: lags,
+            semiSynchronous: semiSynchronous.withLock { $0 }.map { sync in
+                ReplicationStatus.SemiSynchronous(
+                    replicas: sync.policy.replicas, timeoutMilliseconds: sync.policy.timeout.milliseconds,
+                    fallback: sync.policy.fallback.rawValue, fallbacks: sync.fallbacks)
+            })
     }
 }

@@ -23,6 +23,21 @@ public struct ReplicationStatus: Sendable, Codable, Hashable {
     /// Each change of the node's role since its process started, oldest first
     /// (``NodeHistory``); absent from an older node's answer.
     public var history: [NodeHistory.Change]? = nil
+    /// On a leader whose writes wait for followers (`--sync-replicas`): how, and how
+    /// often it fell back; absent otherwise, and from an older node's answer.
+    public var semiSynchronous: SemiSynchronous? = nil
+
+    /// Semi-synchronous commit as a leader runs it (``SyncReplication``).
+    public struct SemiSynchronous: Sendable, Codable, Hashable {
+        /// Followers that must hold a write before it is acknowledged.
+        public var replicas: Int
+        /// How long a write waits for them.
+        public var timeoutMilliseconds: Int64
+        /// What happens past the timeout (`fail`, `async`).
+        public var fallback: String
+        /// Writes acknowledged without their replicas since the node started.
+        public var fallbacks: Int
+    }
 
     /// A cluster member's view of its cluster.
     public struct ClusterView: Sendable, Codable, Hashable {

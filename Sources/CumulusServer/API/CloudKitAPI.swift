@@ -160,9 +160,9 @@ public struct CloudKitAPI: Sendable {
             response.json = .object(body)
         }
         let route = matched.route.map { matched.viaConsole ? "console/" + $0.label : $0.label } ?? Route.unmatchedLabel
-        metrics?.recordRequest(route: route, status: response.status)
+        let elapsed = ContinuousClock.now - started
+        metrics?.recordRequest(route: route, status: response.status, took: elapsed)
         if let logger {
-            let elapsed = ContinuousClock.now - started
             logger.info(
                 "\(request.method) \(route) \(response.status)",
                 metadata: [
@@ -328,7 +328,7 @@ public struct CloudKitAPI: Sendable {
         case .console, .consoleAsset, .consoleSession, .consoleActAs, .consoleActing, .consoleNode, .consoleHistory,
             .consoleContainers, .consoleSchema, .consoleReferrers, .consoleDeletion, .consoleAsOf, .consoleSchemaText,
             .consoleSchemaImport, .consoleSchemaDeploy, .consoleSchemaReset, .consoleChangeToken, .consoleJobs, .consoleJob,
-            .consoleJobDownload, .consoleCommit:
+            .consoleJobDownload, .consoleCommit, .consoleMetrics:
             return try await console(request, route: route ?? .console, requestID: requestID)
         default: break
         }

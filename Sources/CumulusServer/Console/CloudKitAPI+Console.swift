@@ -87,6 +87,9 @@ extension CloudKitAPI {
             case .consoleJob: return consoleJSON(try consoleJob(request, jobs))
             default: return try consoleJobDownload(request, jobs)
             }
+        case .consoleMetrics:
+            _ = try consoleOperator(request, sessions)
+            return consoleJSON(consoleMetrics())
         case .consoleCommit:
             _ = try consoleOperator(request, sessions)
             return consoleJSON(try consoleCommit(request))
@@ -120,6 +123,7 @@ extension CloudKitAPI {
         "schema.js": (PackageResources.schema_js, "text/javascript; charset=utf-8"),
         "tokens.js": (PackageResources.tokens_js, "text/javascript; charset=utf-8"),
         "jobs.js": (PackageResources.jobs_js, "text/javascript; charset=utf-8"),
+        "charts.js": (PackageResources.charts_js, "text/javascript; charset=utf-8"),
         "console.css": (PackageResources.console_css, "text/css; charset=utf-8"),
     ]
 

@@ -34,7 +34,7 @@ public enum Route: String, CaseIterable, Sendable {
     case console, consoleAsset, consoleSession, consoleActAs, consoleActing, consoleNode, consoleLogStream, consoleHistory
     case consoleContainers, consoleSchema, consoleReferrers, consoleDeletion, consoleAsOf
     case consoleSchemaText, consoleSchemaImport, consoleSchemaDeploy, consoleSchemaReset, consoleChangeToken
-    case consoleJobs, consoleJob, consoleJobDownload, consoleCommit
+    case consoleJobs, consoleJob, consoleJobDownload, consoleCommit, consoleMetrics
 
     /// Where a route's path lies.
     public enum Place: Sendable, Equatable {
@@ -129,6 +129,7 @@ public enum Route: String, CaseIterable, Sendable {
         case .consoleJob: .console("api/jobs/job")
         case .consoleJobDownload: .console("api/jobs/download")
         case .consoleCommit: .console("api/commit")
+        case .consoleMetrics: .console("api/metrics")
         }
     }
 
@@ -140,7 +141,7 @@ public enum Route: String, CaseIterable, Sendable {
         case .healthz, .metrics: nil
         case .webCourier, .notificationsStream, .console, .consoleAsset, .consoleNode, .consoleLogStream, .consoleHistory,
             .consoleActing, .consoleContainers, .consoleSchema, .consoleReferrers, .consoleDeletion, .consoleAsOf,
-            .consoleSchemaText, .consoleJobDownload, .consoleCommit:
+            .consoleSchemaText, .consoleJobDownload, .consoleCommit, .consoleMetrics:
             ["GET"]
         case .consoleJobs: ["GET", "POST"]
         case .consoleJob: ["GET", "DELETE"]

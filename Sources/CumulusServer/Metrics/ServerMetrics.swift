@@ -26,6 +26,9 @@ public final class ServerMetrics: Sendable {
     private let viewsSnapshot: Gauge
     private let viewsSyncs: Gauge
     private let limitHits: [ServerLimits.Hit: Counter]
+    private let requestLatency: DurationHistogram
+    /// The last minutes, for the console's charts (``MetricsTimeline``).
+    public let timeline = MetricsTimeline()
 
     /// A fresh set of metrics.
     public init() {
@@ -40,6 +43,9 @@ public final class ServerMetrics: Sendable {
             descriptor: Self.name("append", "seconds", "Planning, appending and applying views per group"), buckets: latencies)
         commitLatency = registry.makeDurationHistogram(
             descriptor: Self.name("commit", "seconds", "Committing a group's transaction, fsync included"), buckets: latencies)
+        requestLatency = registry.makeDurationHistogram(
+            descriptor: Self.name("request", "seconds", "Time from a request's arrival to its answer (JSON routes)"),
+            buckets: latencies + [.milliseconds(500), .seconds(2), .seconds(5), .seconds(10), .seconds(30)])
         writerCPU = registry.makeCounter(
             descriptor: Self.name(
                 "writer_cpu", "seconds_total",
@@ -88,10 +94,15 @@ public final class ServerMetrics: Sendable {
         appendLatency.record(report.append)
         commitLatency.record(report.commit)
         writerCPU.increment(by: report.cpu.seconds)
+        timeline.group(commits: report.commits, commit: report.commit)
     }
 
-    /// Counts one answered request.
-    func recordRequest(route: String, status: Int) {
+    /// Counts one answered request, and how long it took to answer when known.
+    func recordRequest(route: String, status: Int, took: Duration? = nil) {
+        if let took {
+            requestLatency.record(took)
+            timeline.request(took: took, status: status)
+        }
         let key = "\(route) \(status)"
         let counter = requestCounters.withLock { counters in
             if let existing = counters[key] { return existing }

@@ -263,6 +263,9 @@ public struct ServedNode: Sendable {
         }
         if let follower { add(FollowerService(follower: follower), "replication") }
         if let member { add(ClusterService(member: member), "cluster") }
+        if configuration.console, let endpoints = api.replication {
+            add(LagSamplingService(replication: endpoints, timeline: metrics.timeline), "lag sampling")
+        }
         if let policy = configuration.retention, role == .leader || member != nil {
             // It drops only while the node leads (a cluster member's role is checked each round).
             add(

@@ -74,11 +74,21 @@ import Testing
     }
 
     @Test func theAsyncFallbackWritesAndCounts() async throws {
-        let (container, _, sync, db) = try await leader(.init(replicas: 1, timeout: .milliseconds(200), fallback: .async))
+        let (container, leader, sync, db) = try await leader(.init(replicas: 1, timeout: .milliseconds(200), fallback: .async))
         let head = container.store.head.sequence
         try await save("alone", db)
         #expect(container.store.head.sequence == head + 1)
         #expect(sync.fallbacks == 1)
+        // The leader's status says how its writes wait, and how often they fell back.
+        #expect(leader.status().semiSynchronous == ReplicationStatus.SemiSynchronous(
+            replicas: 1, timeoutMilliseconds: 200, fallback: "async", fallbacks: 1))
+        finish(container)
+    }
+
+    @Test func aLeaderWithoutReplicasSaysNothingOfThem() async throws {
+        let container = try Container(path: ReplicationWorld.temporaryPath("no-sync-replication"))
+        let leader = ReplicationLeader(container: container, logger: Logger(label: "test"))
+        #expect(leader.status().semiSynchronous == nil)
         finish(container)
     }
 

@@ -7,6 +7,7 @@ import { recordsPage, recordPage } from "./records.js";
 import { schemaPage } from "./schema.js";
 import { changeTokenPage } from "./tokens.js";
 import { runJob, jobsSection, diffPage } from "./jobs.js";
+import { lineChart } from "./charts.js";
 
 function showSignedIn(session) {
   state.session = session;
@@ -73,13 +74,51 @@ async function clusterPage() {
       el("td", {}, time(change.atMilliseconds)),
       el("td", {}, change.leaderURL ? `${change.role} of ${change.leaderURL}` : change.role),
       el("td", {}, change.epoch), el("td", {}, change.reason))))));
+  if (status.semiSynchronous) {
+    const sync = status.semiSynchronous;
+    cards.push(card("Semi-synchronous", `${sync.replicas} replica${sync.replicas === 1 ? "" : "s"}, ${sync.timeoutMilliseconds} ms, then ${sync.fallback}; ${sync.fallbacks} fallbacks`));
+  }
+  // The last time this node took the lead after something else, and why.
+  const changes = status.history ?? [];
+  const failover = [...changes].reverse().find((change, index, reversed) => change.role === "leader" && reversed[index + 1] && reversed[index + 1].role !== "leader");
+  if (failover) cards.push(card("Last failover", `${time(failover.atMilliseconds)}: ${failover.reason}`));
   return [
     el("h1", {}, "Cluster"),
     el("div", { class: "cards", id: "node" }, cards),
     el("h2", {}, "Followers"), followers,
+    el("h2", {}, "The last minutes"), ...await chartsSection(),
     el("h2", {}, "Long work"), ...await jobsSection(),
     el("h2", {}, "History"), history,
   ];
+}
+
+/** Charts of the node's last minutes from its metrics: requests and errors a second,
+ * request latency, commit groups and their fsync time, and each follower's lag. */
+async function chartsSection() {
+  const metrics = await call("GET", "/console/api/metrics");
+  const points = metrics.points;
+  if (points.length === 0) return [el("p", { class: "muted", id: "no-metrics" }, "Nothing measured yet.")];
+  const times = points.map((point) => point.start);
+  const perSecond = 1000 / metrics.intervalMilliseconds;
+  const series = (name, value) => ({ name, points: points.map((point) => [point.start, value(point)]) });
+  const followers = [...new Set(points.flatMap((point) => Object.keys(point.followers)))].sort();
+  const charts = [
+    lineChart("chart-requests", "Requests", "per second", [
+      series("answered", (point) => point.requests * perSecond), series("errors (5xx)", (point) => point.errors * perSecond)], times),
+    lineChart("chart-latency", "Request latency", "ms, histogram bound", [
+      series("p50", (point) => point.p50), series("p99", (point) => point.p99)], times),
+    lineChart("chart-groups", "Commit groups", "commits per group", [
+      series("commits per group", (point) => point.groups ? point.commits / point.groups : null)], times),
+    lineChart("chart-fsync", "Commit with fsync", "ms", [
+      series("mean", (point) => point.commitMean), series("longest", (point) => point.commitMax)], times),
+  ];
+  if (followers.length > 0) {
+    charts.push(lineChart("chart-lag", "Follower lag", "commits", followers.map((name) =>
+      series(name, (point) => point.followers[name]?.commits ?? null)), times));
+    charts.push(lineChart("chart-lag-ms", "Follower lag", "ms", followers.map((name) =>
+      series(name, (point) => point.followers[name]?.milliseconds ?? null)), times));
+  }
+  return [el("div", { class: "charts" }, charts)];
 }
 
 /** The live log: every event of every commit as it is made, filtered as `cumulus log`
