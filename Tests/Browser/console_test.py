@@ -278,6 +278,22 @@ def main():
         assert "zone token" in described and "Lists" in described and "up to date" in described, described
         driver.save_screenshot(os.path.join(shots, "console-13-change-token.png"))
 
+        # Credentials: an API token minted with an allowed origin, shown once, then revoked.
+        driver.get(f"{leader}/console#/credentials")
+        wait.until(EC.presence_of_element_located((By.ID, "mint-api-token")))
+        tokens_before = len(driver.find_elements(By.CSS_SELECTOR, "#api-tokens tbody tr"))
+        form = driver.find_element(By.ID, "mint-api-token")
+        form.find_element(By.NAME, "container").send_keys(CONTAINER)
+        form.find_element(By.NAME, "origins").send_keys("https://app.example.com")
+        form.find_element(By.CSS_SELECTOR, "button").click()
+        wait.until(EC.presence_of_element_located((By.ID, "minted-token")))
+        assert len(driver.find_element(By.ID, "minted-token").text) == 64
+        rows = driver.find_elements(By.CSS_SELECTOR, "#api-tokens tbody tr")
+        assert len(rows) == tokens_before + 1, [row.text for row in rows]
+        driver.save_screenshot(os.path.join(shots, "console-17-credentials.png"))
+        next(row for row in rows if "app.example.com" in row.text).find_element(By.CSS_SELECTOR, "button.revoke").click()
+        wait.until(lambda d: not any("app.example.com" in row.text for row in d.find_elements(By.CSS_SELECTOR, "#api-tokens tbody tr")))
+
         # A write without the session's CSRF token: refused, and the session lives on.
         refused = driver.execute_async_script("""
             const done = arguments[arguments.length - 1];

@@ -166,10 +166,17 @@ def main():
                 "trip": {"value": {"recordName": "portugal", "action": "DELETE_SELF"}, "type": "REFERENCE"}}}}
             for name, title, rank in (("porto", "Porto", 1), ("faro", "Faro", 2))]})
         assert status == 200 and not any("serverErrorCode" in r for r in answer["records"]), answer
+        status, answer = post(f"{database}/subscriptions/modify?{query}", {"operations": [{"operationType": "create",
+            "subscription": {"subscriptionID": "places-watch", "subscriptionType": "query",
+                             "query": {"recordType": "Place"}, "firesOn": ["create", "update"]}}]})
+        assert status == 200, answer
 
-        # A query with a filter and a sort, offered from the schema's indexes.
+        # A query with a filter and a sort, offered from the schema's indexes; the
+        # user's subscription listed beside.
         driver.find_element(By.LINK_TEXT, "← Records").click()
         wait.until(EC.presence_of_element_located((By.ID, "query")))
+        wait.until(EC.text_to_be_present_in_element((By.ID, "subscriptions"), "places-watch"))
+        assert "Place" in driver.find_element(By.ID, "subscriptions").text
         driver.find_element(By.ID, "query-type").clear()
         driver.find_element(By.ID, "query-type").send_keys("Place")
         driver.find_element(By.ID, "add-filter").click()

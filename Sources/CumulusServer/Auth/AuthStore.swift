@@ -90,11 +90,11 @@ public final class AuthStore: Sendable {
     }
 
     /// Origins stored one after another, each ended by a newline (an origin holds none).
-    private static func encode(origins: [String]) -> [UInt8] {
+    static func encode(origins: [String]) -> [UInt8] {
         origins.flatMap { Array($0.utf8) + [0x0A] }
     }
 
-    private static func origins(stored: [UInt8]) -> [String] {
+    static func origins(stored: [UInt8]) -> [String] {
         stored.split(separator: 0x0A).map { String(decoding: $0, as: UTF8.self) }
     }
 
@@ -127,7 +127,7 @@ public final class AuthStore: Sendable {
     }
 
     /// `container ‖ 0 ‖ environment name`, or the container alone (an unbound token).
-    private static func scope(stored: [UInt8]) -> APITokenScope {
+    static func scope(stored: [UInt8]) -> APITokenScope {
         guard let separator = stored.firstIndex(of: 0),
             let environment = DatabaseID.Environment(name: String(decoding: stored[(separator + 1)...], as: UTF8.self))
         else { return APITokenScope(container: String(decoding: stored, as: UTF8.self), environment: nil) }
@@ -213,6 +213,9 @@ public final class AuthStore: Sendable {
         public var publicKey: [UInt8]
     }
 
+    /// `auth` key prefix of a server-to-server key: `k` ‖ key ID → container, user, key.
+    static let serverKeyPrefix: UInt8 = 0x6B
+
     /// Registers a server-to-server public key (PEM) for `container`; returns the key
     /// ID clients send in `X-Apple-CloudKit-Request-KeyID` and the user it acts as.
     public func addServerKey(container: String, publicKeyPEM: String) throws -> (keyID: String, user: String) {
@@ -228,7 +231,7 @@ public final class AuthStore: Sendable {
         value.string(container)
         value.string(user)
         value.blob(Array(key.x963Representation))
-        try environment.write { txn in try txn.put(table, key: [0x6B] + Array(keyID.utf8), value: value.bytes) }
+        try environment.write { txn in try txn.put(table, key: [Self.serverKeyPrefix] + Array(keyID.utf8), value: value.bytes) }
         return (keyID, user)
     }
 
@@ -236,7 +239,7 @@ public final class AuthStore: Sendable {
     public func serverKey(_ keyID: String) throws -> ServerKey? {
         guard !keyID.isEmpty, keyID.utf8.count <= 128 else { return nil }
         return try environment.read { txn in
-            try txn.withValue(table, key: [0x6B] + Array(keyID.utf8)) { buffer in
+            try txn.withValue(table, key: [Self.serverKeyPrefix] + Array(keyID.utf8)) { buffer in
                 var reader = BinaryReader(buffer, context: "server key")
                 return ServerKey(container: try reader.string(), user: try reader.string(), publicKey: try reader.blob())
             }

@@ -87,6 +87,10 @@ extension CloudKitAPI {
             case .consoleJob: return consoleJSON(try consoleJob(request, jobs))
             default: return try consoleJobDownload(request, jobs)
             }
+        case .consoleCredentials:
+            _ = try consoleOperator(request, sessions)
+            if request.method != "GET" { _ = try consoleSession(request, sessions, writing: true) }
+            return consoleJSON(try consoleCredentials(request))
         case .consoleMetrics:
             _ = try consoleOperator(request, sessions)
             return consoleJSON(consoleMetrics())

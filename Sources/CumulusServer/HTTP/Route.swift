@@ -34,7 +34,7 @@ public enum Route: String, CaseIterable, Sendable {
     case console, consoleAsset, consoleSession, consoleActAs, consoleActing, consoleNode, consoleLogStream, consoleHistory
     case consoleContainers, consoleSchema, consoleReferrers, consoleDeletion, consoleAsOf
     case consoleSchemaText, consoleSchemaImport, consoleSchemaDeploy, consoleSchemaReset, consoleChangeToken
-    case consoleJobs, consoleJob, consoleJobDownload, consoleCommit, consoleMetrics
+    case consoleJobs, consoleJob, consoleJobDownload, consoleCommit, consoleMetrics, consoleCredentials
 
     /// Where a route's path lies.
     public enum Place: Sendable, Equatable {
@@ -130,6 +130,7 @@ public enum Route: String, CaseIterable, Sendable {
         case .consoleJobDownload: .console("api/jobs/download")
         case .consoleCommit: .console("api/commit")
         case .consoleMetrics: .console("api/metrics")
+        case .consoleCredentials: .console("api/credentials")
         }
     }
 
@@ -143,7 +144,7 @@ public enum Route: String, CaseIterable, Sendable {
             .consoleActing, .consoleContainers, .consoleSchema, .consoleReferrers, .consoleDeletion, .consoleAsOf,
             .consoleSchemaText, .consoleJobDownload, .consoleCommit, .consoleMetrics:
             ["GET"]
-        case .consoleJobs: ["GET", "POST"]
+        case .consoleJobs, .consoleCredentials: ["GET", "POST"]
         case .consoleJob: ["GET", "DELETE"]
         case .consoleSession: ["GET", "POST", "DELETE"]
         case .consoleActAs: ["POST", "DELETE"]

@@ -5,7 +5,7 @@
 import { state, $, el, call, fragmentParameters, pageLink, time, card, table } from "./support.js";
 import { recordsPage, recordPage } from "./records.js";
 import { schemaPage } from "./schema.js";
-import { changeTokenPage } from "./tokens.js";
+import { changeTokenPage, credentialsPage } from "./tokens.js";
 import { runJob, jobsSection, diffPage } from "./jobs.js";
 import { lineChart } from "./charts.js";
 
@@ -331,7 +331,7 @@ async function actingPage() {
 }
 
 const pages = { records: recordsPage, record: recordPage, cluster: clusterPage, log: logPage, history: historyPage, acting: actingPage, schema: schemaPage, "change-token": changeTokenPage,
-  commit: commitPage, diff: diffPage };
+  commit: commitPage, diff: diffPage, credentials: credentialsPage };
 
 /** Shows the page the URL's fragment names, once signed in. */
 async function route() {

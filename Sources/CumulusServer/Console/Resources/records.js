@@ -192,6 +192,21 @@ function deleteZoneControl(place) {
   return area;
 }
 
+/** The user's subscriptions in this database, as `subscriptions/list` answers them. */
+async function subscriptionsSection(place) {
+  let subscriptions;
+  try {
+    subscriptions = (await api(place, "subscriptions/list")).subscriptions ?? [];
+  } catch (error) {
+    return [el("h2", {}, "Subscriptions"), problem(error.message, "subscriptions-error")];
+  }
+  if (subscriptions.length === 0) return [el("h2", {}, "Subscriptions"), el("p", { class: "muted", id: "no-subscriptions" }, "None in this database.")];
+  return [el("h2", {}, "Subscriptions"), table("subscriptions", ["ID", "Kind", "On", "Fires on"], subscriptions.map((subscription) => el("tr", {},
+    el("td", {}, subscription.subscriptionID), el("td", {}, subscription.subscriptionType ?? ""),
+    el("td", {}, subscription.query?.recordType ?? subscription.zoneID?.zoneName ?? "the database"),
+    el("td", {}, (subscription.firesOn ?? []).join(", ")))))];
+}
+
 /** The query builder: a record type, filters on the fields its indexes let a query
  * filter on, and a sort on a sortable field. Submitting moves the URL. */
 function queryBuilder(place, schema, parameters) {
@@ -360,6 +375,7 @@ export async function recordsPage() {
   }
   const parts = [heading, ...await asOfControl(place, "records", parameters), placeChooser(place, containers)];
   if (place.database !== "public") parts.push(...await zonesSection(place));
+  if (!place.asOf) parts.push(...await subscriptionsSection(place));
   const schema = await call("GET", `/console/api/schema?${new URLSearchParams({ container: place.container, environment: place.environment })}`);
   parts.push(el("h2", {}, "Query"), queryBuilder(place, schema, parameters));
   if (parameters.get("type")) parts.push(...await results(place, parameters, schema));
