@@ -76,11 +76,9 @@ extension CloudKitAPI {
             return consoleJSON(try consoleSchemaText(of: try Self.consoleParameter(request, "container")))
         case .consoleSchemaImport, .consoleSchemaDeploy, .consoleSchemaReset:
             let (_, session) = try consoleOperator(request, sessions)
-            _ = try consoleSession(request, sessions, writing: true)
             return consoleJSON(try await consoleSchemaChange(request, route, operator: session.user, requestID: requestID))
         case .consoleJobs, .consoleJob, .consoleJobDownload:
             let (_, session) = try consoleOperator(request, sessions)
-            if request.method != "GET" { _ = try consoleSession(request, sessions, writing: true) }
             guard let jobs = consoleJobs else { throw ConsoleRefusal(code: .notFound, reason: "this node runs no console jobs") }
             switch route {
             case .consoleJobs: return consoleJSON(try consoleJobs(request, session, jobs))
@@ -89,7 +87,6 @@ extension CloudKitAPI {
             }
         case .consoleCredentials:
             _ = try consoleOperator(request, sessions)
-            if request.method != "GET" { _ = try consoleSession(request, sessions, writing: true) }
             return consoleJSON(try consoleCredentials(request))
         case .consoleMetrics:
             _ = try consoleOperator(request, sessions)
@@ -99,7 +96,6 @@ extension CloudKitAPI {
             return consoleJSON(try consoleCommit(request))
         case .consoleChangeToken:
             _ = try consoleOperator(request, sessions)
-            _ = try consoleSession(request, sessions, writing: true)
             return consoleJSON(try consoleChangeToken(request))
         case .consoleAsOf:
             _ = try consoleOperator(request, sessions)

@@ -92,11 +92,13 @@ extension CloudKitAPI {
         }
     }
 
-    /// The session of `request` if it is an operator's (``ConsoleRefusal`` otherwise).
+    /// The session of `request` if it is an operator's (``ConsoleRefusal`` otherwise). A
+    /// request that changes something (any method but GET) must carry the session's
+    /// CSRF token too.
     func consoleOperator(_ request: APIRequest, _ sessions: ConsoleSessions) throws
         -> (token: String, session: ConsoleSessions.Session)
     {
-        let (token, session) = try consoleSession(request, sessions, writing: false)
+        let (token, session) = try consoleSession(request, sessions, writing: request.method != "GET")
         guard session.isOperator else {
             throw ConsoleRefusal(code: .accessDenied, reason: "the node's pages are for operators; \(session.user) is not one")
         }
