@@ -1,15 +1,21 @@
 """What the browser tests share: loopback ports, running the `cumulus` binary, waiting
-for a condition with a deadline, and a headless Chromium driven through chromium-driver."""
+for a condition with a deadline, plain HTTP calls, a headless Chromium driven through
+chromium-driver, and the console's sign-in."""
 import argparse
+import json
 import os
 import shutil
 import socket
 import subprocess
 import time
+import urllib.error
+import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
 
 
 def free_port():
@@ -53,3 +59,46 @@ def arguments():
     args = parser.parse_args()
     os.makedirs(args.screenshots, exist_ok=True)
     return os.path.abspath(args.cumulus), args.screenshots
+
+
+def post(url, body):
+    """(status, JSON) of a POST of `body`."""
+    request = urllib.request.Request(url, data=json.dumps(body).encode())
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+def status_of(url):
+    """The HTTP status of a GET of `url`; `None` when nothing answers."""
+    try:
+        with urllib.request.urlopen(url, timeout=30) as answer:
+            return answer.status
+    except urllib.error.HTTPError as error:
+        return error.code
+    except OSError:
+        return None
+
+
+def token(output, name):
+    """The value after `name:` in a `cumulus` command's output."""
+    return next(line.split(":", 1)[1].strip() for line in output.splitlines() if line.startswith(name))
+
+
+def sign_in(driver, wait, user, password):
+    """Signs `user` in on the console's form and waits until the page says who is in."""
+    wait.until(EC.visibility_of_element_located((By.ID, "user")))
+    driver.find_element(By.ID, "user").clear()
+    driver.find_element(By.ID, "user").send_keys(user)
+    driver.find_element(By.ID, "password").send_keys(password)
+    driver.find_element(By.CSS_SELECTOR, "#signin-form button[type=submit]").click()
+    wait.until(EC.text_to_be_present_in_element((By.ID, "who"), user))
+
+
+def fits_a_phone(driver, what):
+    """The page is no wider than a phone's screen (tables scroll inside their own box)."""
+    wait_for(lambda: driver.execute_script("return window.innerWidth") <= 400, "the window to narrow", timeout=30)
+    width = driver.execute_script("return document.documentElement.scrollWidth")
+    assert width <= 400, f"{what} is {width} px wide at a phone's width"

@@ -10,69 +10,23 @@ follower streaming from it); Selenium drives Debian's chromium through chromium-
 Screenshots of each step go to .build/browser/console-*.png. Exits non-zero, with the
 reason, if any step fails.
 """
-import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import urllib.error
-import urllib.request
 from datetime import datetime, timezone
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
-from browser_support import arguments, chromium, free_port, run, wait_for
+from browser_support import arguments, chromium, fits_a_phone, free_port, post, run, sign_in, status_of, token, wait_for
 
 OPERATOR = "olivia"
 CONTAINER = "iCloud.com.example.console"
 USER = "bob"
 PASSWORD = "correct horse battery"
-
-
-
-
-def post(url, body):
-    """(status, JSON) of a POST of `body`."""
-    request = urllib.request.Request(url, data=json.dumps(body).encode())
-    try:
-        with urllib.request.urlopen(request, timeout=30) as answer:
-            return answer.status, json.loads(answer.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"null")
-
-
-def token(output, name):
-    return next(line.split(":", 1)[1].strip() for line in output.splitlines() if line.startswith(name))
-
-
-def status_of(url):
-    try:
-        with urllib.request.urlopen(url, timeout=30) as answer:
-            return answer.status
-    except urllib.error.HTTPError as error:
-        return error.code
-    except OSError:
-        return None
-
-
-
-def assert_fits(driver, page):
-    """The page is no wider than a phone's screen (tables scroll inside their own box)."""
-    wait_for(lambda: driver.execute_script("return window.innerWidth") <= 400, "the window to narrow", timeout=30)
-    width = driver.execute_script("return document.documentElement.scrollWidth")
-    assert width <= 400, f"{page} is {width} px wide at a phone's width"
-
-
-def sign_in(driver, wait, user):
-    wait.until(EC.visibility_of_element_located((By.ID, "user")))
-    driver.find_element(By.ID, "user").clear()
-    driver.find_element(By.ID, "user").send_keys(user)
-    driver.find_element(By.ID, "password").send_keys(PASSWORD)
-    driver.find_element(By.CSS_SELECTOR, "#signin-form button[type=submit]").click()
-    wait.until(EC.text_to_be_present_in_element((By.ID, "who"), user))
 
 
 def main():
@@ -113,7 +67,7 @@ def main():
         wait.until(EC.visibility_of_element_located((By.ID, "signin-form")))
         assert not driver.find_element(By.ID, "nav").is_displayed(), "the pages' links show only once signed in"
         driver.save_screenshot(os.path.join(shots, "console-1-signin.png"))
-        sign_in(driver, wait, OPERATOR)
+        sign_in(driver, wait, OPERATOR, PASSWORD)
         assert "(operator)" in driver.find_element(By.ID, "who").text
         assert PASSWORD not in driver.current_url and "session" not in driver.current_url, driver.current_url
 
@@ -150,7 +104,7 @@ def main():
         driver.execute_script("window.scrollTo(0, 0)")
         driver.save_screenshot(os.path.join(shots, "console-2-cluster.png"))
         driver.set_window_size(390, 844)
-        assert_fits(driver, "the cluster page")
+        fits_a_phone(driver, "the cluster page")
         driver.save_screenshot(os.path.join(shots, "console-3-cluster-phone.png"))
         driver.set_window_size(1280, 800)
 
@@ -221,11 +175,11 @@ def main():
 
         # The same pages at a phone's width, and the history page empty and refused.
         driver.set_window_size(390, 844)
-        assert_fits(driver, "the history page")
+        fits_a_phone(driver, "the history page")
         driver.save_screenshot(os.path.join(shots, "console-7-history-phone.png"))
         driver.get(f"{leader}/console#/log")
         wait.until(EC.text_to_be_present_in_element((By.ID, "log"), "seen-live"))
-        assert_fits(driver, "the log page")
+        fits_a_phone(driver, "the log page")
         driver.save_screenshot(os.path.join(shots, "console-8-log-phone.png"))
         driver.set_window_size(1280, 800)
         driver.get(f"{leader}/console#/history")
@@ -263,7 +217,7 @@ def main():
         wait.until(EC.presence_of_element_located((By.ID, "schema-same")))
         assert "RECORD TYPE Place" in driver.find_element(By.ID, "schema-production").text
         driver.set_window_size(390, 844)
-        assert_fits(driver, "the schema page")
+        fits_a_phone(driver, "the schema page")
         driver.set_window_size(1280, 800)
 
         # A client's change token, pasted: what it names, and that it is still good.
@@ -307,7 +261,7 @@ def main():
         wait.until(EC.visibility_of_element_located((By.ID, "signin-form")))
 
         # A user who is no operator signs in, and is refused the operators' pages.
-        sign_in(driver, wait, USER)
+        sign_in(driver, wait, USER, PASSWORD)
         wait.until(EC.text_to_be_present_in_element((By.ID, "page-error"), "operators"))
         driver.get(f"{leader}/console#/cluster")
         wait.until(EC.text_to_be_present_in_element((By.ID, "page-error"), "the node's pages are for operators"))

@@ -10,57 +10,23 @@ chromium through chromium-driver. Screenshots of each step go to
 .build/browser/records-*.png. Exits non-zero, with the reason, if any step fails.
 """
 import base64
-import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import urllib.error
-import urllib.request
 from datetime import datetime, timedelta, timezone
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from browser_support import arguments, chromium, free_port, run, wait_for
+from browser_support import arguments, chromium, fits_a_phone, free_port, post, run, sign_in, status_of, token, wait_for
 
 OPERATOR = "olivia"
 USER = "bob"
 CONTAINER = "iCloud.com.example.records"
 PASSWORD = "correct horse battery"
-
-
-def post(url, body):
-    """(status, JSON) of a POST of `body`."""
-    request = urllib.request.Request(url, data=json.dumps(body).encode())
-    try:
-        with urllib.request.urlopen(request, timeout=30) as answer:
-            return answer.status, json.loads(answer.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"null")
-
-
-def token(output, name):
-    return next(line.split(":", 1)[1].strip() for line in output.splitlines() if line.startswith(name))
-
-
-def listening(url):
-    try:
-        with urllib.request.urlopen(url, timeout=30) as answer:
-            return answer.status == 200
-    except OSError:
-        return False
-
-
-def sign_in(driver, wait, user):
-    wait.until(EC.visibility_of_element_located((By.ID, "user")))
-    driver.find_element(By.ID, "user").clear()
-    driver.find_element(By.ID, "user").send_keys(user)
-    driver.find_element(By.ID, "password").send_keys(PASSWORD)
-    driver.find_element(By.CSS_SELECTOR, "#signin-form button[type=submit]").click()
-    wait.until(EC.text_to_be_present_in_element((By.ID, "who"), user))
 
 
 def add_field(driver, name, kind, value, action=None):
@@ -88,13 +54,6 @@ def scroll_to(driver, element_id):
     driver.execute_script("document.getElementById(arguments[0]).scrollIntoView({block: 'center'})", element_id)
 
 
-def fits_a_phone(driver, what):
-    """The page is no wider than a phone's screen (tables scroll inside their own box)."""
-    wait_for(lambda: driver.execute_script("return window.innerWidth") <= 400, "the window to narrow", timeout=30)
-    width = driver.execute_script("return document.documentElement.scrollWidth")
-    assert width <= 400, f"{what} is {width} px wide at a phone's width"
-
-
 def main():
     cumulus, shots = arguments()
     root = tempfile.mkdtemp(prefix="cumulus-records-")
@@ -119,14 +78,14 @@ def main():
         process = subprocess.Popen(
             [cumulus, "serve", "--data", data, "--host", "127.0.0.1", "--port", str(port), "--console"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for(lambda: listening(f"{base}/healthz"), "the server to listen")
+        wait_for(lambda: status_of(f"{base}/healthz") == 200, "the server to listen")
 
         driver = chromium()
         wait = WebDriverWait(driver, 120)
 
         # A user signs in: the records page opens on the container's private database.
         driver.get(f"{base}/console")
-        sign_in(driver, wait, USER)
+        sign_in(driver, wait, USER, PASSWORD)
         wait.until(EC.presence_of_element_located((By.ID, "zones")))
         assert Select(driver.find_element(By.ID, "place-container")).first_selected_option.text == CONTAINER
         assert "_defaultZone" in driver.find_element(By.ID, "zones").text
@@ -259,7 +218,7 @@ def main():
 
         # An operator acts as the user: recorded, read only, and sees what they see.
         driver.get(f"{base}/console#/acting")
-        sign_in(driver, wait, OPERATOR)
+        sign_in(driver, wait, OPERATOR, PASSWORD)
         wait.until(EC.presence_of_element_located((By.ID, "act-form")))
         driver.find_element(By.ID, "act-user").send_keys(USER)
         driver.find_element(By.CSS_SELECTOR, "#act-form button").click()
