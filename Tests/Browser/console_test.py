@@ -172,6 +172,15 @@ def main():
         driver.save_screenshot(os.path.join(shots, "console-16-diff.png"))
         driver.find_element(By.LINK_TEXT, "seen-live").click()
         wait.until(EC.text_to_be_present_in_element((By.ID, "history-summary"), "2 versions"))
+        # When a query's result first changed: the commit that edited the title.
+        driver.get(f"{leader}/console#/bisect")
+        wait.until(EC.presence_of_element_located((By.ID, "bisect-form")))
+        driver.find_element(By.ID, "bisect-type").send_keys("Item")
+        driver.find_element(By.ID, "bisect-query").send_keys("title == 'edited'")
+        driver.find_element(By.CSS_SELECTOR, "#bisect-form button").click()
+        wait.until(EC.presence_of_element_located((By.ID, "bisect-found")))
+        assert "seen-live" in driver.find_element(By.ID, "bisect-found").text
+        driver.save_screenshot(os.path.join(shots, "console-18-bisect.png"))
 
         # The same pages at a phone's width, and the history page empty and refused.
         driver.set_window_size(390, 844)

@@ -7,8 +7,8 @@ import Foundation
 /// The console's long work (operators; ``ConsoleJobs``) and a commit read whole: verifying
 /// the hash chain, exporting a range of the log for auditors (with the export verified
 /// against the log, then offered as a download), making a past state ready for "as of",
-/// and the difference between two points, each as the CLI's tool computes it, with
-/// progress and a cancel.
+/// the difference between two points, and the first commit that changed a query's
+/// result (bisect), each as the CLI's tool computes it, with progress and a cancel.
 extension CloudKitAPI {
     /// Largest audit export the console writes: one the page can download in one answer.
     /// Larger ranges are `cumulus audit export`'s.
@@ -21,7 +21,7 @@ extension CloudKitAPI {
     func consoleJobs(_ request: APIRequest, _ session: ConsoleSessions.Session, _ jobs: ConsoleJobs) throws -> JSONValue {
         guard request.method == "POST" else { return .array(jobs.all().map(Self.describe)) }
         guard case .object(let body)? = try? JSONValue.parse(Data(request.body)), case .string(let kind)? = body["kind"] else {
-            throw ConsoleRefusal(code: .badRequest, reason: "send {\"kind\": \"verify\" | \"audit\" | \"as-of\" | \"diff\", …}")
+            throw ConsoleRefusal(code: .badRequest, reason: "send {\"kind\": \"verify\" | \"audit\" | \"as-of\" | \"diff\" | \"bisect\", …}")
         }
         let store = container.store
         let head = store.head.sequence
@@ -114,8 +114,35 @@ extension CloudKitAPI {
                     "differences": .array(differences.prefix(Self.consoleDiffListed).map(Self.describe)),
                 ]
             }
+        case "bisect":
+            guard case .string(let type)? = body["type"], !type.isEmpty, case .string(let predicate)? = body["query"] else {
+                throw ConsoleRefusal(code: .badRequest, reason: "a bisect needs the record type (type) and a predicate (query)")
+            }
+            let wanted = body["when"]?.stringValue ?? BisectCondition.becameNonEmpty.rawValue
+            guard let condition = BisectCondition(rawValue: wanted) else {
+                throw ConsoleRefusal(
+                    code: .badRequest, reason: "when must be one of \(BisectCondition.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            let query = try PredicateParser.query(recordType: type, predicate: predicate)
+            let after = body["after"].flatMap(\.stringValue).flatMap { $0.isEmpty ? nil : $0 } == nil ? 0 : try point("after")
+            let scope = ScopeMatcher(database: body["database"]?.stringValue.nonEmpty, zone: body["zone"]?.stringValue.nonEmpty)
+            status = jobs.start(
+                kind: kind, label: "the first commit after which \(type) where \(predicate) became \(condition.rawValue)",
+                owner: session.user, total: head
+            ) { work in
+                guard let finding = try Bisector.search(
+                    store, query: query, scope: scope, condition: condition, after: after, progress: work.report)
+                else { return ["found": false] }
+                return [
+                    "found": true, "sequence": .int(Int64(clamping: finding.sequence)),
+                    "time": .string(ToolTime.iso(finding.commit.timestamp)), "user": .string(finding.commit.actor),
+                    "requestID": .string(finding.commit.requestID), "countBefore": .int(Int64(finding.countBefore)),
+                    "countAfter": .int(Int64(finding.countAfter)),
+                    "changed": .array(finding.changed.map { .string($0.recordID.recordName) }),
+                ]
+            }
         default:
-            throw ConsoleRefusal(code: .badRequest, reason: "no job of kind \(kind); the kinds are verify, audit, as-of and diff")
+            throw ConsoleRefusal(code: .badRequest, reason: "no job of kind \(kind); the kinds are verify, audit, as-of, diff and bisect")
         }
         return Self.describe(status)
     }

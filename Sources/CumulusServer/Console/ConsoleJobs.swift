@@ -87,11 +87,7 @@ public final class ConsoleJobs: Sendable {
             total: total, result: nil, error: nil, fileName: nil)
         let forgotten = entries.withLock { entries -> [String] in
             entries[id] = Entry(status: status, file: file)
-            let finished = entries.values.filter { $0.status.finished != nil }.sorted { $0.status.started < $1.status.started }
-            let surplus = max(0, entries.count - Self.kept)
-            let dropped = finished.prefix(surplus).map(\.status.id)
-            for id in dropped { entries[id] = nil }
-            return dropped.map { directory + "/" + $0 }
+            return forget(&entries)
         }
         for path in forgotten { try? FileManager.default.removeItem(atPath: path) }
         queue.async { [self] in run(id, file: file, fileName: fileName, work) }
@@ -129,13 +125,26 @@ public final class ConsoleJobs: Sendable {
     private func finish(
         _ id: String, _ state: State, result: JSONValue? = nil, error: String? = nil, fileName: String? = nil
     ) {
-        entries.withLock { entries in
+        let forgotten = entries.withLock { entries -> [String] in
             entries[id]?.status.state = state
             entries[id]?.status.finished = Date()
             entries[id]?.status.result = result
             entries[id]?.status.error = error
             entries[id]?.status.fileName = fileName
+            return forget(&entries)
         }
+        for path in forgotten { try? FileManager.default.removeItem(atPath: path) }
+    }
+
+    /// Drops the oldest finished jobs while more than ``kept`` are remembered (a job
+    /// still queued or running is never dropped); returns their files' paths.
+    private func forget(_ entries: inout [String: Entry]) -> [String] {
+        let surplus = entries.count - Self.kept
+        guard surplus > 0 else { return [] }
+        let finished = entries.values.filter { $0.status.finished != nil }.sorted { $0.status.started < $1.status.started }
+        let dropped = finished.prefix(surplus).map(\.status.id)
+        for id in dropped { entries[id] = nil }
+        return dropped.map { directory + "/" + $0 }
     }
 
     /// The job `id`, if remembered.

@@ -61,7 +61,8 @@ struct ConsoleJobsTests {
             _ = jobs.start(kind: "test", label: "\(index)", owner: "olivia") { _ in JSONValue.null }
         }
         try await Self.eventually("all to end") { jobs.all().allSatisfy { $0.finished != nil } }
-        #expect(jobs.all().count <= ConsoleJobs.kept + 1)
+        #expect(jobs.all().count == ConsoleJobs.kept, "once all have ended, the newest are kept")
+        #expect(jobs.all().contains { $0.label == "\(ConsoleJobs.kept + 4)" } && !jobs.all().contains { $0.label == "held" })
     }
 
     /// Starts a job through the socket and waits for it to end; its last status.
@@ -112,8 +113,14 @@ struct ConsoleJobsTests {
             #expect(diff?["result"]?["differences"]?[0]?["record"]?.stringValue == "r")
             #expect(diff?["result"]?["differences"]?[0]?["kind"]?.stringValue == "created")
 
+            let bisect = try await Self.run(browser, alice, #"{"kind":"bisect","type":"Item","query":"title == 'two'"}"#)
+            #expect(bisect?["result"]?["found"] == .bool(true) && bisect?["result"]?["sequence"]?.int64Value == Int64(head), "\(String(describing: bisect))")
+            #expect(bisect?["result"]?["changed"]?[0]?.stringValue == "r" && bisect?["result"]?["countBefore"]?.int64Value == 0)
+            let never = try await Self.run(browser, alice, #"{"kind":"bisect","type":"Item","query":"title == 'three'"}"#)
+            #expect(never?["result"]?["found"] == .bool(false))
+
             let listed = try await browser.send(.get, "/console/api/jobs", headers: alice.headers)
-            #expect(listed.json?.arrayValue?.map { $0["kind"]?.stringValue } == ["diff", "as-of", "audit", "verify"])
+            #expect(listed.json?.arrayValue?.map { $0["kind"]?.stringValue } == ["bisect", "bisect", "diff", "as-of", "audit", "verify"])
         }
     }
 
@@ -134,6 +141,8 @@ struct ConsoleJobsTests {
 
             #expect(try await browser.send(.post, "/console/api/jobs", headers: alice.headers, body: #"{"kind":"mine"}"#).status == 400)
             #expect(try await browser.send(.post, "/console/api/jobs", headers: alice.headers, body: #"{"kind":"diff","from":"x","to":"1"}"#).status == 400)
+            #expect(try await browser.send(.post, "/console/api/jobs", headers: alice.headers, body: #"{"kind":"bisect","type":"Item","query":"title ==="}"#).status == 400)
+            #expect(try await browser.send(.post, "/console/api/jobs", headers: alice.headers, body: #"{"kind":"bisect","type":"Item","query":"x == 1","when":"someday"}"#).status == 400)
             #expect(try await browser.send(.get, "/console/api/jobs/job?id=nothing", headers: alice.headers).status == 404)
             #expect(try await browser.send(.get, "/console/api/jobs/download?id=nothing", headers: alice.headers).status == 404)
             var noCSRF = alice.headers

@@ -6,7 +6,7 @@ import { state, $, el, call, fragmentParameters, pageLink, time, card, table } f
 import { recordsPage, recordPage } from "./records.js";
 import { schemaPage } from "./schema.js";
 import { changeTokenPage, credentialsPage } from "./tokens.js";
-import { runJob, jobsSection, diffPage } from "./jobs.js";
+import { runJob, jobsSection, diffPage, bisectPage } from "./jobs.js";
 import { lineChart } from "./charts.js";
 
 function showSignedIn(session) {
@@ -331,7 +331,7 @@ async function actingPage() {
 }
 
 const pages = { records: recordsPage, record: recordPage, cluster: clusterPage, log: logPage, history: historyPage, acting: actingPage, schema: schemaPage, "change-token": changeTokenPage,
-  commit: commitPage, diff: diffPage, credentials: credentialsPage };
+  commit: commitPage, diff: diffPage, bisect: bisectPage, credentials: credentialsPage };
 
 /** Shows the page the URL's fragment names, once signed in. */
 async function route() {
@@ -342,7 +342,7 @@ async function route() {
   // A page's live stream ends with the page.
   state.stream?.close();
   state.stream = null;
-  for (const link of document.querySelectorAll("nav a")) link.classList.toggle("current", link.dataset.page === ({ record: "records", commit: "log" }[name] ?? name));
+  for (const link of document.querySelectorAll("nav a")) link.classList.toggle("current", link.dataset.page === ({ record: "records", commit: "log", bisect: "diff" }[name] ?? name));
   for (const link of document.querySelectorAll("nav a.operator")) link.hidden = !state.session.operator;
   // A page that loads slowly must not replace one asked for after it.
   const visit = ++state.visits;

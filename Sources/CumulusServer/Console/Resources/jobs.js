@@ -66,7 +66,8 @@ export async function diffPage() {
   });
   const heading = el("h1", {}, "Diff");
   if (!parameters.get("from") || !parameters.get("to")) {
-    return [heading, form, el("p", { class: "muted" }, "Name two points of the log to see every record that differs between them.")];
+    return [heading, form, el("p", { class: "muted" }, "Name two points of the log to see every record that differs between them. ",
+      el("a", { href: "#/bisect", id: "to-bisect" }, "Or find when a query's result first changed."))];
   }
   const area = el("div", { id: "diff-result" });
   const body = { kind: "diff", from: parameters.get("from"), to: parameters.get("to") };
@@ -88,4 +89,46 @@ export async function diffPage() {
     }
   })();
   return shown;
+}
+
+/** The first commit after which a query's result changed as asked (`cumulus bisect`):
+ * the log walked once, keeping the records that match, with progress and a cancel. */
+export async function bisectPage() {
+  if (!state.session.operator) throw new Error(`bisect is for operators; ${state.session.user} is not one`);
+  const parameters = fragmentParameters();
+  const type = el("input", { id: "bisect-type", name: "type", value: parameters.get("type") ?? "", placeholder: "record type", required: true });
+  const query = el("input", { id: "bisect-query", name: "query", value: parameters.get("query") ?? "", placeholder: "done == 1 AND priority > 3", required: true });
+  const when = el("select", { id: "bisect-when", name: "when" }, [["non-empty", "became non-empty"], ["empty", "became empty"], ["count-changed", "changed its count"]]
+    .map(([value, label]) => el("option", { value, selected: value === (parameters.get("when") ?? "non-empty") }, label)));
+  const zone = el("input", { id: "bisect-zone", name: "zone", value: parameters.get("zone") ?? "", placeholder: "(any)" });
+  const form = el("form", { id: "bisect-form", class: "filters" },
+    el("label", {}, "Record type", type), el("label", {}, "Predicate", query), el("label", {}, "The result", when), el("label", {}, "Zone", zone),
+    el("button", { type: "submit" }, "Find the commit"));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    location.hash = pageLink("bisect", { type: type.value, query: query.value, when: when.value, zone: zone.value });
+  });
+  const heading = el("h1", {}, "Bisect");
+  const intro = el("p", { class: "muted" }, "The first commit after which a query's result changed as asked: say what should never hold, and find when it first did. ",
+    el("a", { href: "#/diff" }, "Diff two points instead."));
+  if (!parameters.get("type") || !parameters.get("query")) return [heading, intro, form];
+  const area = el("div", { id: "bisect-result" });
+  const body = { kind: "bisect", type: parameters.get("type"), query: parameters.get("query"), when: parameters.get("when") ?? "non-empty" };
+  if (parameters.get("zone")) body.zone = parameters.get("zone");
+  (async () => {
+    try {
+      const job = await runJob(body, area);
+      if (job.state !== "done") return;
+      const result = job.result;
+      area.replaceChildren(result.found
+        ? el("div", { id: "bisect-found" },
+          el("p", {}, "First at ", el("a", { href: `#/commit?sequence=${result.sequence}` }, `commit #${result.sequence}`),
+            `, ${result.time}, by ${result.user || "(system)"}, request ${result.requestID}: ${result.countBefore} matching before, ${result.countAfter} after.`),
+          el("ul", {}, result.changed.map((name) => el("li", {}, el("a", { href: pageLink("history", { record: name, zone: parameters.get("zone") ?? "" }) }, name)))))
+        : el("p", { class: "muted", id: "bisect-none" }, "No commit changed the result that way."));
+    } catch (error) {
+      area.replaceChildren(el("p", { class: "error", id: "bisect-error" }, error.message));
+    }
+  })();
+  return [heading, intro, form, area];
 }
