@@ -187,6 +187,20 @@ extension Database {
 }
 
 extension Database {
+    /// The shares of `zone` in this private database (a zone-wide share, or one per
+    /// shared hierarchy), with their participants: its owner's to read, as the records
+    /// they share are.
+    public func shares(inZone zone: ZoneID, as actor: String?) throws -> [Share] {
+        try AccessPolicy.checkRead(id, actor: actor)
+        guard id.scope == .private else {
+            throw CumulusError(.invalidArguments, "shares are read in their owner's private database")
+        }
+        let zone = storedZoneID(zone)
+        let views = container.views
+        let database = id
+        return try container.store.environment.read { txn in try views.shares(inZone: zone, of: database, txn) }
+    }
+
     /// The share a `cloudkit.share` record of this database stands for (its
     /// participants and permissions, which the record's fields do not hold); `nil`
     /// for any other record.

@@ -125,6 +125,10 @@ def main():
                 "trip": {"value": {"recordName": "portugal", "action": "DELETE_SELF"}, "type": "REFERENCE"}}}}
             for name, title, rank in (("porto", "Porto", 1), ("faro", "Faro", 2))]})
         assert status == 200 and not any("serverErrorCode" in r for r in answer["records"]), answer
+        status, answer = post(f"{database}/records/modify?{query}", {"zoneID": {"zoneName": "Trip"}, "operations": [
+            {"operationType": "create", "record": {"recordName": "cloudkit.zoneshare", "recordType": "cloudkit.share",
+             "fields": {}, "participants": [{"userIdentity": {"userRecordName": OPERATOR}, "permission": "READ_WRITE"}]}}]})
+        assert status == 200 and "serverErrorCode" not in answer["records"][0], answer
         status, answer = post(f"{database}/subscriptions/modify?{query}", {"operations": [{"operationType": "create",
             "subscription": {"subscriptionID": "places-watch", "subscriptionType": "query",
                              "query": {"recordType": "Place"}, "firesOn": ["create", "update"]}}]})
@@ -135,6 +139,8 @@ def main():
         driver.find_element(By.LINK_TEXT, "← Records").click()
         wait.until(EC.presence_of_element_located((By.ID, "query")))
         wait.until(EC.text_to_be_present_in_element((By.ID, "subscriptions"), "places-watch"))
+        shares = driver.find_element(By.ID, "shares").text
+        assert "the whole zone" in shares and f"{OPERATOR}: READ_WRITE" in shares, shares
         assert "Place" in driver.find_element(By.ID, "subscriptions").text
         driver.find_element(By.ID, "query-type").clear()
         driver.find_element(By.ID, "query-type").send_keys("Place")

@@ -328,7 +328,7 @@ public struct CloudKitAPI: Sendable {
         case .console, .consoleAsset, .consoleSession, .consoleActAs, .consoleActing, .consoleNode, .consoleHistory,
             .consoleContainers, .consoleSchema, .consoleReferrers, .consoleDeletion, .consoleAsOf, .consoleSchemaText,
             .consoleSchemaImport, .consoleSchemaDeploy, .consoleSchemaReset, .consoleChangeToken, .consoleJobs, .consoleJob,
-            .consoleJobDownload, .consoleCommit, .consoleMetrics, .consoleCredentials:
+            .consoleJobDownload, .consoleCommit, .consoleMetrics, .consoleCredentials, .consoleShares:
             return try await console(request, route: route ?? .console, requestID: requestID)
         default: break
         }

@@ -100,6 +100,9 @@ extension CloudKitAPI {
         case .consoleAsOf:
             _ = try consoleOperator(request, sessions)
             return consoleJSON(try await consoleAsOf(request))
+        case .consoleShares:
+            let (_, session) = try consoleSession(request, sessions, writing: false)
+            return consoleJSON(try consoleShares(request, session))
         case .consoleDeletion:
             let (_, session) = try consoleSession(request, sessions, writing: false)
             return consoleJSON(try await consoleDeletion(request, session))

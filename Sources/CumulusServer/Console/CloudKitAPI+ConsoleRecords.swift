@@ -159,6 +159,25 @@ extension CloudKitAPI {
         })
     }
 
+    /// `GET /console/api/records/shares?…&zone=`: the shares of a zone of the session's
+    /// user's private database, each with its root, public permission and participants.
+    func consoleShares(_ request: APIRequest, _ session: ConsoleSessions.Session) throws -> JSONValue {
+        let (database, zone) = try consoleZone(request, session)
+        return .array(try database.shares(inZone: zone, as: session.effectiveUser).map { share in
+            var entry: [String: JSONValue] = [
+                "recordName": .string(share.recordName), "publicPermission": .string(share.publicPermission.wireName),
+                "participants": .array(share.participants.map { participant in
+                    [
+                        "user": .string(participant.userRecordName), "permission": .string(participant.permission.wireName),
+                        "role": .string(participant.role.wireName), "acceptance": .string(participant.acceptance.wireName),
+                    ]
+                }),
+            ]
+            if let root = share.rootRecordName { entry["root"] = .string(root) }
+            return .object(entry)
+        })
+    }
+
     /// `GET /console/api/records/deletion?…&record=`: what deleting a record would take
     /// now, or why it would fail (``DeletionPreview``).
     func consoleDeletion(_ request: APIRequest, _ session: ConsoleSessions.Session) async throws -> JSONValue {
@@ -184,6 +203,12 @@ extension CloudKitAPI {
     /// `environment`, `database` (public, private, shared), `zone`, `zoneOwner` (the
     /// shared database's zones are other users') and `record`, as the session's user.
     private func consoleRecord(_ request: APIRequest, _ session: ConsoleSessions.Session) throws -> (Database, RecordID) {
+        let (database, zone) = try consoleZone(request, session)
+        return (database, RecordID(recordName: try Self.consoleParameter(request, "record"), zoneID: zone))
+    }
+
+    /// The database and zone a console read names (``consoleRecord(_:_:)``'s, without the record).
+    private func consoleZone(_ request: APIRequest, _ session: ConsoleSessions.Session) throws -> (Database, ZoneID) {
         let containerName = try Self.consoleParameter(request, "container")
         let environment = try Self.environment(named: request.query["environment"] ?? "development")
         let scopeName = request.query["database"] ?? "private"
@@ -197,7 +222,7 @@ extension CloudKitAPI {
         let zone = ZoneID(
             zoneName: request.query["zone"].nonEmpty ?? ZoneID.defaultZoneName,
             ownerName: request.query["zoneOwner"].nonEmpty ?? ZoneID.defaultOwnerName)
-        return (database, RecordID(recordName: try Self.consoleParameter(request, "record"), zoneID: zone))
+        return (database, zone)
     }
 
     /// A query parameter a console read must have.

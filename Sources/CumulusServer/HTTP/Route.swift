@@ -34,7 +34,7 @@ public enum Route: String, CaseIterable, Sendable {
     case console, consoleAsset, consoleSession, consoleActAs, consoleActing, consoleNode, consoleLogStream, consoleHistory
     case consoleContainers, consoleSchema, consoleReferrers, consoleDeletion, consoleAsOf
     case consoleSchemaText, consoleSchemaImport, consoleSchemaDeploy, consoleSchemaReset, consoleChangeToken
-    case consoleJobs, consoleJob, consoleJobDownload, consoleCommit, consoleMetrics, consoleCredentials
+    case consoleJobs, consoleJob, consoleJobDownload, consoleCommit, consoleMetrics, consoleCredentials, consoleShares
 
     /// Where a route's path lies.
     public enum Place: Sendable, Equatable {
@@ -131,6 +131,7 @@ public enum Route: String, CaseIterable, Sendable {
         case .consoleCommit: .console("api/commit")
         case .consoleMetrics: .console("api/metrics")
         case .consoleCredentials: .console("api/credentials")
+        case .consoleShares: .console("api/records/shares")
         }
     }
 
@@ -142,7 +143,7 @@ public enum Route: String, CaseIterable, Sendable {
         case .healthz, .metrics: nil
         case .webCourier, .notificationsStream, .console, .consoleAsset, .consoleNode, .consoleLogStream, .consoleHistory,
             .consoleActing, .consoleContainers, .consoleSchema, .consoleReferrers, .consoleDeletion, .consoleAsOf,
-            .consoleSchemaText, .consoleJobDownload, .consoleCommit, .consoleMetrics:
+            .consoleSchemaText, .consoleJobDownload, .consoleCommit, .consoleMetrics, .consoleShares:
             ["GET"]
         case .consoleJobs, .consoleCredentials: ["GET", "POST"]
         case .consoleJob: ["GET", "DELETE"]

@@ -166,6 +166,33 @@ struct ConsoleRecordsTests {
         }
     }
 
+    @Test("a zone's shares with their participants, for the owner; another user's private database holds none of them")
+    func shares() async throws {
+        try await ConsoleTests.live { world, browser in
+            _ = try await world.post("zones/modify", Self.createLists)
+            let shared = try await world.post(
+                "records/modify",
+                #"{"zoneID":{"zoneName":"Lists"},"operations":[{"operationType":"create","record":{"recordName":"cloudkit.zoneshare","recordType":"cloudkit.share","fields":{},"participants":[{"userIdentity":{"userRecordName":"\#(world.bob)"},"permission":"READ_ONLY"}]}}]}"#)
+            #expect(shared.status == 200 && shared.json["records"]?[0]?["serverErrorCode"] == nil, "\(shared.json)")
+            let alice = try await Self.signIn(browser, world.alice)
+            let place = "container=\(APIWorld.containerName)&environment=development&database=private&zone=Lists"
+            let answer = try await browser.send(.get, "/console/api/records/shares?\(place)", headers: alice.headers)
+            #expect(answer.status == 200, "\(answer.text)")
+            let share = answer.json?[0]
+            #expect(share?["recordName"]?.stringValue == "cloudkit.zoneshare" && share?["root"] == nil)
+            let participants = (share?["participants"]?.arrayValue ?? []).map {
+                "\($0["user"]?.stringValue ?? ""):\($0["permission"]?.stringValue ?? ""):\($0["acceptance"]?.stringValue ?? "")"
+            }
+            #expect(participants.contains("\(world.bob):READ_ONLY:INVITED"), "\(participants)")
+            let bob = try await Self.signIn(browser, world.bob)
+            let bobs = try await browser.send(.get, "/console/api/records/shares?\(place)", headers: bob.headers)
+            #expect(bobs.status == 200 && bobs.json?.arrayValue?.isEmpty == true, "bob's own private database: \(bobs.text)")
+            let sharedDatabase = try await browser.send(
+                .get, "/console/api/records/shares?\(place.replacingOccurrences(of: "private", with: "shared"))", headers: bob.headers)
+            #expect(sharedDatabase.status == 400)
+        }
+    }
+
     @Test("as of a past commit: operators read the data as it was, read only; a user may not; a replay past its budget says so")
     func asOf() async throws {
         try await ConsoleTests.live { world, browser in

@@ -192,6 +192,26 @@ function deleteZoneControl(place) {
   return area;
 }
 
+/** The shares of the zone shown (the owner's private database): zone-wide or of a
+ * record's hierarchy, the public permission, and each participant with theirs. */
+async function sharesSection(place) {
+  const query = new URLSearchParams();
+  for (const name of ["container", "environment", "database", "zone"]) query.set(name, place[name]);
+  let shares;
+  try {
+    shares = await call("GET", `/console/api/records/shares?${query}`);
+  } catch (error) {
+    return [el("h2", {}, "Shares"), problem(error.message, "shares-error")];
+  }
+  if (shares.length === 0) return [];
+  return [el("h2", {}, `Shares of ${place.zone}`), table("shares", ["Share", "Of", "Public", "Participants"], shares.map((share) => el("tr", {},
+    el("td", {}, el("a", { href: pageLink("record", { ...place, name: share.recordName }) }, share.recordName)),
+    el("td", {}, share.root ? el("a", { href: pageLink("record", { ...place, name: share.root }) }, share.root) : "the whole zone"),
+    el("td", {}, share.publicPermission),
+    el("td", {}, el("ul", { class: "values" }, share.participants.map((participant) =>
+      el("li", {}, `${participant.user}: ${participant.permission}, ${participant.role}, ${participant.acceptance}`)))))))];
+}
+
 /** The user's subscriptions in this database, as `subscriptions/list` answers them. */
 async function subscriptionsSection(place) {
   let subscriptions;
@@ -375,6 +395,7 @@ export async function recordsPage() {
   }
   const parts = [heading, ...await asOfControl(place, "records", parameters), placeChooser(place, containers)];
   if (place.database !== "public") parts.push(...await zonesSection(place));
+  if (place.database === "private" && !place.asOf) parts.push(...await sharesSection(place));
   if (!place.asOf) parts.push(...await subscriptionsSection(place));
   const schema = await call("GET", `/console/api/schema?${new URLSearchParams({ container: place.container, environment: place.environment })}`);
   parts.push(el("h2", {}, "Query"), queryBuilder(place, schema, parameters));
