@@ -10,11 +10,13 @@ chromium through chromium-driver. Screenshots of each step go to
 .build/browser/records-*.png. Exits non-zero, with the reason, if any step fails.
 """
 import base64
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.request
 from datetime import datetime, timedelta, timezone
 
 from selenium.webdriver.common.by import By
@@ -27,6 +29,8 @@ OPERATOR = "olivia"
 USER = "bob"
 CONTAINER = "iCloud.com.example.records"
 PASSWORD = "correct horse battery"
+# A 1x1 PNG, for an asset the record page previews.
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 
 
 def add_field(driver, name, kind, value, action=None):
@@ -133,6 +137,27 @@ def main():
             "subscription": {"subscriptionID": "places-watch", "subscriptionType": "query",
                              "query": {"recordType": "Place"}, "firesOn": ["create", "update"]}}]})
         assert status == 200, answer
+
+        # An asset: uploaded as a client does, then downloadable and previewed on its record.
+        status, answer = post(f"{database}/assets/upload?{query}", {"zoneID": {"zoneName": "Trip"},
+            "tokens": [{"recordName": "photo", "recordType": "Photo", "fieldName": "image"}]})
+        assert status == 200, answer
+        upload = urllib.request.Request(answer["tokens"][0]["url"], data=base64.b64decode(PIXEL))
+        with urllib.request.urlopen(upload, timeout=30) as uploaded:
+            file = json.loads(uploaded.read())["singleFile"]
+        status, answer = post(f"{database}/records/modify?{query}", {"zoneID": {"zoneName": "Trip"}, "operations": [
+            {"operationType": "create", "record": {"recordName": "photo", "recordType": "Photo", "fields": {
+                "image": {"type": "ASSETID", "value": {key: file[key] for key in ("fileChecksum", "size", "receipt")}}}}}]})
+        assert status == 200 and "serverErrorCode" not in answer["records"][0], answer
+        driver.get(f"{base}/console#/record?container={CONTAINER}&zone=Trip&name=photo")
+        wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#record-fields img.preview")))
+        wait_for(lambda: driver.execute_script(
+            "const i = document.querySelector('#record-fields img.preview'); return i && i.complete && i.naturalWidth > 0"),
+            "the asset's preview to load", timeout=60)
+        assert "download (" in driver.find_element(By.ID, "record-fields").text
+        shot("2b-asset")
+        driver.back()
+        wait.until(EC.text_to_be_present_in_element((By.ID, "record-name"), "lisbon"))
 
         # A query with a filter and a sort, offered from the schema's indexes; the
         # user's subscription listed beside.
