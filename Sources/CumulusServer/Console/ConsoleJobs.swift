@@ -1,5 +1,5 @@
 import CumulusModel
-import Dispatch
+import CumulusStorage
 import Foundation
 import Synchronization
 
@@ -66,7 +66,8 @@ public final class ConsoleJobs: Sendable {
     /// Where jobs' files go.
     let directory: String
     private let entries = Mutex<[String: Entry]>([:])
-    private let queue = DispatchQueue(label: "cumulus.console.jobs", qos: .utility)
+    /// Where jobs run, one at a time, off both of the process's shared pools.
+    private let worker = SerialThread(name: "cumulus.console.jobs")
 
     /// Jobs for the data directory at `dataPath`, with its files' folder emptied.
     public init(dataPath: String) {
@@ -90,7 +91,7 @@ public final class ConsoleJobs: Sendable {
             return forget(&entries)
         }
         for path in forgotten { try? FileManager.default.removeItem(atPath: path) }
-        queue.async { [self] in run(id, file: file, fileName: fileName, work) }
+        worker.submit { [self] in run(id, file: file, fileName: fileName, work) }
         return status
     }
 

@@ -1,12 +1,11 @@
 import CumulusEngine
 import CumulusLog
 import CumulusModel
+import CumulusStorage
 import CumulusTools
-import Dispatch
 import Foundation
 import Glibc
 import Synchronization
-import CumulusStorage
 
 /// The console's "as of" (issue 45): the data as it was after a past commit, read through
 /// the same routes and access rules as the data now.
@@ -64,9 +63,10 @@ public final class ConsoleTimeTravel: Sendable {
     let checkpoints: String
     let limits: Limits
     private let cache = Mutex<[UInt64: Cached]>([:])
-    /// Where replays run, one at a time: each is disk- and CPU-bound, and two for the
-    /// same commit would do the work twice.
-    private let replays = DispatchQueue(label: "cumulus.console.as-of", qos: .utility)
+    /// Where replays asked for by a read run, one at a time, off the process's shared
+    /// pools: each is disk- and CPU-bound, and two for the same commit would do the work
+    /// twice.
+    private let replays = SerialThread(name: "cumulus.console.as-of")
     /// Held while a replay runs, from the queue above or a console job's thread.
     private let replaying = Mutex(())
 
@@ -85,7 +85,7 @@ public final class ConsoleTimeTravel: Sendable {
         let sequence = try point.resolve(in: source.store)
         if let kept = use(sequence) { return kept }
         return try await withCheckedThrowingContinuation { continuation in
-            replays.async { [self] in
+            replays.submit { [self] in
                 continuation.resume(with: Result { try prepare(.sequence(sequence), progress: nil) })
             }
         }

@@ -16,7 +16,7 @@ struct ChangeTokenReportTests {
         let zone = try await world.makeZone()
         _ = try await world.save([Record.make("Item", "a", in: zone)])
         let page = try await world.db.fetchZoneChanges(zone, as: EngineWorld.user)
-        let token = try #require(page.token)
+        let token = page.token
         let head = world.container.store.head.sequence
         var report = try world.container.inspect(token)
         #expect(report.isZoneToken && report.zoneID == zone && report.database == world.db.id)
@@ -35,8 +35,8 @@ struct ChangeTokenReportTests {
     func refusals() async throws {
         let world = try EngineWorld()
         let zone = try await world.makeZone()
-        let token = try #require(try await world.db.fetchZoneChanges(zone, as: EngineWorld.user).token)
-        let databaseToken = try #require(try await world.db.fetchDatabaseChanges(as: EngineWorld.user).token)
+        let token = try await world.db.fetchZoneChanges(zone, as: EngineWorld.user).token
+        let databaseToken = try await world.db.fetchDatabaseChanges(as: EngineWorld.user).token
         _ = try await world.db.deleteZones([zone], as: EngineWorld.user)
         let gone = try world.container.inspect(token)
         #expect(gone.currentIncarnation == nil && gone.refusal?.code == .zoneNotFound)

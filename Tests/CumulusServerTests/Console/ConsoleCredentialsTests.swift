@@ -36,9 +36,12 @@ struct ConsoleCredentialsTests {
             let webToken = try #require(web.json?["made"]?["token"]?.stringValue, "\(web.text)")
             let asBob = try await world.post("users/current", "{}", token: webToken, apiToken: apiToken)
             #expect(asBob.status == 200 && asBob.json["userRecordName"]?.stringValue == world.bob, "\(asBob.json)")
-            let entry = web.json?["apiTokens"]?.arrayValue?.first { $0["origins"]?[0]?.stringValue == "https://app.example.com" }
-            let apiID = try #require(entry?["id"]?.stringValue)
-            let webID = try #require(web.json?["webAuthTokens"]?.arrayValue?.first { $0["user"]?.stringValue == world.bob }?["id"]?.stringValue)
+            // Each listed by its SHA-256 (bob has another web auth token, the world's own).
+            let apiID = Hex.encode(AuthStore.digest(of: apiToken))
+            let webID = Hex.encode(AuthStore.digest(of: webToken))
+            let entry = web.json?["apiTokens"]?.arrayValue?.first { $0["id"]?.stringValue == apiID }
+            #expect(entry?["origins"]?[0]?.stringValue == "https://app.example.com")
+            #expect(web.json?["webAuthTokens"]?.arrayValue?.first { $0["id"]?.stringValue == webID }?["user"]?.stringValue == world.bob)
 
             let revokedWeb = try await Self.post(browser, alice, #"{"action":"revoke-web-auth-token","id":"\#(webID)"}"#)
             #expect(revokedWeb.json?["made"]?["revoked"] == .bool(true))
