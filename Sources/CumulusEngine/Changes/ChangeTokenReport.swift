@@ -16,7 +16,7 @@ public struct ChangeTokenReport: Sendable {
     public var database: DatabaseID
     /// Its zone (zone tokens).
     public var zoneID: ZoneID?
-    /// The epoch it was issued in, and this node's.
+    /// The epoch it was issued in.
     public var epoch: UInt64
     /// This node's epoch.
     public var nodeEpoch: UInt64
@@ -26,20 +26,20 @@ public struct ChangeTokenReport: Sendable {
     /// Whether it comes from this node's log.
     public var sameLog: Bool
     /// The zone incarnation it was issued in (the commit that created the zone; 0 for
-    /// the default zone), and the zone's now (`nil`: the zone is gone).
+    /// the default zone and for database tokens).
     public var incarnation: UInt64
     /// The zone's incarnation now, `nil` when the zone does not exist.
     public var currentIncarnation: UInt64?
-    /// The last feed entry consumed, and how many changes of the next one.
+    /// The last feed entry consumed.
     public var position: UInt64
     /// Changes already consumed of the entry after ``position``.
     public var offset: UInt32
     /// The feed's last entry now.
     public var feedHead: UInt64
-    /// The commit behind the last entry the token covers (0: none), and its time if the
-    /// log still holds it.
+    /// The commit behind the last entry the token covers (0: none; `nil`: this node's
+    /// feed does not hold that entry).
     public var lastCovered: UInt64?
-    /// When ``lastCovered`` was made.
+    /// When ``lastCovered`` was made, if the log still holds it.
     public var lastCoveredTime: Timestamp?
     /// Why this node would refuse the token, as the client would be told; `nil` if it
     /// would serve it.
