@@ -45,12 +45,14 @@ enum TestHTTP {
     @discardableResult
     static func waitUntilUp(_ url: String, timeout: Duration = .seconds(60)) async throws -> UInt64 {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        // Asked once more after the deadline: this task may wake from its sleep late.
+        while true {
             if let answer = try? await request(url + "/healthz", headers: operatorHeaders, timeout: .seconds(2)),
                 answer.status == 200
             {
                 return UInt64(answer.json["logHead"] as? Int ?? 0)
             }
+            guard ContinuousClock.now < deadline else { break }
             try await Task.sleep(for: .milliseconds(100))
         }
         throw TestFailure("\(url) did not come up within \(timeout)")
@@ -115,9 +117,10 @@ enum TestHTTP {
     static func waitForHead(_ url: String, atLeast sequence: UInt64, timeout: Duration) async throws {
         let deadline = ContinuousClock.now + timeout
         var last: UInt64?
-        while ContinuousClock.now < deadline {
+        while true {
             last = await head(url)
             if let last, last >= sequence { return }
+            guard ContinuousClock.now < deadline else { break }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw TestFailure("\(url) reached \(last.map(String.init) ?? "nothing"), not \(sequence), within \(timeout)")
