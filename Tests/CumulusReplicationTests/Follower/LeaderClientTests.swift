@@ -25,7 +25,12 @@ struct LeaderClientTests {
         let app = CumulusHTTPServer.application(api: api, host: "127.0.0.1", port: port, logger: Logger(label: "test"))
         let server = Task { try await app.runService(gracefulShutdownSignals: []) }
         defer { server.cancel() }
-        let client = LeaderClient(leaderURL: "http://127.0.0.1:\(port)", secret: Cluster.secret, maxAssetBytes: maxAssetBytes)
+        // These tests are of what the client asks and is told, not of how fast: the
+        // server shares the test process with the whole suite, and its answers have come
+        // later than the 10 s a follower allows a silent leader (a fresh clone's run).
+        let client = LeaderClient(
+            leaderURL: "http://127.0.0.1:\(port)", secret: Cluster.secret, maxAssetBytes: maxAssetBytes,
+            readTimeout: .seconds(180))
         do {
             // The server is a task, which on a busy machine can wait a minute for a thread.
             try await waitUntil("the leader to listen", timeout: .seconds(180)) { (try? await client.hello()) != nil }
