@@ -102,3 +102,13 @@ def fits_a_phone(driver, what):
     wait_for(lambda: driver.execute_script("return window.innerWidth") <= 400, "the window to narrow", timeout=30)
     width = driver.execute_script("return document.documentElement.scrollWidth")
     assert width <= 400, f"{what} is {width} px wide at a phone's width"
+
+
+def stop(processes):
+    """Ends each `cumulus` process: a terminate, then a kill if it has not gone in 30 s."""
+    for process in processes:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()

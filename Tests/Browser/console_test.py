@@ -21,7 +21,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
-from browser_support import arguments, chromium, fits_a_phone, free_port, post, run, sign_in, status_of, token, wait_for
+from browser_support import arguments, chromium, fits_a_phone, free_port, post, run, sign_in, status_of, stop, token, wait_for
 
 OPERATOR = "olivia"
 CONTAINER = "iCloud.com.example.console"
@@ -74,14 +74,18 @@ def main():
         # The cluster page: this node leads; its follower reports, with its lag.
         wait.until(EC.text_to_be_present_in_element((By.ID, "node"), "leader"))
 
-        def follower_listed():
-            driver.refresh()
-            try:
-                WebDriverWait(driver, 30).until(EC.presence_of_element_located((By.ID, "node")))
-                return "follower-1" in driver.find_element(By.ID, "page").text
-            except Exception:
-                return False
-        wait_for(follower_listed, "the follower on the cluster page")
+        def after_refresh(element_id, check):
+            """Reloads the page until `element_id` is there and `check()` holds."""
+            def refreshed():
+                driver.refresh()
+                try:
+                    WebDriverWait(driver, 30).until(EC.presence_of_element_located((By.ID, element_id)))
+                    return check()
+                except Exception:
+                    return False
+            return refreshed
+        wait_for(after_refresh("node", lambda: "follower-1" in driver.find_element(By.ID, "page").text),
+                 "the follower on the cluster page")
         rows = driver.find_elements(By.CSS_SELECTOR, "#followers tbody tr")
         assert len(rows) == 1 and "follower-1" in rows[0].text, [row.text for row in rows]
         cells = rows[0].find_elements(By.TAG_NAME, "td")
@@ -89,14 +93,9 @@ def main():
         history = driver.find_element(By.ID, "history").text
         assert "leader" in history and "opened" in history, history
         # Charts of the last minutes, drawn as SVG, the follower's lag among them once sampled.
-        def lag_charted():
-            driver.refresh()
-            try:
-                WebDriverWait(driver, 30).until(EC.presence_of_element_located((By.ID, "chart-requests")))
-                return bool(driver.find_elements(By.CSS_SELECTOR, "#chart-lag path[data-series='follower-1']"))
-            except Exception:
-                return False
-        wait_for(lag_charted, "the follower's lag on a chart")
+        wait_for(after_refresh("chart-requests", lambda: bool(
+            driver.find_elements(By.CSS_SELECTOR, "#chart-lag path[data-series='follower-1']"))),
+            "the follower's lag on a chart")
         for chart in ("chart-requests", "chart-latency", "chart-groups", "chart-fsync", "chart-lag-ms"):
             assert driver.find_elements(By.CSS_SELECTOR, f"#{chart} svg path.series"), chart
         driver.execute_script("document.getElementById('chart-requests').scrollIntoView({block: 'center'})")
@@ -289,12 +288,7 @@ def main():
     finally:
         if driver is not None:
             driver.quit()
-        for process in processes:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop(processes)
         shutil.rmtree(root, ignore_errors=True)
 
 

@@ -23,7 +23,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from browser_support import arguments, chromium, fits_a_phone, free_port, post, run, sign_in, status_of, token, wait_for
+from browser_support import arguments, chromium, fits_a_phone, free_port, post, run, sign_in, status_of, stop, token, wait_for
 
 OPERATOR = "olivia"
 USER = "bob"
@@ -317,12 +317,7 @@ def main():
     finally:
         if driver is not None:
             driver.quit()
-        if process is not None:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop([process] if process is not None else [])
         shutil.rmtree(root, ignore_errors=True)
 
 
