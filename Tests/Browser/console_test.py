@@ -15,8 +15,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import traceback
 from datetime import datetime, timezone
 
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
@@ -60,7 +62,9 @@ def main():
         wait_for(lambda: status_of(f"http://127.0.0.1:{follower_port}/healthz") == 200, "the follower to listen")
 
         driver = chromium()
-        wait = WebDriverWait(driver, 120)
+        # A page re-renders as it loads and after each change: a condition that met an
+        # element just replaced is asked again, not failed.
+        wait = WebDriverWait(driver, 120, ignored_exceptions=[StaleElementReferenceException])
 
         # No credential in the URL, ever: the page alone, then a form.
         driver.get(f"{leader}/console#/cluster")
@@ -183,6 +187,10 @@ def main():
 
         # The same pages at a phone's width, and the history page empty and refused.
         driver.set_window_size(390, 844)
+        fits_a_phone(driver, "the bisect page")
+        driver.save_screenshot(os.path.join(shots, "console-7b-bisect-phone.png"))
+        driver.get(f"{leader}/console#/history?record=seen-live&zone=Lists")
+        wait.until(EC.text_to_be_present_in_element((By.ID, "history-summary"), "2 versions"))
         fits_a_phone(driver, "the history page")
         driver.save_screenshot(os.path.join(shots, "console-7-history-phone.png"))
         driver.get(f"{leader}/console#/log")
@@ -254,7 +262,8 @@ def main():
         assert len(rows) == tokens_before + 1, [row.text for row in rows]
         driver.save_screenshot(os.path.join(shots, "console-17-credentials.png"))
         next(row for row in rows if "app.example.com" in row.text).find_element(By.CSS_SELECTOR, "button.revoke").click()
-        wait.until(lambda d: not any("app.example.com" in row.text for row in d.find_elements(By.CSS_SELECTOR, "#api-tokens tbody tr")))
+        wait.until(lambda d: "app.example.com" not in d.execute_script(
+            "return document.getElementById('api-tokens')?.innerText ?? ''"))
 
         # A write without the session's CSRF token: refused, and the session lives on.
         refused = driver.execute_async_script("""
@@ -277,6 +286,7 @@ def main():
         print("console in the browser: 1 passed, 0 failed")
         return 0
     except Exception as error:  # the reason, then a failing exit
+        traceback.print_exc()
         if driver is not None:
             driver.save_screenshot(os.path.join(shots, "console-failure.png"))
             print(driver.page_source[-2000:], file=sys.stderr)

@@ -16,9 +16,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import traceback
 import urllib.request
 from datetime import datetime, timedelta, timezone
 
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -85,7 +87,9 @@ def main():
         wait_for(lambda: status_of(f"{base}/healthz") == 200, "the server to listen")
 
         driver = chromium()
-        wait = WebDriverWait(driver, 120)
+        # A page re-renders as it loads and after each change: a condition that met an
+        # element just replaced is asked again, not failed.
+        wait = WebDriverWait(driver, 120, ignored_exceptions=[StaleElementReferenceException])
 
         # A user signs in: the records page opens on the container's private database.
         driver.get(f"{base}/console")
@@ -306,6 +310,7 @@ def main():
         print("records in the browser: 1 passed, 0 failed")
         return 0
     except Exception as error:  # the reason, then a failing exit
+        traceback.print_exc()
         if driver is not None:
             shot("failure")
             print(driver.page_source[-3000:], file=sys.stderr)
