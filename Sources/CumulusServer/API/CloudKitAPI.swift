@@ -325,11 +325,8 @@ public struct CloudKitAPI: Sendable {
         // Browser sign-in: the page a 421's redirectURL opens, and sign-out.
         case .signIn: return request.method == "GET" ? signInForm(request) : await signIn(request)
         case .signOut: return try signOut(request)
-        case .console, .consoleAsset, .consoleSession, .consoleActAs, .consoleActing, .consoleNode, .consoleHistory,
-            .consoleContainers, .consoleSchema, .consoleReferrers, .consoleDeletion, .consoleAsOf, .consoleSchemaText,
-            .consoleSchemaImport, .consoleSchemaDeploy, .consoleSchemaReset, .consoleChangeToken, .consoleJobs, .consoleJob,
-            .consoleJobDownload, .consoleCommit, .consoleMetrics, .consoleCredentials, .consoleShares:
-            return try await console(request, route: route ?? .console, requestID: requestID)
+        case let route? where route.isConsole:
+            return try await console(request, route: route, requestID: requestID)
         default: break
         }
         if matched.viaConsole { return try await consoleDatabase(request, matched, requestID: requestID) }

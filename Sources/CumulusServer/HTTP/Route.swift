@@ -187,6 +187,17 @@ public enum Route: String, CaseIterable, Sendable {
         }
     }
 
+    /// Whether the route is one of the console's own (its page, files, session and
+    /// reads), answered by `CloudKitAPI`'s console: every route under `/console`.
+    public var isConsole: Bool {
+        switch place {
+        case .console: true
+        case .node(let name): name == "console"
+        case .prefix(let prefix): prefix == Self.consoleAssetPath
+        default: false
+        }
+    }
+
     /// The label of every request whose path names no route.
     public static let unmatchedLabel = "unmatched"
 
