@@ -32,7 +32,7 @@ extension Container {
     /// the log and audit exports match its logs.
     @discardableResult
     public func importSchema(
-        _ text: String, into id: SchemaID, as actor: String = "", requestID: String = UUID().uuidString
+        _ text: String, into id: SchemaID, as actor: String = "", requestID: String = UUID.random().uuidString
     ) async throws -> Schema {
         let schema = try SchemaParser.parse(text)
         return try await replaceSchema(id, reason: .imported, actor: actor, requestID: requestID) { _, production in
@@ -46,7 +46,7 @@ extension Container {
     /// `requestID` becomes the commit's request ID: the server passes its request's, so
     /// the log and audit exports match its logs.
     @discardableResult
-    public func deploySchema(container: String, as actor: String = "", requestID: String = UUID().uuidString) async throws
+    public func deploySchema(container: String, as actor: String = "", requestID: String = UUID.random().uuidString) async throws
         -> Schema
     {
         let id = SchemaID(container: container, environment: .production)
@@ -63,7 +63,7 @@ extension Container {
     /// `requestID` becomes the commit's request ID: the server passes its request's, so
     /// the log and audit exports match its logs.
     @discardableResult
-    public func resetSchema(container: String, as actor: String = "", requestID: String = UUID().uuidString) async throws
+    public func resetSchema(container: String, as actor: String = "", requestID: String = UUID.random().uuidString) async throws
         -> Schema
     {
         try await replaceSchema(
@@ -90,7 +90,7 @@ extension Container {
     /// `requestID` becomes the commit's request ID: the server passes its request's, so
     /// the log and audit exports match its logs.
     public func assignRoles(
-        _ roles: [String], to user: String, in id: SchemaID, as actor: String = "", requestID: String = UUID().uuidString
+        _ roles: [String], to user: String, in id: SchemaID, as actor: String = "", requestID: String = UUID.random().uuidString
     ) async throws {
         guard !user.isEmpty else { throw CumulusError(.invalidArguments, "name the user record to give roles to") }
         let wanted = UTF8Order.sortedUnique(roles)

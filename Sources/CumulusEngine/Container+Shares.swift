@@ -45,7 +45,7 @@ extension Container {
     /// the log and audit exports match its logs.
     public func acceptShares(
         _ shortGUIDs: [String], container name: String, environment: DatabaseID.Environment, as user: String,
-        requestID: String = UUID().uuidString
+        requestID: String = UUID.random().uuidString
     ) async throws -> [Result<ShareMetadata, CumulusError>] {
         let planner = ShareAcceptancePlanner(
             views: views, container: name, environment: environment, user: user, requestID: requestID)

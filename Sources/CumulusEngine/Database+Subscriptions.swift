@@ -20,7 +20,7 @@ extension Database {
     /// the log and audit exports match its logs.
     public func saveSubscriptions(
         _ subscriptions: [Subscription], maxPerUser: Int = Subscription.maxPerUser, as actor: String?,
-        requestID: String = UUID().uuidString
+        requestID: String = UUID.random().uuidString
     ) async throws
         -> [(subscriptionID: String, result: Result<Subscription, CumulusError>)]
     {
@@ -50,7 +50,7 @@ extension Database {
     /// Deletes subscriptions by ID: per ID, success or `unknownItem`.
     /// `requestID` becomes the commit's request ID: the server passes its request's, so
     /// the log and audit exports match its logs.
-    public func deleteSubscriptions(_ subscriptionIDs: [String], as actor: String?, requestID: String = UUID().uuidString)
+    public func deleteSubscriptions(_ subscriptionIDs: [String], as actor: String?, requestID: String = UUID.random().uuidString)
         async throws
         -> [(subscriptionID: String, result: Result<Void, CumulusError>)]
     {

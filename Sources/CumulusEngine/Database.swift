@@ -125,7 +125,7 @@ public struct Database: Sendable {
             views: container.views, database: target, actor: actor, saves: saves, deletes: deletes,
             atomic: operation.atomic, saveErrors: saveErrors, deleteErrors: deleteErrors,
             clientChangeTokenData: operation.clientChangeTokenData,
-            requestID: operation.requestID ?? UUID().uuidString, provenAssets: provenAssets)
+            requestID: operation.requestID ?? UUID.random().uuidString, provenAssets: provenAssets)
         planner.viaSharedDatabase = id.scope == .shared
         planner.cpuLimit = operation.cpuLimit
         planner.recordQuota = operation.recordQuota
@@ -256,7 +256,7 @@ public struct Database: Sendable {
     /// not one per record), or why it was refused.
     /// `requestID` becomes the commit's request ID: the server passes its request's, so
     /// the log and audit exports match its logs.
-    public func modifyZones(_ operations: [ZoneOperation], as actor: String?, requestID: String = UUID().uuidString)
+    public func modifyZones(_ operations: [ZoneOperation], as actor: String?, requestID: String = UUID.random().uuidString)
         async throws -> [(operation: ZoneOperation, result: Result<Zone?, CumulusError>)]
     {
         let actor = try AccessPolicy.checkWrite(id, actor: actor)
@@ -281,7 +281,7 @@ public struct Database: Sendable {
     }
 
     /// Creates zones: ``modifyZones(_:as:requestID:)`` with saves only.
-    public func saveZones(_ zoneIDs: [ZoneID], as actor: String?, requestID: String = UUID().uuidString) async throws
+    public func saveZones(_ zoneIDs: [ZoneID], as actor: String?, requestID: String = UUID.random().uuidString) async throws
         -> [(zoneID: ZoneID, result: Result<Zone, CumulusError>)]
     {
         try await modifyZones(zoneIDs.map(ZoneOperation.save), as: actor, requestID: requestID).map { item in
@@ -293,7 +293,7 @@ public struct Database: Sendable {
 
     /// Deletes zones and every record in them: ``modifyZones(_:as:requestID:)`` with
     /// deletions only.
-    public func deleteZones(_ zoneIDs: [ZoneID], as actor: String?, requestID: String = UUID().uuidString) async throws
+    public func deleteZones(_ zoneIDs: [ZoneID], as actor: String?, requestID: String = UUID.random().uuidString) async throws
         -> [(zoneID: ZoneID, result: Result<Void, CumulusError>)]
     {
         try await modifyZones(zoneIDs.map(ZoneOperation.delete), as: actor, requestID: requestID).map { item in

@@ -96,7 +96,7 @@ public final class AssetStore: Sendable {
 
     /// Starts writing a file of at most `limit` bytes under `incoming/`.
     public func beginUpload(limit: Int64) throws -> AssetUpload {
-        let path = "\(root)/\(Self.incomingName)/\(UUID().uuidString)"
+        let path = "\(root)/\(Self.incomingName)/\(UUID.random().uuidString)"
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(FilePermissions.file))
         guard descriptor >= 0 else { throw Self.failure("create \(path)") }
         return AssetUpload(store: self, path: path, descriptor: descriptor, limit: limit)

@@ -14,7 +14,7 @@ import Foundation
 enum FiredOnceReaper {
     static func run(store: LogStore, views: Views, writer: LogWriter) async {
         // Each commit names the job and its run, as a request's names the request.
-        let job = "fired-once-reaper/" + UUID().uuidString.prefix(8).lowercased()
+        let job = "fired-once-reaper/" + UUID.random().uuidString.prefix(8).lowercased()
         var deletions = 0
         while !Task.isCancelled {
             let seen = store.head.sequence

@@ -9,7 +9,7 @@ public struct RecordID: Sendable, Hashable, Comparable, Codable, CustomStringCon
     public var zoneID: ZoneID
 
     /// A record ID; without a name it gets a fresh UUID string, as CloudKit does.
-    public init(recordName: String = UUID().uuidString, zoneID: ZoneID = .default) {
+    public init(recordName: String = UUID.random().uuidString, zoneID: ZoneID = .default) {
         self.recordName = recordName
         self.zoneID = zoneID
     }

@@ -181,7 +181,7 @@ public final class ReplicationLeader: Sendable {
         // could be written beside a first still being sent, and so on, each a full copy
         // on disk.
         let release: @Sendable () -> Void = { [self] in copying.withLock { $0 = false } }
-        let directory = snapshotDirectory + "/" + UUID().uuidString
+        let directory = snapshotDirectory + "/" + UUID.random().uuidString
         do {
             let file = try SnapshotFile(into: directory, released: release, copy: snapshotCopy)
             logger.info("snapshot being written and sent to a follower: \(directory)")

@@ -86,7 +86,7 @@ public struct APIResponse: Sendable {
         _ code: ServerErrorCode, _ reason: String, redirectURL: String? = nil, retryAfter: Int? = nil
     ) -> APIResponse {
         var body: [String: JSONValue] = [
-            "uuid": .string(UUID().uuidString), "serverErrorCode": .string(code.name), "reason": .string(reason),
+            "uuid": .string(UUID.random().uuidString), "serverErrorCode": .string(code.name), "reason": .string(reason),
         ]
         if let redirectURL { body["redirectURL"] = .string(redirectURL) }
         if let retryAfter { body["retryAfter"] = .int(Int64(retryAfter)) }
@@ -112,7 +112,7 @@ func itemError(_ error: CumulusError, name: String? = nil, creating: Bool = fals
     var dict: [String: JSONValue] = [
         "serverErrorCode": .string(ServerErrorCode(error, creating: creating).name),
         "reason": .string(error.message),
-        "uuid": .string(UUID().uuidString),
+        "uuid": .string(UUID.random().uuidString),
     ]
     if let name = name ?? error.recordID?.recordName { dict["recordName"] = .string(name) }
     // The server record comes from the planner's checked read; were it damaged, the

@@ -36,7 +36,7 @@ extension CloudKitAPI {
                 }
                 recordName = text
             }
-            fields.append(Database.AssetField(recordName: recordName ?? UUID().uuidString, recordType: recordType, fieldName: fieldName))
+            fields.append(Database.AssetField(recordName: recordName ?? UUID.random().uuidString, recordType: recordType, fieldName: fieldName))
         }
         let tickets = try context.database.uploadTickets(for: fields, in: zone, as: context.caller.user)
         let tokens: [JSONValue] = zip(fields, tickets).map { field, ticket in

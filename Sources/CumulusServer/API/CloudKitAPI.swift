@@ -136,7 +136,7 @@ public struct CloudKitAPI: Sendable {
         // One ID per request: it is the commit's request ID (so the log and audit
         // exports can be matched with server logs) and the `uuid` of any error.
         let requestID = request.headers["x-request-id"].flatMap { $0.isEmpty || $0.count > 128 ? nil : $0 }
-            ?? UUID().uuidString
+            ?? UUID.random().uuidString
         let started = ContinuousClock.now
         let matched = Route.match(request.path)
         var response: APIResponse

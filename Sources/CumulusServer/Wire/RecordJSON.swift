@@ -58,7 +58,7 @@ enum RecordJSON {
         let name = try dict["recordName"].map { value -> String in
             guard let name = value.stringValue else { throw CumulusError(.invalidArguments, "'recordName' must be a string") }
             return name
-        } ?? UUID().uuidString
+        } ?? UUID.random().uuidString
         let type: String
         if let value = dict["recordType"] {
             guard let string = value.stringValue else { throw CumulusError(.invalidArguments, "'recordType' must be a string") }

@@ -82,7 +82,7 @@ public enum Checkpoints {
             attributes: [.posixPermissions: Int(FilePermissions.directory)])
         let start = try latest(in: directory, atOrBefore: target, matching: source)
         guard (start?.sequence ?? 0) < target else { return [] }
-        let scratch = directory + "/.building-\(UUID().uuidString)"
+        let scratch = directory + "/.building-\(UUID.random().uuidString)"
         defer { try? manager.removeItem(atPath: scratch) }
         if let start { try Replayer.copy(start, to: scratch) }
         var made: [Checkpoint] = []

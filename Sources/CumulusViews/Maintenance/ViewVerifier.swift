@@ -79,7 +79,7 @@ public enum ViewVerifier {
                 viewsNotCompared: "the log starts at commit \(first) (retention dropped the earlier ones); "
                     + "views can be replayed only from a whole log")
         }
-        let scratchPath = (scratchDirectory ?? NSTemporaryDirectory()) + "/cumulus-verify-\(UUID().uuidString)"
+        let scratchPath = (scratchDirectory ?? NSTemporaryDirectory()) + "/cumulus-verify-\(UUID.random().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: scratchPath) }
         var results: [TableResult] = []
         do {

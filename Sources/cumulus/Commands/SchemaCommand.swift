@@ -154,7 +154,7 @@ private let operatorName = "_cumulus_operator"
 /// The request ID of a command's commit: the command and a fresh ID for this run, so
 /// the log tells an operator's change from a client's request.
 private func commandRequestID(_ command: String) -> String {
-    "cumulus \(command)/" + UUID().uuidString
+    "cumulus \(command)/" + UUID.random().uuidString
 }
 
 private func readSchemaFile(_ path: String) throws -> String {
