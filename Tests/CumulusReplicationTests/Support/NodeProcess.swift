@@ -82,11 +82,13 @@ final class NodeProcess: @unchecked Sendable {
     /// Waits up to `timeout` for the process to exit by itself; its status, or `nil`.
     func waitForExit(timeout: Duration) async -> Int32? {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        // Asked once more after the deadline: this task may wake from its sleep late.
+        while true {
+            let last = ContinuousClock.now >= deadline
             if let process, !process.isRunning { return process.waitForExit() }
+            if last { return nil }
             try? await Task.sleep(for: .milliseconds(50))
         }
-        return nil
     }
 
     var isRunning: Bool { process?.isRunning ?? false }
