@@ -49,7 +49,7 @@ final class RateLimiter: Sendable {
     /// does not parse as an address the text as given.
     static func addressKey(_ address: String) -> String {
         var v6 = in6_addr()
-        guard address.contains(":"), inet_pton(AF_INET6, address, &v6) == 1 else { return address }
+        guard address.utf8.contains(UInt8(ascii: ":")), inet_pton(AF_INET6, address, &v6) == 1 else { return address }
         let bytes = withUnsafeBytes(of: &v6) { Array($0) }
         // ::ffff:a.b.c.d is an IPv4 client seen through an IPv6 socket.
         if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
