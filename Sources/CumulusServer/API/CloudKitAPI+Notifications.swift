@@ -39,7 +39,7 @@ extension CloudKitAPI {
 
     /// The signed-in user of a notification request, or the error to answer with.
     func notificationUser(_ request: APIRequest) throws -> String {
-        let matched = Route.match(request.path)
+        let matched = request.matched
         guard matched.isDatabasePath || matched.isDevicePath else { throw CumulusError(.invalidArguments, "no such endpoint") }
         let caller = try authenticate(
             request, container: matched.container, environment: try Self.environment(named: matched.environment))
@@ -63,7 +63,7 @@ extension CloudKitAPI {
     /// is absolute (``publicURL``) and is its own credential, valid while the web auth
     /// token it was made with signs its user in.
     func pushTokens(_ request: APIRequest, register: Bool) throws -> APIResponse {
-        let matched = Route.match(request.path)
+        let matched = request.matched
         let user = try notificationUser(request)
         let containerName = matched.container
         let environment = try Self.environment(named: matched.environment)
@@ -110,7 +110,7 @@ extension CloudKitAPI {
     /// are. A valid one is charged to its user, and waits in one of the user's
     /// ``APILimits/longPollsPerUser`` places.
     func webCourier(_ request: APIRequest, ticket text: String) async throws -> APIResponse {
-        let matched = Route.match(request.path)
+        let matched = request.matched
         let environment = try Self.environment(named: matched.environment)
         let ticket: WebCourierTicket
         do {

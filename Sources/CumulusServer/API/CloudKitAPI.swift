@@ -138,7 +138,7 @@ public struct CloudKitAPI: Sendable {
         let requestID = request.headers["x-request-id"].flatMap { $0.isEmpty || $0.count > 128 ? nil : $0 }
             ?? UUID.random().uuidString
         let started = ContinuousClock.now
-        let matched = Route.match(request.path)
+        let matched = request.matched
         var response: APIResponse
         do {
             response =

@@ -66,7 +66,8 @@ public enum CumulusHTTPServer {
     ) async -> Response {
         var request = request
         let answer: APIResponse
-        let route = Route.match(request.uri.path).route
+        let match = Route.match(request.uri.path)
+        let route = match.route
         if let route, route.answer == .fileBytes { return await assetExchange(request, route: route, api: api) }
         // A declared length over the limit is refused before a byte is read.
         let declared = request.headers[.contentLength].flatMap { Int($0) }
@@ -102,7 +103,7 @@ public enum CumulusHTTPServer {
                 headers: headers,
                 body: Array(body.readableBytesView), clientAddress: channel?.remoteAddress?.ipAddress)
             received.overTLS = overTLS
-            let apiRequest = received
+            let apiRequest = received.matching(match)
             if route?.answer == .replication {
                 return await replication(apiRequest, api: api)
             }

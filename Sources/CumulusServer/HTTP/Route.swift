@@ -212,7 +212,7 @@ public enum Route: String, CaseIterable, Sendable {
     /// none), and its segments.
     public struct Match: Sendable {
         /// The route, or `nil` if the path names none.
-        public let route: Route?
+        public private(set) var route: Route?
 
         /// The route if it takes `method`, else `nil`.
         public func route(taking method: String) -> Route? {
@@ -225,6 +225,22 @@ public enum Route: String, CaseIterable, Sendable {
         /// the console's page as its signed-in session's user, not with CloudKit's
         /// credentials.
         public var viaConsole = false
+
+        /// A match of `route` for a path of `parts`.
+        public init(route: Route?, parts: [String], viaConsole: Bool = false) {
+            self.route = route
+            self.parts = parts
+            self.viaConsole = viaConsole
+            afterDatabase = parts.count > 5 ? parts.dropFirst(5).joined(separator: "/") : ""
+        }
+
+        /// This match naming `route`, its segments read once.
+        func naming(_ route: Route?, viaConsole: Bool = false) -> Match {
+            var copy = self
+            copy.route = route
+            copy.viaConsole = viaConsole
+            return copy
+        }
 
         /// `/…/{container}/…`: the container a device or database path names (empty
         /// in a shorter path).
@@ -245,8 +261,9 @@ public enum Route: String, CaseIterable, Sendable {
         /// The operation after the environment (`tokens/create`), in a device or
         /// database path.
         public var afterEnvironment: String { parts.dropFirst(4).joined(separator: "/") }
-        /// The operation after the database (`records/modify`), in a database path.
-        public var afterDatabase: String { parts.dropFirst(5).joined(separator: "/") }
+        /// The operation after the database (`records/modify`), in a database path:
+        /// joined once, as matching and the API's dispatch both read it.
+        public let afterDatabase: String
     }
 
     /// The routes of each kind of place, by operation.
@@ -264,7 +281,7 @@ public enum Route: String, CaseIterable, Sendable {
         // which every request does twice (perf).
         let parts = path.utf8.split(separator: UInt8(ascii: "/")).map { String(Substring($0)) }
         let found = Match(route: nil, parts: parts)
-        if parts.count == 1 { return Match(route: byPlace[.node(parts[0])], parts: parts) }
+        if parts.count == 1 { return found.naming(byPlace[.node(parts[0])]) }
         if parts.first == "console" {
             // A database route under the console: the same route, reached by the
             // console's session instead of CloudKit's credentials. Only database routes:
@@ -273,17 +290,16 @@ public enum Route: String, CaseIterable, Sendable {
             if inner.first == "database" {
                 let database = Match(route: nil, parts: inner)
                 guard database.isDatabasePath, let route = byPlace[.database(database.afterDatabase)] else { return found }
-                return Match(route: route, parts: inner, viaConsole: true)
+                return database.naming(route, viaConsole: true)
             }
-            return Match(route: byPlace[.console(parts.dropFirst().joined(separator: "/"))], parts: parts)
+            return found.naming(byPlace[.console(parts.dropFirst().joined(separator: "/"))])
         }
         if found.isDevicePath {
-            if parts.count == 6, parts[4] == "webcourier" { return Match(route: .webCourier, parts: parts) }
-            return Match(route: byPlace[.device(found.afterEnvironment)], parts: parts)
+            if parts.count == 6, parts[4] == "webcourier" { return found.naming(.webCourier) }
+            return found.naming(byPlace[.device(found.afterEnvironment)])
         }
         if found.isDatabasePath {
-            let route = byPlace[.database(found.afterDatabase)] ?? byPlace[.environment(found.afterEnvironment)]
-            return Match(route: route, parts: parts)
+            return found.naming(byPlace[.database(found.afterDatabase)] ?? byPlace[.environment(found.afterEnvironment)])
         }
         return found
     }
