@@ -46,8 +46,8 @@ struct FeedIndex {
     /// and stores each once, when it finishes (``write(_:in:)``). Nothing reads the
     /// heads inside an append's transaction but the appends themselves.
     struct PendingHeads {
-        var zones: [[UInt8]: ZoneSequence] = [:]
-        var databases: [[UInt8]: DatabaseSequence] = [:]
+        var zones: [HashedBytes: ZoneSequence] = [:]
+        var databases: [HashedBytes: DatabaseSequence] = [:]
     }
 
     /// The next zone and database positions for `events`: the heads `pending` holds,
@@ -56,13 +56,13 @@ struct FeedIndex {
         var result = Positions()
         for (database, zone) in Commit.touchedZones(of: events) {
             let key = keys.zone(database, zone)
-            let last = try pending.zones[key]?.sequence ?? lastPosition(zoneHeads, key: key, in: txn)
+            let last = try pending.zones[HashedBytes(key)]?.sequence ?? lastPosition(zoneHeads, key: key, in: txn)
             result.zones.append(ZoneSequence(database: database, zoneID: zone, sequence: last + 1))
             result.zoneKeys.append(key)
         }
         for database in Commit.touchedDatabases(of: events) {
             let key = keys.database(database)
-            let last = try pending.databases[key]?.sequence ?? lastPosition(databaseHeads, key: key, in: txn)
+            let last = try pending.databases[HashedBytes(key)]?.sequence ?? lastPosition(databaseHeads, key: key, in: txn)
             result.databases.append(DatabaseSequence(database: database, sequence: last + 1))
             result.databaseKeys.append(key)
         }
@@ -76,13 +76,13 @@ struct FeedIndex {
             head.u64(position.sequence)
             head.databaseID(position.database)
             head.zoneID(position.zoneID)
-            try txn.put(zoneHeads, key: key, value: head.bytes)
+            try txn.put(zoneHeads, key: key.bytes, value: head.bytes)
         }
         for (key, position) in pending.databases {
             var head = BinaryWriter(capacity: 64)
             head.u64(position.sequence)
             head.databaseID(position.database)
-            try txn.put(databaseHeads, key: key, value: head.bytes)
+            try txn.put(databaseHeads, key: key.bytes, value: head.bytes)
         }
     }
 
@@ -113,7 +113,7 @@ struct FeedIndex {
                 }
             }
             try txn.put(zoneFeed, key: Self.entryKey(zoneKey, position.sequence), value: value.bytes, flags: .noOverwrite)
-            pending.zones[zoneKey] = position
+            pending.zones[HashedBytes(zoneKey)] = position
         }
         // Only commits deleting a zone need the set of deleted zones.
         let deletesZones = commit.events.contains { if case .zoneDeleted = $0 { true } else { false } }
@@ -135,7 +135,7 @@ struct FeedIndex {
             try txn.put(
                 databaseFeed, key: Self.entryKey(databaseKey, position.sequence), value: value.bytes,
                 flags: .noOverwrite)
-            pending.databases[databaseKey] = position
+            pending.databases[HashedBytes(databaseKey)] = position
         }
     }
 

@@ -10,7 +10,7 @@
 /// TIMESTAMP's milliseconds. Kinds without a hashed form are compared one by one.
 public struct MemberSet: Sendable {
     /// String members, case-folded, as bytes (equality is byte equality after folding).
-    private var foldedStrings: Set<[UInt8]> = []
+    private var foldedStrings: Set<HashedBytes> = []
     /// String members as written: a reference equals a string naming its record.
     private var strings: Set<String> = []
     /// Reference members by record ID, and by record name for string values.
@@ -21,7 +21,7 @@ public struct MemberSet: Sendable {
     private var doubles: Set<Double> = []
     /// Timestamp members' milliseconds.
     private var timestamps: Set<Int64> = []
-    private var bytes: Set<[UInt8]> = []
+    private var bytes: Set<HashedBytes> = []
     /// Members of other kinds (locations, assets), compared one by one.
     private var others: [FieldValue] = []
     /// How many members the list had.
@@ -33,7 +33,7 @@ public struct MemberSet: Sendable {
             count += 1
             switch member {
             case .string(let text):
-                foldedStrings.insert(Array(TextFolding.caseFolded(text).utf8))
+                foldedStrings.insert(HashedBytes(Array(TextFolding.caseFolded(text).utf8)))
                 strings.insert(text)
             case .reference(let reference):
                 references.insert(reference.recordID)
@@ -46,7 +46,7 @@ public struct MemberSet: Sendable {
             case .timestamp(let value):
                 timestamps.insert(value.millisecondsSince1970)
             case .bytes(let value):
-                bytes.insert(value)
+                bytes.insert(HashedBytes(value))
             case .location, .asset, .list:
                 others.append(member)
             }
@@ -58,7 +58,7 @@ public struct MemberSet: Sendable {
         let hashed: Bool
         switch value {
         case .string(let text):
-            hashed = foldedStrings.contains(Array(TextFolding.caseFolded(text).utf8)) || referenceNames.contains(text)
+            hashed = foldedStrings.contains(HashedBytes(Array(TextFolding.caseFolded(text).utf8))) || referenceNames.contains(text)
         case .reference(let reference):
             hashed = references.contains(reference.recordID) || strings.contains(reference.recordID.recordName)
         case .int64(let number):
@@ -68,7 +68,7 @@ public struct MemberSet: Sendable {
         case .timestamp(let time):
             hashed = timestamps.contains(time.millisecondsSince1970) || ints.contains(time.millisecondsSince1970)
         case .bytes(let data):
-            hashed = bytes.contains(data)
+            hashed = bytes.contains(HashedBytes(data))
         case .location, .asset, .list:
             hashed = false
         }

@@ -200,7 +200,7 @@ public enum PendingTokens {
         /// The records' names, in byte order (the table's key order).
         public private(set) var names: [String] = []
         /// typeHash ‖ escaped token → indices into ``names``, ascending.
-        private var postings: [[UInt8]: [Int]] = [:]
+        private var postings: [HashedBytes: [Int]] = [:]
 
         /// Whether no record of the zone is pending.
         public var isEmpty: Bool { names.isEmpty }
@@ -211,7 +211,7 @@ public enum PendingTokens {
             names.append(name)
             for token in current.tokens {
                 let key = Array(current.typeHash) + Array(token)
-                postings[key, default: []].append(index)
+                postings[HashedBytes(key), default: []].append(index)
             }
         }
 
@@ -222,7 +222,7 @@ public enum PendingTokens {
             let typeHash = IndexKeys.hash8(recordType)
             var result: Set<Int>?
             for word in words {
-                let found = Set(postings[typeHash + IndexKeys.tokenKey([], word)] ?? [])
+                let found = Set(postings[HashedBytes(typeHash + IndexKeys.tokenKey([], word))] ?? [])
                 if all {
                     result = result.map { $0.intersection(found) } ?? found
                 } else {

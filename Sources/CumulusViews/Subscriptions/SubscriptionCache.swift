@@ -7,18 +7,19 @@ import Synchronization
 /// subscription has new bytes. Bounded: cleared when full, since refilling is just
 /// decoding again.
 final class SubscriptionCache: Sendable {
-    private let entries = Mutex<[[UInt8]: Subscription]>([:])
+    private let entries = Mutex<[HashedBytes: Subscription]>([:])
     private let capacity: Int
 
     init(capacity: Int = 4_096) { self.capacity = capacity }
 
     /// The subscription `definition` encodes.
     func subscription(_ definition: [UInt8]) throws -> Subscription {
-        if let cached = entries.withLock({ $0[definition] }) { return cached }
+        let key = HashedBytes(definition)
+        if let cached = entries.withLock({ $0[key] }) { return cached }
         let decoded = try SubscriptionCodec.decode(definition)
         entries.withLock { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[definition] = decoded
+            entries[key] = decoded
         }
         return decoded
     }

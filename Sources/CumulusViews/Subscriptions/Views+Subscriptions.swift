@@ -14,14 +14,14 @@ extension Views {
     struct Firing {
         let commit: Commit
         /// database key ‖ subscription ID of the zone/database subscriptions fired.
-        var fired: Set<[UInt8]> = []
+        var fired: Set<HashedBytes> = []
         /// The touch prefixes already looked up in this commit.
-        var touched: Set<[UInt8]> = []
+        var touched: Set<HashedBytes> = []
         /// Filter evaluations query subscriptions may still take in this commit
         /// (``matchBudgetPerCommit``).
         var matchBudget = Views.matchBudgetPerCommit
         /// database key ‖ subscription ID of the subscriptions told `pruned` already.
-        var pruned: Set<[UInt8]> = []
+        var pruned: Set<HashedBytes> = []
 
         init(commit: Commit) { self.commit = commit }
 
@@ -96,7 +96,7 @@ extension Views {
         _ txn: LMDBWriteTransaction,
         decide: (Record?, Subscription, Query, FiresOn, (String) -> Bool) -> SubscriptionNotification.Reason?
     ) throws {
-        let databaseKey = FeedKeys.database(database)
+        let databaseKey = zoneKeys.database(database)
         let prefix = SubscriptionIndex.queryPrefix(databaseKey, recordType: recordType)
         var ids = try subscriptionIDs(under: prefix, txn)
         let valuePrefix = SubscriptionIndex.valuePrefix(databaseKey, recordType: recordType)
@@ -150,7 +150,7 @@ extension Views {
             if firesOnce, try txn.contains(tables.subscriptionsFired, key: stateKey) { continue }
             let cost = max(1, query.filters.count)
             guard firing.matchBudget >= cost else {
-                if firing.pruned.insert(stateKey).inserted {
+                if firing.pruned.insert(HashedBytes(stateKey)).inserted {
                     try emit(
                         subscription, reason: .pruned, database: database, zoneID: recordID.zoneID, recordID: nil,
                         firing: firing, txn)
@@ -176,13 +176,14 @@ extension Views {
     private func touch(
         _ database: DatabaseID, _ zoneID: ZoneID, recordType: String?, _ firing: inout Firing, _ txn: LMDBWriteTransaction
     ) throws {
-        let databaseKey = FeedKeys.database(database)
-        let zoneKey = FeedKeys.zone(database, zoneID)
+        // From the cache: called for every record event of a commit, and a key is a SHA-256.
+        let databaseKey = zoneKeys.database(database)
+        let zoneKey = zoneKeys.zone(database, zoneID)
         for prefix in SubscriptionIndex.touchPrefixes(databaseKey, zoneKey: zoneKey, recordType: recordType)
-        where firing.touched.insert(prefix).inserted {
+        where firing.touched.insert(HashedBytes(prefix)).inserted {
             for id in try subscriptionIDs(under: prefix, txn) {
                 let firedKey = databaseKey + Array(id.utf8)
-                guard firing.fired.insert(firedKey).inserted,
+                guard firing.fired.insert(HashedBytes(firedKey)).inserted,
                     let subscription = try storedSubscription(databaseKey, id, txn)
                 else { continue }
                 switch subscription.kind {

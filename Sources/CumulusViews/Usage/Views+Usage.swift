@@ -8,14 +8,14 @@ extension Views {
     /// removed, so the table holds only payers that hold something.
     func write(_ usage: RecordUsage, _ txn: LMDBWriteTransaction) throws {
         for (key, change) in usage.changes where change != 0 {
-            let current = try storedUsage(key, txn)
+            let current = try storedUsage(key.bytes, txn)
             // Never below zero: the views are derived, and a count that cannot go
             // negative keeps a damaged count from granting more than the quota.
             let updated = change < 0 ? current - min(current, -change) : current + change
             if updated == 0 {
-                _ = try txn.delete(tables.usage, key: key)
+                _ = try txn.delete(tables.usage, key: key.bytes)
             } else {
-                try txn.put(tables.usage, key: key, value: BigEndian.bytes(UInt64(updated)))
+                try txn.put(tables.usage, key: key.bytes, value: BigEndian.bytes(UInt64(updated)))
             }
         }
     }
