@@ -71,7 +71,7 @@ public final class FeedKeyCache: Sendable {
     }
 
     private static func same(_ a: String, _ b: String) -> Bool {
-        !UTF8Order.precedes(a, b) && !UTF8Order.precedes(b, a)
+        UTF8Order.compare(a, b) == 0
     }
 
     /// An empty cache.

@@ -99,7 +99,10 @@ struct HistoryIndex: Sendable {
         var value = BinaryWriter(capacity: 1 + events.count * 2)
         value.length(events.count)
         for index in events { value.length(index) }
-        try txn.put(table, key: key, value: value.bytes)
+        // Deferred: a batch's entries (a group of saves, a follower's or a replay's
+        // thousands of commits, a cascade's 100,000 records) are scattered by record
+        // name, and go to LMDB sorted, through one cursor, when the transaction commits.
+        try txn.deferPut(table, key: key, value: value.bytes)
     }
 
     /// The prefix an event is indexed under, or `nil` for events of no record or zone.

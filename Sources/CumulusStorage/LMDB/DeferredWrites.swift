@@ -36,15 +36,21 @@ import Darwin
 /// allocation per table instead of one per key.
 ///
 /// **Reuse.** A table's buffers, once written, are emptied and kept for the next table
-/// that defers a write, and the environment hands the whole object from one write
+/// that defers a write, and the environment hands the whole value from one write
 /// transaction to the next (``reusable()``). Grown afresh each time, the buffers of a
 /// 100,000-record cascade were moved at every doubling and their new pages zeroed by
 /// the kernel: page faults (with `clear_page`) and `memmove` were a sixth of its profile;
 /// a group of saves paid the same at its own scale on every commit.
 ///
-/// Not thread-safe: owned by one write transaction at a time, on its thread (the
-/// environment keeps it between transactions under its writer lock).
-final class DeferredWrites {
+/// **A value held in place.** The transaction stores it and appends to it in place, as
+/// one access to its own property. As a class it was retained and released around
+/// every deferred key, to keep it alive while it was changed: with the array passed
+/// to `append(contentsOf:)`, which takes its argument owned, a quarter of what
+/// deferring a key cost in a replay.
+///
+/// Owned by one write transaction at a time, on its thread (the environment keeps it
+/// between transactions under its writer lock).
+struct DeferredWrites {
     /// Pending operations above this many key bytes in one table are written at once:
     /// a transaction that touches millions of keys (an index build over a large type,
     /// a cascade) keeps a bounded buffer, at the price of more, still sorted, passes.
@@ -84,32 +90,42 @@ final class DeferredWrites {
     private(set) var pending: [Pending] = []
     /// The table of the previous `add`: runs of keys go to one table.
     private var last = 0
+    /// The `dbi` of `pending[last]`'s table, so a run of keys to one table is found
+    /// without reading the array's element.
+    private var lastDBI: MDB_dbi?
     /// Emptied buffers of tables already written, for the next table to fill.
     private var spare: [Pending] = []
 
+    /// Nothing pending and no buffers.
+    init() {}
+
     var isEmpty: Bool { pending.isEmpty }
 
+    /// Whether emptied buffers are kept for the next table (or transaction) to fill.
+    var hasSpareBuffers: Bool { !spare.isEmpty }
+
     /// Buffers for `table`: emptied ones kept from an earlier write when there are any.
-    private func buffers(for table: LMDBTable) -> Pending {
+    private mutating func buffers(for table: LMDBTable) -> Pending {
         guard var reused = spare.popLast() else { return Pending(table: table) }
         reused.table = table
         return reused
     }
 
     /// Keeps `work`'s buffers, emptied, for a later table (`work` was written).
-    func recycle(_ work: consuming Pending) {
+    mutating func recycle(_ work: consuming Pending) {
         var work = work
         work.bytes.removeAll(keepingCapacity: true)
         work.operations.removeAll(keepingCapacity: true)
         spare.append(work)
     }
 
-    /// This object ready for the next transaction, or `nil` if it holds nothing worth
+    /// These buffers ready for the next transaction, or `nil` if there are none worth
     /// keeping: anything still pending (an aborted transaction's) is dropped, its
     /// buffers kept, and buffers above ``retainedCapacity`` are let go.
-    func reusable() -> DeferredWrites? {
+    mutating func reusable() -> DeferredWrites? {
         for work in takeAll() { recycle(work) }
         last = 0
+        lastDBI = nil
         spare.removeAll { work in
             work.bytes.capacity > Self.retainedCapacity
                 || work.operations.capacity * MemoryLayout<Operation>.stride > Self.retainedCapacity
@@ -119,29 +135,39 @@ final class DeferredWrites {
 
     /// Records one operation (`value` only with a put); returns whether the table's
     /// buffer reached `threshold` bytes.
-    func add(
-        _ table: LMDBTable, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer? = nil, isPut: Bool, threshold: Int
-    ) -> Bool {
+    mutating func add(_ table: LMDBTable, key: [UInt8], value: UnsafeRawBufferPointer? = nil, isPut: Bool, threshold: Int) -> Bool {
         let index: Int
-        if last < pending.count, pending[last].table.dbi == table.dbi {
+        if lastDBI == table.dbi, last < pending.count {
             index = last
-        } else if let found = pending.firstIndex(where: { $0.table.dbi == table.dbi }) {
-            index = found
         } else {
-            pending.append(buffers(for: table))
-            index = pending.count - 1
+            if let found = pending.firstIndex(where: { $0.table.dbi == table.dbi }) {
+                index = found
+            } else {
+                pending.append(buffers(for: table))
+                index = pending.count - 1
+            }
+            last = index
+            lastDBI = table.dbi
         }
-        last = index
+        return Self.append(key, value: value, isPut: isPut, threshold: threshold, to: &pending[index])
+    }
+
+    /// Appends one operation to `work`: one access to the table's buffers for all of it.
+    private static func append(
+        _ key: [UInt8], value: UnsafeRawBufferPointer?, isPut: Bool, threshold: Int, to work: inout Pending
+    ) -> Bool {
         let valueCount = value?.count ?? 0
-        if pending[index].bytes.capacity - pending[index].bytes.count < key.count + valueCount {
-            Self.grow(&pending[index], toAdd: key.count + valueCount, threshold: threshold)
+        if work.bytes.capacity - work.bytes.count < key.count + valueCount {
+            grow(&work, toAdd: key.count + valueCount, threshold: threshold)
         }
-        let start = UInt32(pending[index].bytes.count)
-        pending[index].bytes.append(contentsOf: key)
-        if let value { pending[index].bytes.append(contentsOf: value) }
-        pending[index].operations.append(
+        let start = UInt32(work.bytes.count)
+        // Through a raw buffer: `append(contentsOf:)` takes its argument owned, so
+        // passing the array itself cost a retain and a release per key.
+        key.withUnsafeBytes { work.bytes.append(contentsOf: $0) }
+        if let value { work.bytes.append(contentsOf: value) }
+        work.operations.append(
             Operation(start: start, length: UInt16(key.count), isPut: isPut, valueLength: UInt32(valueCount)))
-        return pending[index].bytes.count >= threshold
+        return work.bytes.count >= threshold
     }
 
     /// Pending bytes past which a table's buffers grow straight to their flush size.
@@ -163,14 +189,19 @@ final class DeferredWrites {
     }
 
     /// Removes and returns the pending operations of `table`.
-    func take(_ table: LMDBTable) -> Pending? {
+    mutating func take(_ table: LMDBTable) -> Pending? {
         guard let index = pending.firstIndex(where: { $0.table.dbi == table.dbi }) else { return nil }
+        // The tables after it move down one place.
+        lastDBI = nil
         return pending.remove(at: index)
     }
 
     /// Removes and returns everything pending.
-    func takeAll() -> [Pending] {
-        defer { pending = [] }
+    mutating func takeAll() -> [Pending] {
+        defer {
+            pending = []
+            lastDBI = nil
+        }
         return pending
     }
 

@@ -291,11 +291,16 @@ public final class LMDBEnvironment: @unchecked Sendable {
                 mapLock.unlock()
                 throw error
             }
-            let transaction = LMDBWriteTransaction(environment: self, handle: txn)
-            transaction.deferred = spareDeferred
+            let transaction = LMDBWriteTransaction(
+                environment: self, handle: txn, deferred: spareDeferred ?? DeferredWrites())
             spareDeferred = nil
             // Whatever happens to the transaction, its buffers go to the next one.
-            defer { spareDeferred = transaction.deferred?.reusable() }
+            defer {
+                // Moved out, so the buffers have one owner when the next transaction grows them.
+                var kept = transaction.deferred
+                transaction.deferred = DeferredWrites()
+                spareDeferred = kept.reusable()
+            }
             let result: T
             do {
                 result = try body(transaction)

@@ -20,16 +20,23 @@ import Foundation
 /// is called, so such an error leaves the transaction usable.
 public class LMDBReadTransaction {
     let environment: LMDBEnvironment
-    private var handle: OpaquePointer?
+    // Unchecked exclusivity on what every call reads or changes: a transaction is used
+    // on one thread (LMDB's rule, above), and no access to these overlaps another
+    // (each is a momentary read, an assignment, or one call changing `deferred` in
+    // place). Checked, each `get`, `put` and deferred key paid runtime calls to begin
+    // and end every access.
+    @exclusivity(unchecked) private var handle: OpaquePointer?
     /// Set when any LMDB call in this transaction returned MDB_MAP_FULL, which poisons
     /// the transaction; `LMDBEnvironment.write` then grows the map and retries.
     var hitMapFull = false
-    /// A write transaction's held-back index writes (`nil` in a read transaction).
-    var deferred: DeferredWrites?
+    /// A write transaction's held-back index writes (empty in a read transaction),
+    /// changed in place.
+    @exclusivity(unchecked) var deferred: DeferredWrites
 
-    init(environment: LMDBEnvironment, handle: OpaquePointer) {
+    init(environment: LMDBEnvironment, handle: OpaquePointer, deferred: DeferredWrites = DeferredWrites()) {
         self.environment = environment
         self.handle = handle
+        self.deferred = deferred
     }
 
     /// The snapshot this transaction reads, as LMDB numbers it (`mdb_txn_id`): two read
@@ -55,7 +62,7 @@ public class LMDBReadTransaction {
         let dbi = try ownDBI(table)
         // Every use of a table passes here: writing what is held back for it first
         // keeps deferred writes invisible to everything, this transaction included.
-        if let deferred, !deferred.isEmpty, let work = deferred.take(table) {
+        if !deferred.isEmpty, let work = deferred.take(table) {
             try writeDeferred(work)
         }
         return dbi
@@ -85,7 +92,7 @@ public class LMDBReadTransaction {
             if case .lmdb(let code, _, _) = error, code == MDB_MAP_FULL { hitMapFull = true }
             throw error
         }
-        deferred?.recycle(work)
+        deferred.recycle(work)
     }
 
     /// Converts a failed LMDB return code into an error, noting MDB_MAP_FULL.

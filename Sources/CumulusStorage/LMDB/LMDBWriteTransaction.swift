@@ -198,35 +198,28 @@ public final class LMDBWriteTransaction: LMDBReadTransaction {
     private func deferWrite(
         _ table: LMDBTable, key: [UInt8], value: UnsafeRawBufferPointer? = nil, isPut: Bool
     ) throws(StorageError) {
-        // Concrete `[UInt8]`, not `some ContiguousBytes`: called once per index key
-        // (millions in a large cascade), where a generic call through the protocol
-        // witness showed in the profile.
+        // Called once per index key: millions in a large cascade, fifteen per record
+        // in a replay's token merges. Concrete `[UInt8]`, not `some ContiguousBytes`: a
+        // generic call through the protocol witness showed in the profile.
         _ = try txnHandle()
         _ = try ownDBI(table)
         guard !table.isDupSort else { throw .invalidArgument("deferred writes are for plain tables, not \(table.name)") }
-        let deferred: DeferredWrites
-        if let existing = self.deferred {
-            deferred = existing
-        } else {
-            deferred = DeferredWrites()
-            self.deferred = deferred
+        if let error = environment.keyError(key.count) { throw error }
+        if let layout = table.postings, key.withUnsafeBytes({ layout.groupLength($0) }) == nil {
+            throw .invalidArgument("\(table.name) takes group ‖ posting keys; this one has no posting group")
         }
-        let full: Result<Bool, StorageError> = key.withUnsafeBytes { keyBytes in
-            if let error = environment.keyError(keyBytes.count) { return .failure(error) }
-            if let layout = table.postings, layout.groupLength(keyBytes) == nil {
-                return .failure(.invalidArgument("\(table.name) takes group ‖ posting keys; this one has no posting group"))
-            }
-            return .success(
-                deferred.add(table, key: keyBytes, value: value, isPut: isPut, threshold: deferredFlushThreshold))
+        if deferred.add(table, key: key, value: value, isPut: isPut, threshold: deferredFlushThreshold),
+            let work = deferred.take(table)
+        {
+            try writeDeferred(work)
         }
-        if try full.get(), let work = deferred.take(table) { try writeDeferred(work) }
     }
 
     /// Writes everything held back; `LMDBEnvironment.write` calls it before committing.
     /// A body calls it itself when something must follow the transaction's last write
     /// but precede its commit (the log's commit, before the views' that derive from it).
     public func writeAllDeferred() throws(StorageError) {
-        guard let deferred, !deferred.isEmpty else { return }
+        guard !deferred.isEmpty else { return }
         for work in deferred.takeAll() { try writeDeferred(work) }
     }
 
