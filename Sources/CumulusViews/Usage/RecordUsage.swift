@@ -37,8 +37,8 @@ public struct RecordUsage: Sendable {
     }
 
     /// The keys of the last container and payer charged: a commit's records nearly
-    /// always have one payer, and building the two keys for each of a cascade's
-    /// 100,000 victims was most of what charging them cost.
+    /// always have one payer, so a cascade of 100,000 victims builds its two keys once,
+    /// not for every victim.
     private var last: (container: String, payer: String?, keys: (container: HashedBytes, payer: HashedBytes?))?
 
     /// The `usage` keys of `container` and of `payer` in it.
