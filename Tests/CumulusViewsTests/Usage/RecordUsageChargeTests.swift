@@ -12,7 +12,7 @@ struct RecordUsageChargeTests {
     }
 
     static func change(_ usage: RecordUsage, container: String, user: String?) -> Int64? {
-        usage.changes[HashedBytes(ViewKeys.usage(container: container, user: user))]
+        usage.change(of: HashedBytes(ViewKeys.usage(container: container, user: user)))
     }
 
     @Test("alternating payers and containers each get their own bytes")
@@ -34,6 +34,23 @@ struct RecordUsageChargeTests {
         #expect(Self.change(usage, container: "iCloud.a", user: nil) == containerA)
         #expect(Self.change(usage, container: "iCloud.b", user: nil) == 15)
         #expect(usage.changes.count == 5)
+    }
+
+    @Test("more payers than are searched one by one: each still gets its own bytes, once in the list")
+    func manyPayers() {
+        var usage = RecordUsage()
+        let database = Self.database("iCloud.a", .public)
+        let creators = (0..<(3 * RecordUsage.searchedChanges)).map { "creator-\($0)" }
+        for round in 1...3 {
+            for (index, creator) in creators.enumerated() { usage.charge(Int64(index + 1), in: database, creator: creator) }
+            for (index, creator) in creators.enumerated() {
+                #expect(Self.change(usage, container: "iCloud.a", user: creator) == Int64(round * (index + 1)))
+            }
+        }
+        #expect(usage.changes.count == creators.count + 1)
+        #expect(Set(usage.changes.map(\.key)).count == usage.changes.count)
+        let perRound = Int64(creators.count * (creators.count + 1) / 2)
+        #expect(Self.change(usage, container: "iCloud.a", user: nil) == 3 * perRound)
     }
 
     @Test("a private database's records are its owner's whoever created them; an empty creator charges the container alone")
