@@ -90,9 +90,6 @@ struct DeferredWrites {
     private(set) var pending: [Pending] = []
     /// The table of the previous `add`: runs of keys go to one table.
     private var last = 0
-    /// The `dbi` of `pending[last]`'s table, so a run of keys to one table is found
-    /// without reading the array's element.
-    private var lastDBI: MDB_dbi?
     /// Emptied buffers of tables already written, for the next table to fill.
     private var spare: [Pending] = []
 
@@ -125,7 +122,6 @@ struct DeferredWrites {
     mutating func reusable() -> DeferredWrites? {
         for work in takeAll() { recycle(work) }
         last = 0
-        lastDBI = nil
         spare.removeAll { work in
             work.bytes.capacity > Self.retainedCapacity
                 || work.operations.capacity * MemoryLayout<Operation>.stride > Self.retainedCapacity
@@ -137,18 +133,15 @@ struct DeferredWrites {
     /// buffer reached `threshold` bytes.
     mutating func add(_ table: LMDBTable, key: [UInt8], value: UnsafeRawBufferPointer? = nil, isPut: Bool, threshold: Int) -> Bool {
         let index: Int
-        if lastDBI == table.dbi, last < pending.count {
+        if last < pending.count, pending[last].table.dbi == table.dbi {
             index = last
+        } else if let found = pending.firstIndex(where: { $0.table.dbi == table.dbi }) {
+            index = found
         } else {
-            if let found = pending.firstIndex(where: { $0.table.dbi == table.dbi }) {
-                index = found
-            } else {
-                pending.append(buffers(for: table))
-                index = pending.count - 1
-            }
-            last = index
-            lastDBI = table.dbi
+            pending.append(buffers(for: table))
+            index = pending.count - 1
         }
+        last = index
         return Self.append(key, value: value, isPut: isPut, threshold: threshold, to: &pending[index])
     }
 
@@ -191,17 +184,12 @@ struct DeferredWrites {
     /// Removes and returns the pending operations of `table`.
     mutating func take(_ table: LMDBTable) -> Pending? {
         guard let index = pending.firstIndex(where: { $0.table.dbi == table.dbi }) else { return nil }
-        // The tables after it move down one place.
-        lastDBI = nil
         return pending.remove(at: index)
     }
 
     /// Removes and returns everything pending.
     mutating func takeAll() -> [Pending] {
-        defer {
-            pending = []
-            lastDBI = nil
-        }
+        defer { pending = [] }
         return pending
     }
 
