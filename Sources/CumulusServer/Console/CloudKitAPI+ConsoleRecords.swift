@@ -160,18 +160,14 @@ extension CloudKitAPI {
     }
 
     /// `GET /console/api/records/shares?…&zone=`: the shares of a zone of the session's
-    /// user's private database, each with its root, public permission and participants.
+    /// user's private database, each with its root, public permission and participants
+    /// (each as CloudKit's participant dictionary, ``ShareJSON/participant(_:)``).
     func consoleShares(_ request: APIRequest, _ session: ConsoleSessions.Session) throws -> JSONValue {
         let (database, zone) = try consoleZone(request, session)
         return .array(try database.shares(inZone: zone, as: session.effectiveUser).map { share in
             var entry: [String: JSONValue] = [
                 "recordName": .string(share.recordName), "publicPermission": .string(share.publicPermission.wireName),
-                "participants": .array(share.participants.map { participant in
-                    [
-                        "user": .string(participant.userRecordName), "permission": .string(participant.permission.wireName),
-                        "role": .string(participant.role.wireName), "acceptance": .string(participant.acceptance.wireName),
-                    ]
-                }),
+                "participants": .array(share.participants.map(ShareJSON.participant)),
             ]
             if let root = share.rootRecordName { entry["root"] = .string(root) }
             return .object(entry)

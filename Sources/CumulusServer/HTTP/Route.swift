@@ -280,20 +280,22 @@ public enum Route: String, CaseIterable, Sendable {
         // Split as bytes: the generic split over Characters was half of matching,
         // which every request does twice (perf).
         let parts = path.utf8.split(separator: UInt8(ascii: "/")).map { String(Substring($0)) }
-        let found = Match(route: nil, parts: parts)
-        if parts.count == 1 { return found.naming(byPlace[.node(parts[0])]) }
-        if parts.first == "console" {
+        if parts.count > 1, parts[0] == "console" {
             // A database route under the console: the same route, reached by the
             // console's session instead of CloudKit's credentials. Only database routes:
             // the container-wide ones (tokens, notifications) are not the console's.
             let inner = Array(parts.dropFirst())
             if inner.first == "database" {
                 let database = Match(route: nil, parts: inner)
-                guard database.isDatabasePath, let route = byPlace[.database(database.afterDatabase)] else { return found }
+                guard database.isDatabasePath, let route = byPlace[.database(database.afterDatabase)] else {
+                    return Match(route: nil, parts: parts)
+                }
                 return database.naming(route, viaConsole: true)
             }
-            return found.naming(byPlace[.console(parts.dropFirst().joined(separator: "/"))])
+            return Match(route: byPlace[.console(inner.joined(separator: "/"))], parts: parts)
         }
+        let found = Match(route: nil, parts: parts)
+        if parts.count == 1 { return found.naming(byPlace[.node(parts[0])]) }
         if found.isDevicePath {
             if parts.count == 6, parts[4] == "webcourier" { return found.naming(.webCourier) }
             return found.naming(byPlace[.device(found.afterEnvironment)])

@@ -181,9 +181,10 @@ struct ConsoleRecordsTests {
             let share = answer.json?[0]
             #expect(share?["recordName"]?.stringValue == "cloudkit.zoneshare" && share?["root"] == nil)
             let participants = (share?["participants"]?.arrayValue ?? []).map {
-                "\($0["user"]?.stringValue ?? ""):\($0["permission"]?.stringValue ?? ""):\($0["acceptance"]?.stringValue ?? "")"
+                "\($0["userIdentity"]?["userRecordName"]?.stringValue ?? ""):\($0["permission"]?.stringValue ?? ""):"
+                    + "\($0["type"]?.stringValue ?? ""):\($0["acceptanceStatus"]?.stringValue ?? "")"
             }
-            #expect(participants.contains("\(world.bob):READ_ONLY:INVITED"), "\(participants)")
+            #expect(participants.contains("\(world.bob):READ_ONLY:USER:INVITED"), "\(participants)")
             let bob = try await Self.signIn(browser, world.bob)
             let bobs = try await browser.send(.get, "/console/api/records/shares?\(place)", headers: bob.headers)
             #expect(bobs.status == 200 && bobs.json?.arrayValue?.isEmpty == true, "bob's own private database: \(bobs.text)")

@@ -209,7 +209,7 @@ async function sharesSection(place) {
     el("td", {}, share.root ? el("a", { href: pageLink("record", { ...place, name: share.root }) }, share.root) : "the whole zone"),
     el("td", {}, share.publicPermission),
     el("td", {}, el("ul", { class: "values" }, share.participants.map((participant) =>
-      el("li", {}, `${participant.user}: ${participant.permission}, ${participant.role}, ${participant.acceptance}`)))))))];
+      el("li", {}, `${participant.userIdentity.userRecordName}: ${participant.permission}, ${participant.type}, ${participant.acceptanceStatus}`)))))))];
 }
 
 /** The user's subscriptions in this database, as `subscriptions/list` answers them. */
