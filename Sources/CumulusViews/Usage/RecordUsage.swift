@@ -46,27 +46,26 @@ public struct RecordUsage: Sendable {
 
     /// Adds `bytes` to the change of `key`.
     private mutating func add(_ bytes: Int64, to key: HashedBytes) {
-        if changes.count <= Self.searchedChanges {
-            if let index = changes.firstIndex(where: { $0.key == key }) {
-                changes[index].bytes += bytes
-                return
-            }
-            changes.append((key, bytes))
-            if changes.count > Self.searchedChanges {
-                for (index, change) in changes.enumerated() { positions[change.key] = index }
-            }
-        } else if let index = positions[key] {
+        if let index = index(of: key) {
             changes[index].bytes += bytes
-        } else {
-            positions[key] = changes.count
-            changes.append((key, bytes))
+            return
         }
+        changes.append((key, bytes))
+        if changes.count == Self.searchedChanges + 1 {
+            for (index, change) in changes.enumerated() { positions[change.key] = index }
+        } else if changes.count > Self.searchedChanges {
+            positions[key] = changes.count - 1
+        }
+    }
+
+    /// Where `key` is in `changes`: searched one by one in a short list, else looked up.
+    private func index(of key: HashedBytes) -> Int? {
+        changes.count > Self.searchedChanges ? positions[key] : changes.firstIndex { $0.key == key }
     }
 
     /// The change charged to `key` so far, or `nil` if none was.
     func change(of key: HashedBytes) -> Int64? {
-        if changes.count > Self.searchedChanges { return positions[key].map { changes[$0].bytes } }
-        return changes.first { $0.key == key }?.bytes
+        index(of: key).map { changes[$0].bytes }
     }
 
     /// The keys of the last container and payer charged: a commit's records nearly
