@@ -192,6 +192,8 @@ def main():
         driver.set_window_size(390, 844)
         fits_a_phone(driver, "the records page")
         shot("4-query-phone")
+        scroll_to(driver, "shares")
+        shot("4b-shares-phone")
         driver.set_window_size(1280, 800)
 
         # A record, then its reference to its owner, whose page names every referrer.
