@@ -98,10 +98,19 @@ def sign_in(driver, wait, user, password):
 
 
 def fits_a_phone(driver, what):
-    """The page is no wider than a phone's screen (tables scroll inside their own box)."""
+    """The page is no wider than a phone's screen, and no table is wider than its box:
+    each row shows as a card of labelled cells, not columns scrolled out of sight."""
     wait_for(lambda: driver.execute_script("return window.innerWidth") <= 400, "the window to narrow", timeout=30)
     width = driver.execute_script("return document.documentElement.scrollWidth")
     assert width <= 400, f"{what} is {width} px wide at a phone's width"
+    wide = driver.execute_script(
+        "return [...document.querySelectorAll('table')]"
+        ".filter((t) => t.offsetParent !== null && t.parentElement.scrollWidth > t.parentElement.clientWidth + 1)"
+        ".map((t) => `${t.id}: ${t.parentElement.scrollWidth} px in ${t.parentElement.clientWidth}`)")
+    assert not wide, f"{what}: tables scroll sideways at a phone's width: {wide}"
+    unlabelled = driver.execute_script(
+        "return [...document.querySelectorAll('table tbody td')].filter((c) => c.offsetParent !== null && c.dataset.label === undefined).length")
+    assert unlabelled == 0, f"{what}: {unlabelled} cells without their column's label"
 
 
 def stop(processes):

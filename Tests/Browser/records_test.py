@@ -194,6 +194,8 @@ def main():
         shot("4-query-phone")
         scroll_to(driver, "shares")
         shot("4b-shares-phone")
+        scroll_to(driver, "results")
+        shot("4c-results-phone")
         driver.set_window_size(1280, 800)
 
         # A record, then its reference to its owner, whose page names every referrer.

@@ -63,17 +63,14 @@ async function clusterPage() {
   }
   const followers = status.followers.length === 0
     ? el("p", { class: "muted", id: "no-followers" }, "No follower has reported to this node.")
-    : el("div", { class: "scroll" }, el("table", { id: "followers" },
-        el("thead", {}, el("tr", {}, ["Follower", "Applied", "Behind (commits)", "Behind (ms)", "Streams", "Last report"].map((h) => el("th", {}, h)))),
-        el("tbody", {}, status.followers.map((f) => el("tr", {},
+    : table("followers", ["Follower", "Applied", "Behind (commits)", "Behind (ms)", "Streams", "Last report"],
+        status.followers.map((f) => el("tr", {},
           el("td", {}, f.name), el("td", {}, f.applied), el("td", {}, f.lagCommits), el("td", {}, f.lagMilliseconds),
-          el("td", {}, f.openStreams), el("td", {}, `${f.sinceReportMilliseconds} ms ago`))))));
-  const history = el("div", { class: "scroll" }, el("table", { id: "history" },
-    el("thead", {}, el("tr", {}, ["When", "Role", "Epoch", "Why"].map((h) => el("th", {}, h)))),
-    el("tbody", {}, [...status.history].reverse().map((change) => el("tr", {},
-      el("td", {}, time(change.atMilliseconds)),
-      el("td", {}, change.leaderURL ? `${change.role} of ${change.leaderURL}` : change.role),
-      el("td", {}, change.epoch), el("td", {}, change.reason))))));
+          el("td", {}, f.openStreams), el("td", {}, `${f.sinceReportMilliseconds} ms ago`))));
+  const history = table("history", ["When", "Role", "Epoch", "Why"], [...status.history].reverse().map((change) => el("tr", {},
+    el("td", {}, time(change.atMilliseconds)),
+    el("td", {}, change.leaderURL ? `${change.role} of ${change.leaderURL}` : change.role),
+    el("td", {}, change.epoch), el("td", {}, change.reason))));
   if (status.semiSynchronous) {
     const sync = status.semiSynchronous;
     cards.push(card("Semi-synchronous", `${sync.replicas} replica${sync.replicas === 1 ? "" : "s"}, ${sync.timeoutMilliseconds} ms, then ${sync.fallback}; ${sync.fallbacks} fallbacks`));
@@ -139,9 +136,7 @@ async function logPage() {
     location.hash = `#/log?${chosen}`;
   });
   const body = el("tbody", {});
-  const table = el("div", { class: "scroll" }, el("table", { id: "log" },
-    el("thead", {}, el("tr", {}, ["Commit", "Time", "User", "Operation", "Zone", "Record", "Type", "Keys / cause", "Request"].map((h) => el("th", {}, h)))),
-    body));
+  const entries = table("log", ["Commit", "Time", "User", "Operation", "Zone", "Record", "Type", "Keys / cause", "Request"], body);
   const status = el("p", { class: "muted", id: "log-status" }, "Connecting…");
   const query = new URLSearchParams();
   for (const name of fields) if (params.get(name)) query.set(name, params.get(name));
@@ -165,7 +160,7 @@ async function logPage() {
   });
   const chain = await chainSection();
   stream.addEventListener("entry", chain.refresh);
-  return [el("h1", {}, "Log"), ...chain.parts, form, status, table];
+  return [el("h1", {}, "Log"), ...chain.parts, form, status, entries];
 }
 
 /** The hash chain's head, a verify of it, and an audit export of a range, each a job
@@ -276,9 +271,7 @@ async function historyPage() {
   return [
     heading, form,
     el("p", { id: "history-summary" }, `${history.record} in ${history.zone}, ${history.database}: ${history.versions.length} versions; ${history.exists ? "exists now" : "deleted"}`),
-    el("div", { class: "scroll" }, el("table", { id: "history-versions" },
-      el("thead", {}, el("tr", {}, ["Commit", "Time", "User", "What", "Keys", "Tag", "Request"].map((h) => el("th", {}, h)))),
-      el("tbody", {}, rows))),
+    table("history-versions", ["Commit", "Time", "User", "What", "Keys", "Tag", "Request"], rows),
   ];
 }
 

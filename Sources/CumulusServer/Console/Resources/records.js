@@ -344,8 +344,7 @@ async function results(place, parameters, schema) {
   more.addEventListener("click", load);
   await load();
   return [el("h2", {}, `${query.recordType} records`), status,
-    el("div", { class: "scroll" }, el("table", { id: "results" },
-      el("thead", {}, el("tr", {}, ["Record", ...columns, "Modified"].map((heading) => el("th", {}, heading)))), body)),
+    table("results", ["Record", ...columns, "Modified"], body),
     more];
 }
 

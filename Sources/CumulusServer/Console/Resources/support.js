@@ -65,9 +65,18 @@ export function card(label, value, className = "") {
   return el("div", { class: "card" }, el("div", { class: "label" }, label), el("div", { class: `value ${className}` }, value));
 }
 
-/** A table: headings, then rows of cells. */
+/** A table: headings, then rows of cells, or a `tbody` that rows are added to later
+ * (a live stream, a next page). Each cell is labelled with its column's heading, rows
+ * added later too, so a phone's screen can show each row as a card of labelled
+ * lines (`table.stacked` in console.css) instead of a table scrolling sideways. */
 export function table(id, headings, rows) {
-  return el("div", { class: "scroll" }, el("table", { id },
+  const body = rows instanceof HTMLTableSectionElement ? rows : el("tbody", {}, rows);
+  const label = (row) => [...row.cells].forEach((cell, index) => { cell.dataset.label = headings[index] ?? ""; });
+  [...body.rows].forEach(label);
+  new MutationObserver((changes) => changes.forEach((change) => change.addedNodes.forEach((node) => {
+    if (node instanceof HTMLTableRowElement) label(node);
+  }))).observe(body, { childList: true });
+  return el("div", { class: "scroll" }, el("table", { id, class: "stacked" },
     el("thead", {}, el("tr", {}, headings.map((heading) => el("th", {}, heading)))),
-    el("tbody", {}, rows)));
+    body));
 }
