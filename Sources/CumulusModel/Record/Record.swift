@@ -341,10 +341,16 @@ public struct Record: Sendable, Hashable {
         // Only fields that hold references are sorted (usually one or none), not
         // every key of the record: the planner asks this of every record it saves.
         var holding: [(field: String, value: FieldValue)] = []
-        forEachField(where: { _ in true }) { key, value in
-            var holds = false
-            value.forEachReference { _ in holds = true }
-            if holds { holding.append((key, value)) }
+        if let encoded {
+            // Kept by the values once found (reference values are the only ones
+            // holding references).
+            holding = encoded.fields(holding: .reference).map { (field: $0.key, value: $0.value) }
+        } else {
+            for (key, value) in storage.decodedFields {
+                var holds = false
+                value.forEachReference { _ in holds = true }
+                if holds { holding.append((key, value)) }
+            }
         }
         if holding.count > 1 { holding.sort { $0.field < $1.field } }
         var found: [(field: String, reference: Reference)] = []

@@ -39,6 +39,83 @@ struct LazyRecordTests {
         #expect(withReferences > 200, "the generator should give many records with references")
     }
 
+    @Test("2,000 random records: references and assets, with their fields, agree on every form and every ask")
+    func referencesAndAssetsKept() throws {
+        var random = RandomRecords(seed: 0xA55_E75)
+        func references(_ record: Record) -> [String] {
+            record.fieldReferences.map { "\($0.field)=\($0.reference.recordID.recordName)/\($0.reference.action)" }
+        }
+        func assets(_ record: Record) -> [String] {
+            var found: [String] = []
+            record.forEachFieldAsset { found.append("\($0.fileChecksum)/\($0.size)") }
+            return found.sorted()
+        }
+        func walked(_ record: Record) -> [String] {
+            var found: [String] = []
+            record.forEachFieldReference { found.append($0.recordID.recordName) }
+            return found.sorted()
+        }
+        var withBoth = 0
+        for index in 0..<2_000 {
+            var kept = random.record()
+            let bytes = try RecordCodec.encodeKeepingValues(&kept)
+            let eager = try RecordCodec.decode(bytes)
+            let expected = (references(eager), assets(eager), walked(eager))
+            if !expected.0.isEmpty && !expected.1.isEmpty { withBoth += 1 }
+            // Each form, asked for references first and for assets first (the first
+            // ask finds both), then asked again (kept).
+            var hints = RecordDecodeHints()
+            let forms: [(String, Record)] = [
+                ("just encoded", kept),
+                ("checked bytes", try bytes.withUnsafeBytes { try RecordCodec.decodeLazily($0) }),
+                ("unchecked bytes", try bytes.withUnsafeBytes { try RecordCodec.decodeForReading($0, hints: &hints) }),
+                ("decoded cache", try bytes.withUnsafeBytes { buffer in
+                    let record = try RecordCodec.decodeLazily(buffer)
+                    _ = record.fields
+                    return record
+                }),
+            ]
+            for (name, record) in forms {
+                #expect(record.encoded != nil, "record \(index), \(name): values kept encoded")
+                let copy = record
+                #expect(references(record) == expected.0 && assets(record) == expected.1, "record \(index), \(name)")
+                #expect(assets(copy) == expected.1 && walked(copy) == expected.2, "record \(index), \(name), asked again")
+            }
+            let other = try bytes.withUnsafeBytes { try RecordCodec.decodeLazily($0) }
+            #expect(assets(other) == expected.1 && references(other) == expected.0, "record \(index), assets asked first")
+        }
+        #expect(withBoth > 50, "the generator should give records holding references and assets")
+    }
+
+    @Test("damaged unchecked values: once a read finds them malformed, they hold no references and no assets, kept or not")
+    func damagedValuesHoldNothing() throws {
+        var random = RandomRecords(seed: 0xDA_3A6E)
+        var damaged = 0
+        for round in 0..<5_000 {
+            let bytes = random.damaged(try RecordCodec.encode(random.record()), round: round)
+            guard (try? RecordCodec.decode(bytes)) == nil else { continue }
+            var hints = RecordDecodeHints()
+            guard let record = try? bytes.withUnsafeBytes({ try RecordCodec.decodeForReading($0, hints: &hints) }) else {
+                continue
+            }
+            // Asked before the damage is known: a walk answers what it found, and
+            // what it found is kept...
+            _ = record.fieldReferences
+            record.forEachFieldAsset { _ in }
+            guard record.storedValuesError() != nil else { continue }
+            damaged += 1
+            // ...until a read finds the values malformed: then none, as every read.
+            for ask in 0..<2 {
+                var assets = 0
+                record.forEachFieldAsset { _ in assets += 1 }
+                var references = 0
+                record.forEachFieldReference { _ in references += 1 }
+                #expect(record.fieldReferences.isEmpty && assets == 0 && references == 0, "round \(round), ask \(ask)")
+            }
+        }
+        #expect(damaged > 100, "the damage should often fall in the values")
+    }
+
     @Test("hints, right or wrong, never change what a record decodes to")
     func hintsNeverChangeTheResult() throws {
         var random = RandomRecords(seed: 0x41_0014)
