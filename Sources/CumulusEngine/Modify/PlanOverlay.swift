@@ -147,7 +147,7 @@ struct PlanOverlay {
         let oldEdges = Set(old.map(OutgoingReference.of) ?? [])
         let newEdges = Set(OutgoingReference.of(new))
         for edge in oldEdges.subtracting(newEdges) { try removeEdge(edge, from: id) }
-        for edge in newEdges.subtracting(oldEdges) { try addEdge(edge, from: id) }
+        for edge in newEdges.subtracting(oldEdges) { try addEdge(edge, from: id, sourceIsNew: old == nil) }
         records[id] = new
         gone.remove(id)
         touched.insert(id)
@@ -233,10 +233,16 @@ struct PlanOverlay {
         bumps = [:]
     }
 
-    private mutating func addEdge(_ edge: OutgoingReference, from source: RecordID) throws {
+    /// With `sourceIsNew` the source does not exist at this point of the plan: the
+    /// views hold no edge of it (they hold the edges of stored records only, and a
+    /// stored record this plan deleted had its edges removed here), so only this
+    /// plan's own changes are asked, not the stored graph: a new record's save reads
+    /// nothing for its references.
+    private mutating func addEdge(_ edge: OutgoingReference, from source: RecordID, sourceIsNew: Bool) throws {
         let target = RecordID(recordName: edge.targetName, zoneID: source.zoneID)
         let inEdge = InEdge(action: edge.action, source: source.recordName)
-        if try !hasIncoming(inEdge, at: target) {
+        let present = sourceIsNew ? incomingChanges[target]?[inEdge] ?? false : try hasIncoming(inEdge, at: target)
+        if !present {
             incomingChanges[target, default: [:]][inEdge] = true
             if edge.action == .deleteSelf { deleteSelfOwnerChange[target, default: 0] += 1 }
         }

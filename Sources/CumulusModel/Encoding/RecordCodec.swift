@@ -25,18 +25,25 @@ public enum RecordCodec {
     /// Encodes `record`. Throws `invalidArguments` for what has no canonical form:
     /// non-finite doubles, nested lists and lists mixing types.
     public static func encode(_ record: Record) throws -> [UInt8] {
+        if let whole = record.wholeEncoding { return whole }
         var writer = BinaryWriter(capacity: 128 + (record.encoded?.bytes.count ?? record.fields.count * 24))
         try encode(record, into: &writer)
         return writer.bytes
     }
 
-    /// Encodes `record` and keeps the bytes of its values in it, so that encoding it
-    /// again copies them instead of walking every value: on a leader a record is
+    /// Encodes `record` and keeps the bytes in it, its values' and its whole
+    /// encoding's, so that encoding it again copies them: on a leader a record is
     /// measured by ``RecordValidator``, then written into the log's frame and into
-    /// the view, and only the first of the three builds its values' bytes.
+    /// the view, and only the first of the three encodes it. A change to the record
+    /// drops the whole encoding (its values' bytes stay while its values do).
     public static func encodeKeepingValues(_ record: inout Record) throws -> [UInt8] {
         let zone = record.recordID.zoneID
-        if let encoded = record.encoded, encoded.home == zone { return try encode(record) }
+        if let whole = record.wholeEncoding { return whole }
+        if let encoded = record.encoded, encoded.home == zone {
+            let bytes = try encode(record)
+            record.keepWholeEncoding(bytes)
+            return bytes
+        }
         if let damage = record.storedValuesError() { throw damage }
         var writer = BinaryWriter(capacity: 128 + record.fields.count * 24)
         writeHeader(record, into: &writer)
@@ -50,11 +57,16 @@ public enum RecordCodec {
         record.setStored(encoded: EncodedValues(
             encoded: Array(bytes[valuesStart...]), home: zone, encryptedOffset: encryptedOffset,
             fields: fields, encrypted: encrypted))
+        record.keepWholeEncoding(bytes)
         return bytes
     }
 
     /// Appends the encoding of `record` to `writer`.
     public static func encode(_ record: Record, into writer: inout BinaryWriter) throws {
+        if let whole = record.wholeEncoding {
+            writer.raw(whole)
+            return
+        }
         // Values read unchecked are checked before anything is written, whichever way
         // they are written below: damaged stored values are never copied into the log
         // or a view, nor written as the empty sections a damaged read answers.

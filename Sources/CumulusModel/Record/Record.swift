@@ -40,6 +40,11 @@ public struct Record: Sendable, Hashable {
         /// decoded them (they then read as empty): kept so that encoding it throws
         /// instead of writing the loss.
         var valuesFailure: CumulusError?
+        /// The record's whole encoding, once measured for storage
+        /// (``RecordCodec/encodeKeepingValues(_:)``); dropped by any change, so it is
+        /// always what encoding the record now would write. Not copied: a copy is
+        /// made only to be changed.
+        var wholeEncoding: [UInt8]?
 
         init(recordType: String, recordID: RecordID, fields: [String: FieldValue], changedKeys: Set<String>) {
             self.recordType = recordType
@@ -70,8 +75,21 @@ public struct Record: Sendable, Hashable {
     private var writable: Storage {
         mutating get {
             if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+            storage.wholeEncoding = nil
             return storage
         }
+    }
+
+    /// The record's whole encoding, if it was kept (``keepWholeEncoding(_:)``) and
+    /// nothing changed since.
+    var wholeEncoding: [UInt8]? { storage.wholeEncoding }
+
+    /// Keeps `bytes`, just encoded from this record as it is, as its whole encoding:
+    /// a saved record is measured (``RecordValidator/validateForStorage(_:in:rulesHeld:)``),
+    /// then written into the log's frame and into the view, and only the first of
+    /// the three encodes it.
+    mutating func keepWholeEncoding(_ bytes: [UInt8]) {
+        writable.wholeEncoding = bytes
     }
 
     /// The record's type, e.g. `TodoItem`.

@@ -48,6 +48,60 @@ struct RecordCodecTests {
         }
     }
 
+    @Test("a record measured for storage keeps its whole encoding until any change, alone or inside other bytes")
+    func wholeEncodingKeptUntilChanged() throws {
+        var random = RandomRecords(seed: 0x3407_E5C)
+        let other = ZoneID(zoneName: "elsewhere", ownerName: "someone")
+        let changes: [(String, (inout Record) -> Void)] = [
+            ("type", { $0.recordType = "Changed" }),
+            ("name", { $0.recordID.recordName += "-2" }),
+            ("zone", { $0.recordID = RecordID(recordName: $0.recordID.recordName, zoneID: other) }),
+            ("created", { $0.creationDate = Timestamp(millisecondsSince1970: 1) }),
+            ("modified", { $0.modificationDate = Timestamp(millisecondsSince1970: 2) }),
+            ("creator", { $0.creatorUserRecordID = RecordID(recordName: "_someoneElse") }),
+            ("modifier", { $0.lastModifiedUserRecordID = nil }),
+            ("tag", { $0.recordChangeTag = "changed" }),
+            ("parent", { $0.parent = Reference(recordID: RecordID(recordName: "p", zoneID: $0.recordID.zoneID), action: .none) }),
+            ("share", { $0.share = nil }),
+            ("value", { $0["added"] = .string("x") }),
+            ("encrypted", { $0[encrypted: "secret"] = .bytes([1, 2]) }),
+        ]
+        for index in 0..<500 {
+            let original = random.record()
+            var kept = original
+            let bytes = try RecordCodec.encodeKeepingValues(&kept)
+            #expect(kept.wholeEncoding == bytes, "record \(index): kept")
+            var inside = BinaryWriter(capacity: 8)
+            inside.u8(7)
+            try RecordCodec.encode(kept, into: &inside)
+            #expect(inside.bytes == [7] + bytes, "record \(index): inside other bytes")
+            // Untouched copies share it; clearing no changed keys is no change.
+            var copy = kept
+            copy.clearChangedKeys()
+            #expect(try RecordCodec.encode(copy) == bytes)
+            // The same change made to a record never measured: encoded afresh.
+            func fresh(_ change: (inout Record) -> Void) -> Record {
+                var fresh = original
+                change(&fresh)
+                return fresh
+            }
+            for (name, change) in changes {
+                // Changed in place (its own box) and changed as a copy (a shared one).
+                var changed = original
+                _ = try RecordCodec.encodeKeepingValues(&changed)
+                change(&changed)
+                var changedCopy = kept
+                change(&changedCopy)
+                #expect(changedCopy.wholeEncoding == nil, "record \(index): \(name) drops a copy's")
+                #expect(try RecordCodec.encode(changedCopy) == RecordCodec.encode(fresh(change)), "record \(index): copy after \(name)")
+                #expect(changed.wholeEncoding == nil, "record \(index): \(name) drops it")
+                #expect(try RecordCodec.encode(changed) == RecordCodec.encode(fresh(change)), "record \(index): after \(name)")
+                #expect(try RecordCodec.encodeKeepingValues(&changed) == RecordCodec.encode(fresh(change)), "record \(index): \(name), kept again")
+                #expect(kept.wholeEncoding == bytes, "record \(index): \(name) left the original's")
+            }
+        }
+    }
+
     @Test("field order does not change the bytes")
     func encodingIsIndependentOfInsertionOrder() throws {
         var a = Record(recordType: "Note", recordID: RecordID(recordName: "n1"))
