@@ -93,8 +93,17 @@ public final class Views: Sendable {
             let derivation = try RecordDerivation.usable(derived, completing: record, zoneKey: zoneKey, schema: stamped)
             let stored = try saveRecord(
                 record, zoneKey: zoneKey, schema: stamped.schema, tokens: tokens, derived: derivation, txn)
-            try replaceReferences(of: name, zoneKey: zoneKey, with: derivation?.references ?? OutgoingReference.of(record), txn)
-            let files = try updateAssets(zoneKey: zoneKey, name: name, to: record, sequence: sequence, txn)
+            // A record that was not stored (no bytes replaced) has no `refsOut` or
+            // `assetsOut` entry to read: both are kept for current records only and go
+            // with them. Most saves are of new records: two lookups fewer each.
+            let existed = stored.old > 0
+            let references = derivation?.references ?? OutgoingReference.of(record)
+            if existed {
+                try replaceReferences(of: name, zoneKey: zoneKey, with: references, txn)
+            } else {
+                try replaceReferences(zoneKey, source: name, old: [], new: references, txn)
+            }
+            let files = try updateAssets(zoneKey: zoneKey, name: name, to: record, existed: existed, sequence: sequence, txn)
             // A version keeps its creator, so the new one names who pays for the old.
             usage.charge(
                 Int64(stored.new - stored.old) + files.new - files.old, in: database,

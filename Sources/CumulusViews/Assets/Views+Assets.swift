@@ -17,15 +17,16 @@ import CumulusStorage
 /// (records saved before assets were stored) and are not counted.
 extension Views {
     /// Counts the assets of `record`, just saved by commit `sequence`, in place of what
-    /// its previous version held (`nil`: it was deleted). Returns how many bytes of
-    /// files the previous version and the new one hold (each file once), for
-    /// ``RecordUsage``.
+    /// its previous version held (`nil`: it was deleted). Without `existed` there was no
+    /// previous version, so nothing is read for it. Returns how many bytes of files the
+    /// previous version and the new one hold (each file once), for ``RecordUsage``.
     @discardableResult
     func updateAssets(
-        zoneKey: [UInt8], name: String, to record: Record?, sequence: UInt64, _ txn: LMDBWriteTransaction
+        zoneKey: [UInt8], name: String, to record: Record?, existed: Bool = true, sequence: UInt64,
+        _ txn: LMDBWriteTransaction
     ) throws -> (old: Int64, new: Int64) {
         let key = ViewKeys.record(zoneKey, name)
-        let old = try txn.withValue(tables.assetsOut, key: key) { Self.heldAssets(in: $0) } ?? []
+        let old = existed ? try txn.withValue(tables.assetsOut, key: key) { Self.heldAssets(in: $0) } ?? [] : []
         var new: [AssetChecksum: Int64] = [:]
         record?.forEachFieldAsset { asset in
             if let checksum = AssetChecksum(hex: asset.fileChecksum) { new[checksum] = max(0, asset.size) }
