@@ -103,14 +103,24 @@ def fits_a_phone(driver, what):
     wait_for(lambda: driver.execute_script("return window.innerWidth") <= 400, "the window to narrow", timeout=30)
     width = driver.execute_script("return document.documentElement.scrollWidth")
     assert width <= 400, f"{what} is {width} px wide at a phone's width"
+    no_table_scrolls(driver, what)
+    unlabelled = driver.execute_script(
+        "return [...document.querySelectorAll('table tbody td')].filter((c) => c.offsetParent !== null && c.dataset.label === undefined).length")
+    assert unlabelled == 0, f"{what}: {unlabelled} cells without their column's label"
+    # A label that wraps must make its line taller, not run into the next line.
+    overflowing = driver.execute_script(
+        "return [...document.querySelectorAll('table tbody td')].filter((c) => c.offsetParent !== null"
+        " && parseFloat(getComputedStyle(c, '::before').height) > c.clientHeight + 1).map((c) => c.dataset.label)")
+    assert not overflowing, f"{what}: labels taller than their cells: {overflowing}"
+
+
+def no_table_scrolls(driver, what):
+    """No table on the page is wider than the box it sits in."""
     wide = driver.execute_script(
         "return [...document.querySelectorAll('table')]"
         ".filter((t) => t.offsetParent !== null && t.parentElement.scrollWidth > t.parentElement.clientWidth + 1)"
         ".map((t) => `${t.id}: ${t.parentElement.scrollWidth} px in ${t.parentElement.clientWidth}`)")
-    assert not wide, f"{what}: tables scroll sideways at a phone's width: {wide}"
-    unlabelled = driver.execute_script(
-        "return [...document.querySelectorAll('table tbody td')].filter((c) => c.offsetParent !== null && c.dataset.label === undefined).length")
-    assert unlabelled == 0, f"{what}: {unlabelled} cells without their column's label"
+    assert not wide, f"{what}: tables scroll sideways: {wide}"
 
 
 def stop(processes):

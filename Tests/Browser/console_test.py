@@ -23,7 +23,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
-from browser_support import arguments, chromium, fits_a_phone, free_port, post, run, sign_in, status_of, stop, token, wait_for
+from browser_support import arguments, chromium, fits_a_phone, free_port, no_table_scrolls, post, run, sign_in, status_of, stop, token, wait_for
 
 OPERATOR = "olivia"
 CONTAINER = "iCloud.com.example.console"
@@ -147,6 +147,7 @@ def main():
         wait.until(EC.presence_of_element_located((By.ID, "commit-events")))
         assert "seen-live" in driver.find_element(By.ID, "commit-events").text
         assert len(driver.find_element(By.ID, "commit").text) > 64
+        no_table_scrolls(driver, "the commit page")
         driver.save_screenshot(os.path.join(shots, "console-15-commit.png"))
         driver.back()
         wait.until(EC.text_to_be_present_in_element((By.ID, "log"), "seen-live"))
