@@ -97,12 +97,9 @@ public final class Views: Sendable {
             // `assetsOut` entry to read: both are kept for current records only and go
             // with them. Most saves are of new records: two lookups fewer each.
             let existed = stored.old > 0
-            let references = derivation?.references ?? OutgoingReference.of(record)
-            if existed {
-                try replaceReferences(of: name, zoneKey: zoneKey, with: references, txn)
-            } else {
-                try replaceReferences(zoneKey, source: name, old: [], new: references, txn)
-            }
+            try replaceReferences(
+                of: name, zoneKey: zoneKey, with: derivation?.references ?? OutgoingReference.of(record), existed: existed,
+                txn)
             let files = try updateAssets(zoneKey: zoneKey, name: name, to: record, existed: existed, sequence: sequence, txn)
             // A version keeps its creator, so the new one names who pays for the old.
             usage.charge(

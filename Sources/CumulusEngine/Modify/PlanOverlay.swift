@@ -100,9 +100,12 @@ struct PlanOverlay {
         return stored + (deleteSelfOwnerChange[id] ?? 0)
     }
 
-    /// Whether `edge` points at `target` as of this point of the operation.
-    private mutating func hasIncoming(_ edge: InEdge, at target: RecordID) throws -> Bool {
+    /// Whether `edge` points at `target` as of this point of the operation. Without
+    /// `stored` the views cannot hold the edge (its source is not stored), so only the
+    /// plan's own changes are asked.
+    private mutating func hasIncoming(_ edge: InEdge, at target: RecordID, stored: Bool = true) throws -> Bool {
         if let present = incomingChanges[target]?[edge] { return present }
+        guard stored else { return false }
         if let stored = storedIncoming[target] { return stored.contains(edge) }
         return try views.refers(
             edge.source, to: target.recordName, action: edge.action, zoneKey: zoneKey(target.zoneID), in: transaction)
@@ -241,8 +244,7 @@ struct PlanOverlay {
     private mutating func addEdge(_ edge: OutgoingReference, from source: RecordID, sourceIsNew: Bool) throws {
         let target = RecordID(recordName: edge.targetName, zoneID: source.zoneID)
         let inEdge = InEdge(action: edge.action, source: source.recordName)
-        let present = sourceIsNew ? incomingChanges[target]?[inEdge] ?? false : try hasIncoming(inEdge, at: target)
-        if !present {
+        if try !hasIncoming(inEdge, at: target, stored: !sourceIsNew) {
             incomingChanges[target, default: [:]][inEdge] = true
             if edge.action == .deleteSelf { deleteSelfOwnerChange[target, default: 0] += 1 }
         }

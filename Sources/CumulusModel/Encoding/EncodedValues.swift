@@ -48,9 +48,8 @@ final class EncodedValues: Sendable {
         /// The first malformation a read met.
         var failure: CumulusError?
         /// The user fields holding references, and those holding assets, once asked
-        /// for (``fields(holding:)``).
-        var references: [(key: String, value: FieldValue)]?
-        var assets: [(key: String, value: FieldValue)]?
+        /// for (``typedFields()``).
+        var typed: TypedFields?
     }
 
     /// Checks the two sections at `reader`'s offset and copies them, leaving `reader`
@@ -214,62 +213,58 @@ final class EncodedValues: Sendable {
         for (key, value) in all().fields where accept(key) { value.forEachStringUTF8(body) }
     }
 
-    /// Calls `body` with every reference in the user fields (list elements
-    /// included), decoding only reference values: the rest are skipped by their tag.
+    /// User fields with their keys, in stored key order.
+    typealias Fields = [(key: String, value: FieldValue)]
+
+    /// The user fields holding references and those holding assets (scalars, or lists
+    /// of them).
+    struct TypedFields: Sendable {
+        var references: Fields = []
+        var assets: Fields = []
+    }
+
+    /// Calls `body` with every reference in the user fields (list elements included).
     func forEachReference(_ body: (Reference) throws -> Void) rethrows {
-        try forEachValue(of: .reference) { try $0.forEachReference(body) }
+        for (_, value) in typedFields().references { try value.forEachReference(body) }
     }
 
-    /// Calls `body` with every user field value of `type` (a scalar, or a list of
-    /// them), decoding only those: the rest are skipped by their tag. What the
-    /// reference graph and the asset counts read of every saved record.
-    func forEachValue(of type: FieldValue.ValueType, _ body: (FieldValue) throws -> Void) rethrows {
-        for (_, value) in fields(holding: type) { try body(value) }
+    /// Calls `body` with every asset in the user fields (list elements included).
+    func forEachAsset(_ body: (Asset) throws -> Void) rethrows {
+        for (_, value) in typedFields().assets { try value.forEachAsset(body) }
     }
 
-    /// The user fields whose value is of `type` (a scalar, or a list of them), with
-    /// their keys, in stored key order; a malformed section answers none. References
-    /// and assets are found together, in one pass, and kept: a saved record is asked
-    /// for them by the planner (its references three times: checked, ordered,
-    /// overlaid), the asset checks, the reference graph and the asset counts, and
-    /// walking its values for each ask was about a tenth of the writer's time in a
-    /// 400-record operation.
-    func fields(holding type: FieldValue.ValueType) -> [(key: String, value: FieldValue)] {
-        // Once a read found the bytes malformed, every ask answers the empty section
-        // (as every other read of them does), whatever an earlier walk kept.
-        if failure != nil { return [] }
-        let kept: Bool
-        switch type {
-        case .reference, .asset: kept = true
-        default: kept = false
-        }
-        if kept, let known = state.withLock({ state in state.references.map { ($0, state.assets ?? []) } }) {
-            return type == .reference ? known.0 : known.1
-        }
-        let wanted: [FieldValue.ValueType] = kept ? [.reference, .asset] : [type]
-        guard let found = collect(wanted) else { return [] }
-        if kept {
-            state.withLock { state in
-                state.references = found[0]
-                state.assets = found[1]
-            }
-        }
-        return kept && type == .asset ? found[1] : found[0]
+    /// The user fields holding references and those holding assets, found together in
+    /// one pass and kept: a saved record is asked for them by the planner (its
+    /// references three times: checked, ordered, overlaid), the asset checks, the
+    /// reference graph and the asset counts, and walking its values for each ask was
+    /// about a tenth of the writer's time in a 400-record operation. A malformed
+    /// section holds none: once a read found the bytes malformed, every ask answers the
+    /// empty section (as every other read of them does), whatever an earlier walk kept.
+    func typedFields() -> TypedFields {
+        if failure != nil { return TypedFields() }
+        if let known = state.withLock({ $0.typed }) { return known }
+        guard let found = collectTypedFields() else { return TypedFields() }
+        state.withLock { $0.typed = found }
+        return found
     }
 
-    /// Finds the user fields of each type of `types`, by position: by a walk that
-    /// decodes only their values while nothing is decoded, else from the decoded
-    /// fields; `nil` if the bytes are malformed (the failure is kept).
-    private func collect(_ types: [FieldValue.ValueType]) -> [[(key: String, value: FieldValue)]]? {
-        var found = Array(repeating: [(key: String, value: FieldValue)](), count: types.count)
+    /// Finds the typed fields: by a walk that decodes only their values while nothing
+    /// is decoded, else from the decoded fields; `nil` if the bytes are malformed (the
+    /// failure is kept).
+    private func collectTypedFields() -> TypedFields? {
+        var found = TypedFields()
+        func add(_ key: String, _ value: FieldValue, type: UInt8) {
+            if type == FieldValue.ValueType.reference.rawValue { found.references.append((key, value)) }
+            if type == FieldValue.ValueType.asset.rawValue { found.assets.append((key, value)) }
+        }
         if cached == nil {
-            let tags = types.map(\.rawValue)
+            let kept = [FieldValue.ValueType.reference.rawValue, FieldValue.ValueType.asset.rawValue]
             let walked = walk(encrypted: false) { name, reader in
                 let start = reader.offset
                 let tag = try reader.u8()
                 try reader.seek(to: start)
-                if let index = tags.firstIndex(where: { tag == $0 || tag == RecordCodec.listFlag | $0 }) {
-                    found[index].append((String(decoding: name, as: UTF8.self), try RecordCodec.readValue(home: home, from: &reader)))
+                if let type = kept.first(where: { tag == $0 || tag == RecordCodec.listFlag | $0 }) {
+                    add(String(decoding: name, as: UTF8.self), try RecordCodec.readValue(home: home, from: &reader), type: type)
                 } else {
                     try RecordReader.skipValue(&reader)
                 }
@@ -284,12 +279,10 @@ final class EncodedValues: Sendable {
         let values = all()
         if failure != nil { return nil }
         for (key, value) in values.fields {
-            guard let type = value.elementType, let index = types.firstIndex(of: type) else { continue }
-            found[index].append((key, value))
+            if let type = value.elementType { add(key, value, type: type.rawValue) }
         }
-        for index in found.indices where found[index].count > 1 {
-            found[index].sort { UTF8Order.compare($0.key, $1.key) < 0 }
-        }
+        found.references.sort { UTF8Order.compare($0.key, $1.key) < 0 }
+        found.assets.sort { UTF8Order.compare($0.key, $1.key) < 0 }
         return found
     }
 

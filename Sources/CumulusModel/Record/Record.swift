@@ -304,7 +304,7 @@ public struct Record: Sendable, Hashable {
     /// encrypted, so the encrypted key space holds none.
     public func forEachFieldAsset(_ body: (Asset) throws -> Void) rethrows {
         if let encoded {
-            try encoded.forEachValue(of: .asset) { try $0.forEachAsset(body) }
+            try encoded.forEachAsset(body)
         } else {
             for value in storage.decodedFields.values { try value.forEachAsset(body) }
         }
@@ -362,7 +362,7 @@ public struct Record: Sendable, Hashable {
         if let encoded {
             // Kept by the values once found (reference values are the only ones
             // holding references).
-            holding = encoded.fields(holding: .reference).map { (field: $0.key, value: $0.value) }
+            holding = encoded.typedFields().references.map { (field: $0.key, value: $0.value) }
         } else {
             for (key, value) in storage.decodedFields {
                 var holds = false

@@ -6,11 +6,15 @@ import CumulusStorage
 /// `refsIn` (who refers to a record, grouped by action), kept in step on every save.
 extension Views {
     /// Makes `new` the references the record `source` of the zone `zoneKey` holds (none:
-    /// deleted), rewriting only the edges that change.
+    /// deleted), rewriting only the edges that change. Without `existed` the record was
+    /// not stored, so it held no edges and nothing is read for them (`refsOut` is kept
+    /// for current records only).
     func replaceReferences(
-        of source: String, zoneKey: [UInt8], with new: [OutgoingReference], _ txn: LMDBWriteTransaction
+        of source: String, zoneKey: [UInt8], with new: [OutgoingReference], existed: Bool = true,
+        _ txn: LMDBWriteTransaction
     ) throws {
-        try replaceReferences(zoneKey, source: source, old: try outgoing(zoneKey, source, in: txn), new: new, txn)
+        let old = existed ? try outgoing(zoneKey, source, in: txn) : []
+        try replaceReferences(zoneKey, source: source, old: old, new: new, txn)
     }
 
     /// Rewrites the edges of `source` from `old` to `new` in both directions.

@@ -70,12 +70,15 @@ export function card(label, value, className = "") {
  * added later too, so a phone's screen can show each row as a card of labelled
  * lines (`table.stacked` in console.css) instead of a table scrolling sideways. */
 export function table(id, headings, rows) {
-  const body = rows instanceof HTMLTableSectionElement ? rows : el("tbody", {}, rows);
+  const later = rows instanceof HTMLTableSectionElement;
+  const body = later ? rows : el("tbody", {}, rows);
   const label = (row) => [...row.cells].forEach((cell, index) => { cell.dataset.label = headings[index] ?? ""; });
   [...body.rows].forEach(label);
-  new MutationObserver((changes) => changes.forEach((change) => change.addedNodes.forEach((node) => {
-    if (node instanceof HTMLTableRowElement) label(node);
-  }))).observe(body, { childList: true });
+  if (later) {
+    new MutationObserver((changes) => changes.forEach((change) => change.addedNodes.forEach((node) => {
+      if (node instanceof HTMLTableRowElement) label(node);
+    }))).observe(body, { childList: true });
+  }
   return el("div", { class: "scroll" }, el("table", { id, class: "stacked" },
     el("thead", {}, el("tr", {}, headings.map((heading) => el("th", {}, heading)))),
     body));
