@@ -84,12 +84,13 @@ public struct ViewTables: Sendable {
     public let refsIn: LMDBTable
     /// zone key ‖ source name → varint n, n × (u8 action, string target): what a record refers to.
     public let refsOut: LMDBTable
-    /// zone key ‖ type hash ‖ record name → the record's current token side
-    /// (``PendingTokens``' side layout, length field included), or empty for a record
-    /// without a SEARCHABLE word: records by type, and what the token index holds or
-    /// will hold for each once merged, kept so an update, a delete or a cascade finds
-    /// its entries without tokenizing the old version again (FTS5 needs the old text
-    /// for a delete; this is that text, cut).
+    /// zone key ‖ type hash ‖ record name → ``KeptEntries``: the record's current token
+    /// side (``PendingTokens``' side layout, length field included) then its field-index
+    /// keys cut to field hash ‖ value, or empty for a record with neither: records by
+    /// type, and what the indexes hold or will hold for each once merged, kept so an
+    /// update, a delete or a cascade finds its entries without decoding and tokenizing
+    /// the old version again (FTS5 needs the old text for a delete; this is that text,
+    /// cut).
     public let byType: LMDBTable
     /// database key ‖ zone key → u64 incarnation ‖ database ID ‖ zone ID ‖ varint capabilities.
     public let zones: LMDBTable

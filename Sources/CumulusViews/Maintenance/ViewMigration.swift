@@ -8,10 +8,11 @@ import CumulusStorage
 /// holding its whole log (a rebuild refuses it, ``ViewRebuilder/requireWholeLog(_:)``).
 ///
 /// Layout 8 kept each record's token side in a table of its own (`tokenSides`); layout
-/// 9 keeps it as the value of the record's `byType` entry. A side is what the record's
-/// current version tokenizes to under its schema, so it is computed from the records
-/// alone, from either layout; layout 8's table is then emptied. What is pending in
-/// `tokenPending` is unchanged: its current sides are the same sides.
+/// 9 kept it as the value of the record's `byType` entry; layout 10 keeps its field-index
+/// keys there too (``KeptEntries``). Both are what the record's current version indexes
+/// under its schema, so they are computed from the records alone, from any of these
+/// layouts; layout 8's table is then emptied. What is pending in `tokenPending` is
+/// unchanged: its current sides are the same sides.
 ///
 /// **Crash safety.** Each batch is its own write transaction and the layout is marked
 /// current only after the last; an interrupted migration runs again from the start on
@@ -21,7 +22,7 @@ public enum ViewMigration {
     static let batch = 20_000
 
     /// The layouts this type migrates from (to ``ViewRebuilder/format``).
-    static let migratesFrom: Set<UInt8> = [7, 8]
+    static let migratesFrom: Set<UInt8> = [7, 8, 9]
 
     /// Layout 8's table of token sides, emptied once the sides are in `byType`.
     static let layout8Sides = "tokenSides"
@@ -52,7 +53,7 @@ public enum ViewMigration {
             repeat {
                 let done = try environment.write { txn in
                     let schema = try views.schema(zone.id, in: txn)
-                    return try keepTokenSides(views, ofZone: zone.zoneKey, schema: schema, after: after, limit: batch, txn)
+                    return try keepEntries(views, ofZone: zone.zoneKey, schema: schema, after: after, limit: batch, txn)
                 }
                 after = done.last
                 visited += done.visited
@@ -67,32 +68,35 @@ public enum ViewMigration {
         return true
     }
 
-    /// Keeps the token side of up to `limit` records of the zone `zoneKey`, those after
-    /// the key `after` (`nil`: from the zone's first), as `schema` indexes them, in each
-    /// one's `byType` entry: one batch of a migration, in one write transaction. Returns
-    /// how many records it visited and the last one's key, `nil` once the zone is done.
-    static func keepTokenSides(
+    /// Keeps what up to `limit` records of the zone `zoneKey` index under `schema`, those
+    /// after the key `after` (`nil`: from the zone's first), in each one's `byType` entry
+    /// (``KeptEntries``): one batch of a migration, in one write transaction. Returns how
+    /// many records it visited and the last one's key, `nil` once the zone is done.
+    static func keepEntries(
         _ views: Views, ofZone zoneKey: [UInt8], schema: EffectiveSchema, after: [UInt8]?, limit: Int,
         _ txn: LMDBWriteTransaction
     ) throws -> (visited: Int, last: [UInt8]?) {
-        var entries: [(key: [UInt8], side: [UInt8])] = []
+        var entries: [(key: [UInt8], value: [UInt8])] = []
         var last: [UInt8]?
         var visited = 0
         let start = after.map { $0 + [0] } ?? zoneKey
         try txn.scan(views.tables.records, from: start, to: LMDBReadTransaction.upperBound(ofPrefix: zoneKey)) { key, value in
             var hints = RecordDecodeHints()
             let record = try RecordCodec.decodeLazily(value, hints: &hints)
-            let side = PendingTokens.side(of: record, schema: schema)
-            if !PendingTokens.isEmpty(side) {
-                entries.append((ViewKeys.byType(zoneKey, record.recordType, record.recordID.recordName), side))
-            }
+            let name = record.recordID.recordName
+            let byTypeKey = ViewKeys.byType(zoneKey, record.recordType, name)
+            let kept = KeptEntries.value(
+                side: PendingTokens.side(of: record, schema: schema),
+                fieldKeys: IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: schema),
+                prefixLength: byTypeKey.count - name.utf8.count, nameLength: name.utf8.count)
+            if !kept.isEmpty { entries.append((byTypeKey, kept)) }
             last = Array(key)
             visited += 1
             return visited < limit
         }
         // Written after the scan: a table must not change under its own cursor (the
         // entries are another table's, but one cursor rule is simpler to keep).
-        for (key, side) in entries { try txn.put(views.tables.byType, key: key, value: side) }
+        for (key, value) in entries { try txn.put(views.tables.byType, key: key, value: value) }
         return (visited, visited < limit ? nil : last)
     }
 }

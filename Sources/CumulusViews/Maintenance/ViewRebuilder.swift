@@ -19,9 +19,11 @@ public enum ViewRebuilder {
     /// counts (`assetRefs`, `assetsOut`). 7: `assetsOut` holds each file's size, and
     /// `usage` the bytes held per payer and per container (``RecordUsage``). 8: each
     /// record's token side kept in `tokenSides`. 9: the side kept as the value of the
-    /// record's `byType` entry instead, one entry a record fewer; made in place from
-    /// layouts 7 and 8 (``ViewMigration``).
-    public static let format: UInt8 = 9
+    /// record's `byType` entry instead, one entry a record fewer. 10: each record's
+    /// field-index keys kept there too (``KeptEntries``), so a delete or an update
+    /// decodes none of the old version's fields; made in place from layouts 7 to 9
+    /// (``ViewMigration``).
+    public static let format: UInt8 = 10
     static let formatKey: [UInt8] = Array("viewsFormat".utf8)
 
     /// The views' layout version stored in `environment` (`nil`: none recorded).

@@ -17,77 +17,68 @@ extension Views {
     ) throws -> (old: Int, new: Int) {
         let name = record.recordID.recordName
         let key = ViewKeys.record(zoneKey, name)
-        let (old, oldSize, _) = try indexedPartAndSize(at: key, schema, txn)
-        let oldSide =
-            try old.map { try keptTokenSide(zoneKey: zoneKey, recordType: $0.recordType, name: name, txn) }
-            ?? PendingTokens.emptySide
+        let old = try storedHeader(at: key, txn)
+        let oldKey = old.map { ViewKeys.byType(zoneKey, $0.recordType, name) }
+        let oldKept = try oldKey.map { try keptEntries(at: $0, txn) } ?? .none
         let newSide = derived?.tokenSide ?? PendingTokens.side(of: record, schema: schema)
+        let newFields = derived?.fieldEntries ?? IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: schema)
+        let newKey = old?.recordType == record.recordType ? oldKey ?? [] : ViewKeys.byType(zoneKey, record.recordType, name)
+        let newValue = KeptEntries.value(
+            side: newSide, fieldKeys: newFields, prefixLength: newKey.count - name.utf8.count, nameLength: name.utf8.count)
         // Deferred as index entries are: by-type keys are scattered by name too. The
-        // entry keeps the record's words, so it changes with them.
-        if let old, old.recordType != record.recordType {
-            try txn.deferDelete(tables.byType, key: ViewKeys.byType(zoneKey, old.recordType, name))
+        // entry keeps the record's words and field keys, so it changes with them.
+        if let oldKey, old?.recordType != record.recordType {
+            try txn.deferDelete(tables.byType, key: oldKey)
         }
-        if old?.recordType != record.recordType || oldSide != newSide {
-            try txn.deferPut(
-                tables.byType, key: ViewKeys.byType(zoneKey, record.recordType, name),
-                value: Self.byTypeValue(keeping: newSide))
+        if old?.recordType != record.recordType || oldKept.value != newValue {
+            try txn.deferPut(tables.byType, key: newKey, value: newValue)
         }
-        switch old {
-        case let old?:
+        if let oldKey {
             // Only the entries that differ: an edit of one field leaves the pages of
             // the others untouched.
-            try replaceEntries(
-                tables.fieldIndex, old: IndexKeys.fieldEntries(of: old, zoneKey: zoneKey, schema: schema),
-                new: derived?.fieldEntries ?? IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: schema), txn)
-        case nil:
-            if let derived {
-                for entry in derived.fieldEntries { try txn.deferPut(tables.fieldIndex, key: entry) }
-            } else {
-                try writeFieldEntries(of: record, zoneKey: zoneKey, schema: schema, adding: true, txn)
-            }
+            let prefix = oldKey.prefix(oldKey.count - name.utf8.count)
+            try replaceEntries(tables.fieldIndex, old: oldKept.fieldKeys(prefix: prefix, name: name.utf8), new: newFields, txn)
+        } else {
+            for entry in newFields { try txn.deferPut(tables.fieldIndex, key: entry) }
         }
-        try moveTokens(at: key, zoneKey: zoneKey, name: name, from: oldSide, to: newSide, tokens: tokens, txn)
+        try moveTokens(at: key, zoneKey: zoneKey, name: name, from: oldKept.side, to: newSide, tokens: tokens, txn)
         let stored = try derived?.stored ?? RecordDerivation.stored(record)
         try txn.put(tables.records, key: key, value: stored)
-        return (oldSize, stored.count)
+        return (old?.size ?? 0, stored.count)
     }
 
-    /// The record stored under `key` with only the fields that have field-index entries
-    /// under `schema` decoded: all that replacing or deleting its field entries needs
-    /// (its words are kept in its `byType` entry), at a fraction of a full decode when few
-    /// fields are (production). Also how many bytes the record takes as stored (0:
-    /// none), and with `creator` who created it (read from the header only when asked).
-    func indexedPartAndSize(at key: [UInt8], _ schema: EffectiveSchema, creator: Bool = false, _ txn: LMDBReadTransaction)
-        throws -> (record: Record?, size: Int, creator: String?)
+    /// The type of the record stored under `key`, how many bytes it takes as stored,
+    /// and with `creator` who created it (read from the header only when asked); `nil`
+    /// if none is. All that replacing or deleting its entries reads of the old version:
+    /// what it indexes is kept in its `byType` entry (``KeptEntries``).
+    func storedHeader(at key: [UInt8], creator: Bool = false, _ txn: LMDBReadTransaction) throws
+        -> (recordType: String, size: Int, creator: String?)?
     {
         try txn.withValue(tables.records, key: key) { buffer in
             let reader = try RecordReader(buffer)
-            let rules = schema.typeIndexes(reader.recordType)
-            return (
-                try reader.record(keepingFields: { rules.hasFieldIndexes(onField: $0) }), buffer.count,
-                creator ? try reader.creatorName() : nil)
-        } ?? (nil, 0, nil)
+            return (reader.recordType, buffer.count, creator ? try reader.creatorName() : nil)
+        }
     }
 
-    /// Moves the field and token entries of `record` from what `oldSchema` indexes to
-    /// what `newSchema` does, touching only the keys that differ: a record whose type's
-    /// indexes a schema change altered. Its token entries must all be merged (nothing
-    /// pending), as a schema change makes them before reindexing.
-    func reindexEntries(
-        of record: Record, from oldSchema: EffectiveSchema, to newSchema: EffectiveSchema, zoneKey: [UInt8],
-        _ txn: LMDBWriteTransaction
-    ) throws {
-        try replaceEntries(
-            tables.fieldIndex, old: IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: oldSchema),
-            new: IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: newSchema), txn)
+    /// Moves the field and token entries of `record` from what it keeps (made under
+    /// the schema before) to what `schema` indexes, touching only the keys that differ:
+    /// a record whose type's indexes a schema change altered. Its token entries must
+    /// all be merged (nothing pending), as a schema change makes them before reindexing.
+    func reindexEntries(of record: Record, to schema: EffectiveSchema, zoneKey: [UInt8], _ txn: LMDBWriteTransaction)
+        throws
+    {
         let name = record.recordID.recordName
-        let key = ViewKeys.record(zoneKey, name)
-        let kept = try keptTokenSide(zoneKey: zoneKey, recordType: record.recordType, name: name, txn)
-        let side = PendingTokens.side(of: record, schema: newSchema)
-        guard kept != side else { return }
-        try moveTokens(at: key, zoneKey: zoneKey, name: name, from: kept, to: side, tokens: .direct, txn)
-        try txn.put(
-            tables.byType, key: ViewKeys.byType(zoneKey, record.recordType, name), value: Self.byTypeValue(keeping: side))
+        let byTypeKey = ViewKeys.byType(zoneKey, record.recordType, name)
+        let prefix = byTypeKey.prefix(byTypeKey.count - name.utf8.count)
+        let kept = try keptEntries(at: byTypeKey, txn)
+        let fields = IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: schema)
+        try replaceEntries(tables.fieldIndex, old: kept.fieldKeys(prefix: prefix, name: name.utf8), new: fields, txn)
+        let side = PendingTokens.side(of: record, schema: schema)
+        try moveTokens(
+            at: ViewKeys.record(zoneKey, name), zoneKey: zoneKey, name: name, from: kept.side, to: side, tokens: .direct,
+            txn)
+        let value = KeptEntries.value(side: side, fieldKeys: fields, prefixLength: prefix.count, nameLength: name.utf8.count)
+        if value != kept.value { try txn.put(tables.byType, key: byTypeKey, value: value) }
     }
 
     /// Deletes the keys only in `old`, adds those only in `new` (both sorted and
@@ -113,48 +104,29 @@ extension Views {
         }
     }
 
-    /// Adds (or removes) the field entries of `record`, as each key is built: deferred
-    /// writes sort them and keep one of any repeat, so a new or deleted record needs no
-    /// key list of its own.
-    func writeFieldEntries(
-        of record: Record, zoneKey: [UInt8], schema: EffectiveSchema, adding: Bool, _ txn: LMDBWriteTransaction
-    ) throws {
-        var failure: (any Error)?
-        IndexKeys.forEachFieldEntry(of: record, zoneKey: zoneKey, schema: schema) { key in
-            guard failure == nil else { return }
-            do {
-                if adding { try txn.deferPut(tables.fieldIndex, key: key) } else { try txn.deferDelete(tables.fieldIndex, key: key) }
-            } catch {
-                failure = error
-            }
-        }
-        if let failure { throw failure }
-    }
-
-    /// Removes the record and its by-type and index entries. Returns how many bytes it
-    /// took as stored (0: there was none) and, in the public database, who created it
-    /// (who paid for it, ``RecordUsage``).
+    /// Removes the record and its by-type and index entries, found through what its
+    /// `byType` entry keeps (no schema, no decode of its fields). Returns how many bytes
+    /// it took as stored (0: there was none) and, in the public database, who created
+    /// it (who paid for it, ``RecordUsage``).
     @discardableResult
     func deleteRecord(
         _ name: String, zoneKey: [UInt8], recordType: String, in database: DatabaseID, tokens: TokenWrites,
         _ txn: LMDBWriteTransaction
     ) throws -> (size: Int, creator: String?) {
-        let schema = try schema(SchemaID(database), in: txn)
         let key = ViewKeys.record(zoneKey, name)
-        let found = try indexedPartAndSize(at: key, schema, creator: database.scope == .public, txn)
-        let byTypeKey = ViewKeys.byType(zoneKey, recordType, name)
-        if let old = found.record {
-            try writeFieldEntries(of: old, zoneKey: zoneKey, schema: schema, adding: false, txn)
-            try moveTokens(
-                at: key, zoneKey: zoneKey, name: name,
-                from: try keptTokenSide(zoneKey: zoneKey, recordType: old.recordType, name: name, txn),
-                to: PendingTokens.emptySide, tokens: tokens, txn)
-            // Reading the side wrote what byType held back, and left its page hot: a
-            // delete now costs less than holding one back to be written by the next read.
-            _ = try txn.delete(tables.byType, key: byTypeKey)
-        } else {
-            try txn.deferDelete(tables.byType, key: byTypeKey)
+        guard let found = try storedHeader(at: key, creator: database.scope == .public, txn) else {
+            try txn.deferDelete(tables.byType, key: ViewKeys.byType(zoneKey, recordType, name))
+            return (0, nil)
         }
+        let byTypeKey = ViewKeys.byType(zoneKey, found.recordType, name)
+        let kept = try keptEntries(at: byTypeKey, txn)
+        try kept.forEachFieldKey(prefix: byTypeKey.prefix(byTypeKey.count - name.utf8.count), name: name.utf8) {
+            try txn.deferDelete(tables.fieldIndex, key: $0)
+        }
+        try moveTokens(at: key, zoneKey: zoneKey, name: name, from: kept.side, to: PendingTokens.emptySide, tokens: tokens, txn)
+        // Reading what was kept wrote what byType held back, and left its page hot: a
+        // delete now costs less than holding one back to be written by the next read.
+        _ = try txn.delete(tables.byType, key: byTypeKey)
         _ = try txn.delete(tables.records, key: key)
         return (found.size, found.creator)
     }

@@ -77,26 +77,24 @@ extension Views {
         }
     }
 
-    /// The token side kept for the record `name` of type `recordType` in the zone
-    /// `zoneKey`, as the value of its `byType` entry: what the index holds for it once
-    /// merged, or the empty side if it has no SEARCHABLE word (an empty value).
-    func keptTokenSide(zoneKey: [UInt8], recordType: String, name: String, _ txn: LMDBReadTransaction) throws -> [UInt8] {
-        let key = ViewKeys.byType(zoneKey, recordType, name)
-        guard let side = try txn.get(tables.byType, key: key), !side.isEmpty else { return PendingTokens.emptySide }
-        guard side.withUnsafeBytes({ PendingTokens.sideLength($0) }) == side.count else {
-            throw StorageError.corrupt("byType entry \(Hex.encode(key)) holds no token side")
-        }
-        return side
+    /// What the record `name` of type `recordType` in the zone `zoneKey` keeps in its
+    /// `byType` entry: the token side and field-index keys its stored version has, or
+    /// will have once merged (``KeptEntries``); nothing for a missing entry.
+    func keptEntries(zoneKey: [UInt8], recordType: String, name: String, _ txn: LMDBReadTransaction) throws -> KeptEntries {
+        try keptEntries(at: ViewKeys.byType(zoneKey, recordType, name), txn)
     }
 
-    /// The value of a record's `byType` entry keeping `side`: empty for the empty side,
-    /// so a record without a SEARCHABLE word costs its entry's key alone.
-    static func byTypeValue(keeping side: [UInt8]) -> [UInt8] {
-        PendingTokens.isEmpty(side) ? [] : side
+    /// What the `byType` entry under `key` keeps (``keptEntries(zoneKey:recordType:name:_:)``).
+    func keptEntries(at key: [UInt8], _ txn: LMDBReadTransaction) throws -> KeptEntries {
+        guard let value = try txn.get(tables.byType, key: key) else { return .none }
+        guard let kept = KeptEntries(value) else {
+            throw StorageError.corrupt("byType entry \(Hex.encode(key)) holds no kept entries")
+        }
+        return kept
     }
 
     /// Moves the token entries of the record under `key` (zone key ‖ `name`) from
-    /// `old`, the side kept for it (``keptTokenSide(zoneKey:recordType:name:_:)``), to
+    /// `old`, the side kept for it (``keptEntries(zoneKey:recordType:name:_:)``), to
     /// `current` (its new version's ``PendingTokens/side(of:schema:)``, or the empty
     /// side when deleted): staged in `tokenPending` or written straight into
     /// `tokenIndex`, as `tokens` says. Nothing is tokenized here: an update, a delete or

@@ -96,12 +96,12 @@ extension Views {
         // `tokenIndex`, which holds that side only with nothing pending.
         if !changed.isEmpty { try mergePendingTokens(txn) }
         for type in changed {
-            try reindex(type, in: id, from: old, to: new, txn)
+            try reindex(type, in: id, to: new, txn)
         }
     }
 
     private func reindex(
-        _ type: String, in id: SchemaID, from old: EffectiveSchema, to new: EffectiveSchema, _ txn: LMDBWriteTransaction
+        _ type: String, in id: SchemaID, to new: EffectiveSchema, _ txn: LMDBWriteTransaction
     ) throws {
         let prefix = SchemaCatalog.key(id)
         var zoneKeys: [[UInt8]] = []
@@ -114,7 +114,7 @@ extension Views {
             let names = try recordNames(ofType: type, zoneKey: zoneKey, in: txn)
             for name in names {
                 guard let record = try storedRecord(at: ViewKeys.record(zoneKey, name), txn) else { continue }
-                try reindexEntries(of: record, from: old, to: new, zoneKey: zoneKey, txn)
+                try reindexEntries(of: record, to: new, zoneKey: zoneKey, txn)
                 rebuilt += 1
                 if rebuilt % 10_000 == 0 { indexBuildObserver?(id, type, rebuilt) }
             }

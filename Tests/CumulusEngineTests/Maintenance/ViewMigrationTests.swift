@@ -5,11 +5,13 @@ import CumulusStorage
 import CumulusTestSupport
 import CumulusViews
 import Foundation
+import Synchronization
 import Testing
 
-/// Views of layout 7 keep no record's words, and those of layout 8 keep them in a table
-/// of their own; this build's apply reads them from each record's `byType` entry to
-/// find its token entries on an update or a delete. A writable open fills them in place
+/// Views of layout 7 keep no record's words, those of layout 8 keep them in a table of
+/// their own, and those of layout 9 keep them but not the record's field-index keys;
+/// this build's apply reads both from each record's `byType` entry to find its index
+/// entries on an update or a delete. A writable open fills them in place
 /// (`ViewMigration`), from the records alone, so it works with a truncated log too.
 @Suite("Views migration in place")
 struct ViewMigrationTests {
@@ -38,10 +40,22 @@ struct ViewMigrationTests {
         }
     }
 
-    /// Turns the views of `container` back into what layout 7 left (no kept sides) or
-    /// layout 8 left (the sides in `tokenSides`, under zone key ‖ name).
+    /// Turns the views of `container` back into what layout 7 left (no kept sides),
+    /// layout 8 left (the sides in `tokenSides`, under zone key ‖ name) or layout 9 left
+    /// (each side alone in its `byType` entry, no field keys).
     static func makeLayout(_ layout: UInt8, _ container: Container) throws {
-        let sides = try takeSides(container)
+        let kept = try takeSides(container)
+        // A kept value starts with the side: u32 length ‖ that many bytes (0: no word).
+        let sides = kept.compactMap { entry -> (key: [UInt8], side: [UInt8])? in
+            let length = entry.side.prefix(4).reduce(0) { $0 << 8 | Int($1) }
+            return length == 0 ? nil : (entry.key, Array(entry.side.prefix(4 + length)))
+        }
+        if layout == 9 {
+            let byType = container.views.tables.byType
+            try container.store.environment.write { txn in
+                for (key, side) in sides { try txn.put(byType, key: key, value: side) }
+            }
+        }
         if layout == 8 {
             let environment = container.store.environment
             let table = try environment.table("tokenSides")
@@ -53,7 +67,7 @@ struct ViewMigrationTests {
         try mark(container, layout: layout)
     }
 
-    static func counts(_ container: Container) throws -> (index: Int, pending: Int, sides: Int) {
+    static func counts(_ container: Container) throws -> (index: Int, pending: Int, sides: Int, fields: Int) {
         let tables = container.views.tables
         return try container.store.environment.read { txn in
             var sides = 0
@@ -61,13 +75,15 @@ struct ViewMigrationTests {
                 if !value.isEmpty { sides += 1 }
                 return true
             }
-            return (try txn.count(tables.tokenIndex), try txn.count(tables.tokenPending), sides)
+            return (
+                try txn.count(tables.tokenIndex), try txn.count(tables.tokenPending), sides, try txn.count(tables.fieldIndex)
+            )
         }
     }
 
     @Test(
-        "views of layouts 7 and 8 over a truncated log are migrated in place on a writable open: the kept sides equal what saving made, and deleting every record afterwards leaves no token entry behind",
-        arguments: [UInt8(7), 8])
+        "views of layouts 7, 8 and 9 over a truncated log are migrated in place on a writable open: what each record keeps equals what saving made, and deleting every record afterwards leaves no token or field entry behind",
+        arguments: [UInt8(7), 8, 9])
     func migratedOverTruncatedLog(layout: UInt8) async throws {
         let temporary = TemporaryDirectory("migration")
         defer { temporary.remove() }
@@ -115,7 +131,8 @@ struct ViewMigrationTests {
             }
             let counts = try Self.counts(container)
             #expect(counts.pending > 0 && counts.index > 0)
-            #expect(counts.sides == 1_110, "every record with a word keeps its side; the quiet one none")
+            #expect(counts.sides == 1_114, "every record keeps its side or its field keys (the list reference)")
+            #expect(counts.fields > 0)
             before = try container.viewDigests()
             try Self.makeLayout(layout, container)
             #expect(try container.viewDigests() != before)
@@ -141,7 +158,7 @@ struct ViewMigrationTests {
             (try? $0.result.get()) == nil
         })
         let after = try Self.counts(container)
-        #expect(after.index == 0 && after.pending == 0 && after.sides == 0, "\(after)")
+        #expect(after.index == 0 && after.pending == 0 && after.sides == 0 && after.fields == 0, "\(after)")
     }
 
     @Test("views of the current layout are not migrated, and migrated views are not migrated again")
@@ -159,5 +176,50 @@ struct ViewMigrationTests {
             let found = try world.db.query(search, in: zone, as: Self.user)
             #expect(found.records.map(\.recordID.recordName) == ["a"])
         }
+    }
+    @Test("a data directory written by main at layout 9 (bdf2c7b, by `cumulus serve`) is migrated in place on open: verified, its queries answer as before, and a cascade afterwards leaves no index entry behind")
+    func layout9DirectoryFromMain() async throws {
+        let temporary = TemporaryDirectory("layout9")
+        defer { temporary.remove() }
+        let path = temporary.path
+        // A zone, a list and 30 items referring to it (DELETE_SELF), five items' title and
+        // priority edited, one item deleted; stopped cleanly (Tests/Fixtures).
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures")
+        for (name, file) in [("views", path + "/data.mdb"), ("log", DataLayout.logPath(path) + "/data.mdb")] {
+            let compressed = try [UInt8](Data(contentsOf: fixtures.appendingPathComponent("layout9-main-bdf2c7b-\(name).mdb.zst")))
+            let bytes = try ZstdDecompressor().decompress(compressed, dictionary: nil, maxOutputSize: 16 << 20)
+            try FileManager.default.createDirectory(
+                atPath: URL(fileURLWithPath: file).deletingLastPathComponent().path, withIntermediateDirectories: true)
+            try Data(bytes).write(to: URL(fileURLWithPath: file))
+        }
+        let owner = "_2fed908925a6754fcfaf2396de8f668a"
+        let zone = ZoneID(zoneName: "Lists", ownerName: owner)
+        let migrated = Mutex(0)
+        let container = try Container(path: path, migrationObserver: { visited in migrated.withLock { $0 = visited } })
+        defer { container.close() }
+        // Migrated in place, not remade from the log: the views were closed cleanly.
+        #expect(migrated.withLock { $0 } == 30)
+        #expect(container.store.head.sequence == 8)
+        #expect(try ViewRebuilder.storedFormat(in: container.store.environment) == ViewRebuilder.format)
+        #expect(try container.verify().isHealthy, "the migrated views equal a rebuild from the log")
+        let counts = try Self.counts(container)
+        #expect(counts.sides == 30 && counts.fields > 0, "every record keeps its field keys: \(counts)")
+        let db = container.privateDatabase(container: "iCloud.com.example.cumulus", user: owner)
+        let edited = Query(recordType: "TodoItem", filters: [QueryFilter(key: .field("priority"), comparator: .equals, value: .int64(9))])
+        #expect(try db.query(edited, in: zone, as: owner).records.map(\.recordID.recordName).sorted() == (0..<5).map { "item-\($0)" })
+        let pear = Query(recordType: "TodoItem", filters: [QueryFilter(key: .allTokens, comparator: .containsAllTokens, value: .string("pear"))])
+        #expect(try db.query(pear, in: zone, as: owner).records.count == 5)
+        // An edit after the migration moves the record's entries from what it now keeps.
+        let item = try #require(try db.fetch([RecordID(recordName: "item-7", zoneID: zone)], as: owner).first?.result.get())
+        var changed = item
+        changed["priority"] = .int64(9)
+        #expect(try await db.modify(saving: [changed], as: owner).itemErrors.isEmpty)
+        #expect(try db.query(edited, in: zone, as: owner).records.count == 6)
+        let result = try await db.modify(deleting: [RecordID(recordName: "groceries", zoneID: zone)], atomic: true, as: owner)
+        #expect(result.itemErrors.isEmpty)
+        let after = try Self.counts(container)
+        #expect(after.index == 0 && after.pending == 0 && after.sides == 0 && after.fields == 0, "\(after)")
+        #expect(try container.verify().isHealthy)
     }
 }
