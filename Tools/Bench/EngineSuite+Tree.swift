@@ -71,6 +71,9 @@ extension EngineSuite {
             "  (same, SQLite with the same indexes)", Figure(rows / production.seconds, "records/s"),
             baseline: "SQLite + indexes + FTS5", Figure(rows / likeBulk, "records/s"), target: .atLeast(2))
         reportBytesWritten(production.bytesPerRecord, beside: likeWritten, label: "SQLite + indexes + FTS5", target: .atMost(1), report)
+        // The writer's own time: what a change to its path moves, less noisy than the rate
+        // on a machine whose other load comes and goes.
+        report.info("  writer thread CPU per record", Figure(production.writerCPU, "µs"))
         try await developmentBulk(tree, beside: cumulus, production, sqlite, sqliteBulk, report)
         try await randomNamesBulk(tree, report)
 
@@ -88,15 +91,17 @@ extension EngineSuite {
     /// untimed, then the grandchildren timed; returns the time and the entries the
     /// timed saves added.
     private static func bulk(_ tree: Tree, into store: CumulusStore) async throws
-        -> (seconds: Double, entries: EntryCount, bytesPerRecord: Double?)
+        -> (seconds: Double, entries: EntryCount, bytesPerRecord: Double?, writerCPU: Double)
     {
         try await store.save([tree.root][...])
         try await store.save(tree.children[...])
         let before = try store.entryCount()
         let writtenBefore = processWriteBytes()
-        let seconds = try await measureAsync { try await store.save(tree.grandchildren[...]) }
+        let cpuBefore = store.container.writer.statistics.cpu
+        let elapsed = try await measureAsync { try await store.save(tree.grandchildren[...]) }
         let written = bytesWritten(since: writtenBefore, per: tree.grandchildren.count)
-        return (seconds, try store.entryCount().since(before), written)
+        let writerCPU = seconds(store.container.writer.statistics.cpu - cpuBefore) * 1e6 / Double(tree.grandchildren.count)
+        return (elapsed, try store.entryCount().since(before), written, writerCPU)
     }
 
     /// The same bulk save into a second store whose database is in development
@@ -105,7 +110,8 @@ extension EngineSuite {
     /// B-tree entries per row. The development store is closed before the fetch and
     /// delete figures, which use production's.
     private static func developmentBulk(
-        _ tree: Tree, beside cumulus: CumulusStore, _ production: (seconds: Double, entries: EntryCount, bytesPerRecord: Double?),
+        _ tree: Tree, beside cumulus: CumulusStore,
+        _ production: (seconds: Double, entries: EntryCount, bytesPerRecord: Double?, writerCPU: Double),
         _ sqlite: SQLiteRecords, _ sqliteBulk: Double, _ report: Report
     ) async throws {
         let developmentStore = try await CumulusStore("tree-development")
@@ -334,9 +340,11 @@ extension EngineSuite {
         let existing = try cumulus.existing(all)
         guard existing == all.count else { throw BenchFailure("Cumulus holds \(existing) of \(all.count) records before the delete") }
         var result: ModifyResult?
+        let cpuBefore = cumulus.container.writer.statistics.cpu
         let cumulusTime = try await measureAsync {
             result = try await cumulus.db.modify(deleting: [tree.root.id], as: actor)
         }
+        let writerCPU = seconds(cumulus.container.writer.statistics.cpu - cpuBefore)
         let remaining = try cumulus.existing(all)
         var deletedEvents = 0
         if let sequence = result?.sequence {
@@ -360,6 +368,7 @@ extension EngineSuite {
             "  (same, SQLite with the same indexes)", Figure(verified ? cumulusTime : .infinity, "s"),
             baseline: "SQLite + indexes + FTS5", Figure(likeTime, "s"), target: .atMost(1))
         report.info("  Cumulus records deleted/s", Figure(Double(all.count) / cumulusTime, "records/s"))
+        report.info("  writer thread CPU for the delete", Figure(writerCPU, "s"))
         report.info("  SQLite rows deleted/s", Figure(Double(all.count) / sqliteTime, "records/s"))
     }
 }
