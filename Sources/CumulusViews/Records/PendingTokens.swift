@@ -238,25 +238,38 @@ public enum PendingTokens {
     /// empty: a merge only adds its keys), and returns `true`; returns `false`, calling
     /// nothing, for any other entry or a malformed one, which the caller reads with
     /// ``sides(of:key:)``. The keys are those of ``Side/forEachIndexKey(zoneKey:name:_:)``,
-    /// built in `key` straight from the stored bytes: parsing each entry into a `Side`
-    /// first, its value copied and its tokens listed, was a fifth of a merge in a
-    /// replay's profile.
+    /// built in `key` straight from the stored bytes (``forEachIndexKey(ofSide:zoneKey:name:building:_:)``).
     static func forEachNewRecordKey(
         of entry: UnsafeRawBufferPointer, recordKey: UnsafeRawBufferPointer, building key: inout [UInt8],
         _ body: ([UInt8]) throws -> Void
     ) rethrows -> Bool {
         let zoneLength = FeedKeys.length
+        guard recordKey.count > zoneLength, entry.count > lengthBytes, entry.prefix(lengthBytes).allSatisfy({ $0 == 0 })
+        else { return false }
+        return try forEachIndexKey(
+            ofSide: UnsafeRawBufferPointer(rebasing: entry[lengthBytes...]),
+            zoneKey: UnsafeRawBufferPointer(rebasing: recordKey[..<zoneLength]),
+            name: UnsafeRawBufferPointer(rebasing: recordKey[zoneLength...]), building: &key, body)
+    }
+
+    /// Calls `body` with each `tokenIndex` key of `side` (a whole side with tokens, its
+    /// length field included and nothing after it) for the record `name` in the zone
+    /// `zoneKey`, in key order, built in `key`, and returns `true`; returns `false`,
+    /// calling nothing, for the empty side or a malformed one. What a merge adds for a
+    /// new record, and what a large commit writes or deletes for a record that gains
+    /// or loses all its words (a cascade's victims): parsing each side into a `Side`
+    /// first, its value copied and its tokens listed, was a fifth of a merge in a
+    /// replay's profile.
+    static func forEachIndexKey(
+        ofSide side: UnsafeRawBufferPointer, zoneKey: some Collection<UInt8>, name: some Collection<UInt8>,
+        building key: inout [UInt8], _ body: ([UInt8]) throws -> Void
+    ) rethrows -> Bool {
         let headerLength = 16
-        guard recordKey.count > zoneLength, entry.count > 2 * lengthBytes + headerLength else { return false }
-        func length(at offset: Int) -> Int {
-            var value = 0
-            for index in offset..<offset + lengthBytes { value = value << 8 | Int(entry[index]) }
-            return value
-        }
-        let sideStart = lengthBytes
-        let sideLength = length(at: 0) == 0 ? length(at: sideStart) : -1
-        guard sideLength > headerLength, sideStart + lengthBytes + sideLength == entry.count else { return false }
-        let header = sideStart + lengthBytes
+        guard side.count > lengthBytes + headerLength else { return false }
+        var sideLength = 0
+        for index in 0..<lengthBytes { sideLength = sideLength << 8 | Int(side[index]) }
+        guard sideLength > headerLength, lengthBytes + sideLength == side.count else { return false }
+        let header = lengthBytes
         let tokensStart = header + headerLength
         // Check the tokens as `Side` does before any key is written: each ends at 00 00
         // (00 FF is an escaped zero inside it), sorted and unique.
@@ -264,17 +277,17 @@ public enum PendingTokens {
         var index = tokensStart
         var tokenStart = tokensStart
         var previous: Range<Int>?
-        while index < entry.count {
-            guard entry[index] == 0 else {
+        while index < side.count {
+            guard side[index] == 0 else {
                 index += 1
                 continue
             }
-            guard index + 1 < entry.count else { return false }
-            if entry[index + 1] == 0 {
+            guard index + 1 < side.count else { return false }
+            if side[index + 1] == 0 {
                 let token = tokenStart..<index + 2
                 if let previous {
-                    let a = UnsafeRawBufferPointer(rebasing: entry[previous])
-                    let b = UnsafeRawBufferPointer(rebasing: entry[token])
+                    let a = UnsafeRawBufferPointer(rebasing: side[previous])
+                    let b = UnsafeRawBufferPointer(rebasing: side[token])
                     guard a.lexicographicallyPrecedes(b) else { return false }
                 }
                 previous = token
@@ -283,11 +296,9 @@ public enum PendingTokens {
             }
             index += 2
         }
-        guard tokenStart == entry.count, !tokenEnds.isEmpty else { return false }
-        let typeHash = UnsafeRawBufferPointer(rebasing: entry[header..<header + 8])
-        let created = UnsafeRawBufferPointer(rebasing: entry[header + 8..<header + 16])
-        let zoneKey = UnsafeRawBufferPointer(rebasing: recordKey[..<zoneLength])
-        let name = UnsafeRawBufferPointer(rebasing: recordKey[zoneLength...])
+        guard tokenStart == side.count, !tokenEnds.isEmpty else { return false }
+        let typeHash = UnsafeRawBufferPointer(rebasing: side[header..<header + 8])
+        let created = UnsafeRawBufferPointer(rebasing: side[header + 8..<header + 16])
         key.removeAll(keepingCapacity: true)
         key.append(contentsOf: zoneKey)
         key.append(contentsOf: typeHash)
@@ -295,7 +306,7 @@ public enum PendingTokens {
         var start = tokensStart
         for end in tokenEnds {
             key.removeLast(key.count - shared)
-            key.append(contentsOf: UnsafeRawBufferPointer(rebasing: entry[start..<end]))
+            key.append(contentsOf: UnsafeRawBufferPointer(rebasing: side[start..<end]))
             key.append(contentsOf: created)
             key.append(contentsOf: name)
             try body(key)

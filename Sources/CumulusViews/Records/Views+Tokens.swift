@@ -108,6 +108,17 @@ extension Views {
         switch tokens {
         case .pending:
             try stageTokens(at: key, indexed: old, current: current, txn)
+        case .direct where PendingTokens.isEmpty(current) || PendingTokens.isEmpty(old):
+            // All its words go (a cascade's victim) or come (a new record of a bulk
+            // commit): the keys straight from the side's bytes.
+            let adding = PendingTokens.isEmpty(old)
+            var built: [UInt8] = []
+            let done = try (adding ? current : old).withUnsafeBytes { side in
+                try PendingTokens.forEachIndexKey(ofSide: side, zoneKey: zoneKey, name: name.utf8, building: &built) {
+                    if adding { try txn.deferPut(tables.tokenIndex, key: $0) } else { try txn.deferDelete(tables.tokenIndex, key: $0) }
+                }
+            }
+            guard done else { throw StorageError.corrupt("token side of \(Hex.encode(key))") }
         case .direct:
             guard let from = PendingTokens.Side(old[...]), let to = PendingTokens.Side(current[...]) else {
                 throw StorageError.corrupt("token side of \(Hex.encode(key))")
