@@ -55,8 +55,9 @@ extension Views {
         -> (recordType: String, size: Int, creator: String?)?
     {
         try txn.withValue(tables.records, key: key) { buffer in
+            guard creator else { return (try RecordReader.recordType(of: buffer), buffer.count, nil) }
             let reader = try RecordReader(buffer)
-            return (reader.recordType, buffer.count, creator ? try reader.creatorName() : nil)
+            return (reader.recordType, buffer.count, try reader.creatorName())
         }
     }
 
@@ -204,7 +205,7 @@ extension Views {
     /// The type of the record `name` in the zone `zoneKey`, or `nil` if there is none:
     /// read from the stored header, without decoding the fields.
     public func recordType(zoneKey: [UInt8], name: String, _ txn: LMDBReadTransaction) throws -> String? {
-        try txn.withValue(tables.records, key: ViewKeys.record(zoneKey, name)) { try RecordReader($0).recordType }
+        try txn.withValue(tables.records, key: ViewKeys.record(zoneKey, name)) { try RecordReader.recordType(of: $0) }
     }
 
     /// The record stored under `key` in the `records` table, or `nil`: its values

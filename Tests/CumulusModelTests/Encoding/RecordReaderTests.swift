@@ -24,6 +24,7 @@ struct RecordReaderTests {
                     reader.replacingChangeTag(with: tag))
             }
             #expect(header.0 == record.recordType && header.1 == record.recordID, "record \(index): header")
+            #expect(try bytes.withUnsafeBytes { try RecordReader.recordType(of: $0) } == record.recordType, "record \(index): type alone")
 
             var expected = record
             expected.setStored(
@@ -62,7 +63,18 @@ struct RecordReaderTests {
             } catch is CumulusError {
                 failures += 1
             }
+            // The type alone reads as far as the type: an error or a string, never a trap.
+            do {
+                _ = try bytes.withUnsafeBytes { try RecordReader.recordType(of: $0) }
+            } catch is CumulusError {}
         }
+        // Another format version, or bytes cut inside the type, are refused.
+        var other = try RecordCodec.encode(random.record())
+        other[0] = RecordCodec.formatVersion &+ 1
+        #expect(throws: CumulusError.self) { try other.withUnsafeBytes { try RecordReader.recordType(of: $0) } }
+        let note = Record(recordType: "Note", recordID: RecordID(recordName: "n", zoneID: ZoneID(zoneName: "Z")))
+        let cut = Array(try RecordCodec.encode(note).prefix(4))  // version, length 4, "No"
+        #expect(throws: CumulusError.self) { try cut.withUnsafeBytes { try RecordReader.recordType(of: $0) } }
         // Every truncation before the end fails (the field count promises more).
         #expect(failures >= 10_000)
     }
