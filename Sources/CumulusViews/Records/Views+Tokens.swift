@@ -77,14 +77,9 @@ extension Views {
         }
     }
 
-    /// What the record `name` of type `recordType` in the zone `zoneKey` keeps in its
-    /// `byType` entry: the token side and field-index keys its stored version has, or
-    /// will have once merged (``KeptEntries``); nothing for a missing entry.
-    func keptEntries(zoneKey: [UInt8], recordType: String, name: String, _ txn: LMDBReadTransaction) throws -> KeptEntries {
-        try keptEntries(at: ViewKeys.byType(zoneKey, recordType, name), txn)
-    }
-
-    /// What the `byType` entry under `key` keeps (``keptEntries(zoneKey:recordType:name:_:)``).
+    /// What the `byType` entry under `key` (``ViewKeys/byType(_:_:_:)``) keeps: the token
+    /// side and field-index keys its record's stored version has, or will have once
+    /// merged (``KeptEntries``); nothing for a missing entry.
     func keptEntries(at key: [UInt8], _ txn: LMDBReadTransaction) throws -> KeptEntries {
         guard let value = try txn.get(tables.byType, key: key) else { return .none }
         guard let kept = KeptEntries(value) else {
@@ -94,7 +89,7 @@ extension Views {
     }
 
     /// Moves the token entries of the record under `key` (zone key ‖ `name`) from
-    /// `old`, the side kept for it (``keptEntries(zoneKey:recordType:name:_:)``), to
+    /// `old`, the side kept for it (``keptEntries(at:_:)``), to
     /// `current` (its new version's ``PendingTokens/side(of:schema:)``, or the empty
     /// side when deleted): staged in `tokenPending` or written straight into
     /// `tokenIndex`, as `tokens` says. Nothing is tokenized here: an update, a delete or

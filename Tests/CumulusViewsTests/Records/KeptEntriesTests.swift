@@ -85,8 +85,8 @@ struct KeptEntriesTests {
                 let fields = IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: schema)
                 expected.formUnion(fields)
                 let name = record.recordID.recordName
-                let kept = try views.keptEntries(zoneKey: zoneKey, recordType: record.recordType, name: name, txn)
                 let byTypeKey = ViewKeys.byType(zoneKey, record.recordType, name)
+                let kept = try views.keptEntries(at: byTypeKey, txn)
                 if kept.fieldKeys(prefix: byTypeKey.prefix(byTypeKey.count - name.utf8.count), name: name.utf8) != fields {
                     mismatches.append(name)
                 }
@@ -151,5 +151,42 @@ struct KeptEntriesTests {
             [try txn.count(tables.fieldIndex), try txn.count(tables.byType), try txn.count(tables.tokenIndex)]
         }
         #expect(left == [0, 0, 0], "field entries, by-type entries, token entries left")
+    }
+    @Test("a damaged by-type value fails the delete that reads it with an error, changing nothing, and the other records stay deletable")
+    func damagedValueFailsItsDelete() throws {
+        let node = try RecordDerivationTests.Node("damaged")
+        defer { node.remove() }
+        func append(_ request: CommitRequest) throws {
+            let (_, outcome) = try node.store.appendWrite(catchUp: node.views.apply) { txn -> ((), AppendSession.Outcome) in
+                var session = try node.store.beginAppend(in: txn)
+                let commit = try session.append(request, now: Timestamp(millisecondsSince1970: 1), in: txn).commit
+                try node.views.apply(commit, in: txn)
+                return ((), try session.finish(in: txn))
+            }
+            node.store.didCommit(outcome)
+        }
+        try append(RecordDerivationTests.schemaChange(searchable: "title"))
+        try append(RecordDerivationTests.save((0..<3).map { RecordDerivationTests.note($0, version: 0) }, "three"))
+        let views = node.views
+        let zoneKey = views.zoneKeys.zone(RecordDerivationTests.database, RecordDerivationTests.zone)
+        let damagedKey = ViewKeys.byType(zoneKey, "Note", "note-1")
+        // Its side cut short: a length that runs past the value.
+        try node.store.environment.write { txn in try txn.put(views.tables.byType, key: damagedKey, value: [0, 0, 1, 0, 9]) }
+        let head = node.store.head
+        func delete(_ name: String) -> CommitRequest {
+            CommitRequest(
+                actor: "_owner", requestID: "delete-\(name)",
+                events: [.recordDeleted(
+                    database: RecordDerivationTests.database,
+                    recordID: RecordID(recordName: name, zoneID: RecordDerivationTests.zone), recordType: "Note", cause: .direct)])
+        }
+        #expect(throws: StorageError.self) { try append(delete("note-1")) }
+        #expect(node.store.head == head, "nothing appended")
+        let stillThere = try node.store.environment.read { txn in
+            try views.storedHeader(at: ViewKeys.record(zoneKey, "note-1"), txn) != nil
+        }
+        #expect(stillThere)
+        try append(delete("note-2"))
+        #expect(node.store.head.sequence == head.sequence + 1)
     }
 }
