@@ -106,13 +106,7 @@ struct KeptEntriesTests {
         let node = try RecordDerivationTests.Node("kept")
         defer { node.remove() }
         for (step, request) in RecordDerivationTests.requests().enumerated() {
-            let (_, outcome) = try node.store.appendWrite(catchUp: node.views.apply) { txn -> ((), AppendSession.Outcome) in
-                var session = try node.store.beginAppend(in: txn)
-                let commit = try session.append(request, now: Timestamp(millisecondsSince1970: 1), in: txn).commit
-                try node.views.apply(commit, in: txn)
-                return ((), try session.finish(in: txn))
-            }
-            node.store.didCommit(outcome)
+            try RecordDerivationTests.append(request, to: node)
             // Every commit up to the first edits, then every tenth: each kind of step is checked.
             guard step < 170 || step % 10 == 0 || request.requestID.hasPrefix("schema") || request.requestID == "retype"
             else { continue }
@@ -132,20 +126,14 @@ struct KeptEntriesTests {
             return names
         }
         #expect(names.count > 1_000)
-        let (_, outcome) = try node.store.appendWrite(catchUp: node.views.apply) { txn -> ((), AppendSession.Outcome) in
-            var session = try node.store.beginAppend(in: txn)
-            let request = CommitRequest(
+        try RecordDerivationTests.append(
+            CommitRequest(
                 actor: "_owner", requestID: "delete-all",
                 events: names.map {
                     .recordDeleted(
                         database: RecordDerivationTests.database, recordID: RecordID(recordName: $0, zoneID: RecordDerivationTests.zone),
                         recordType: "Note", cause: .direct)
-                })
-            let commit = try session.append(request, now: Timestamp(millisecondsSince1970: 2), in: txn).commit
-            try node.views.apply(commit, in: txn)
-            return ((), try session.finish(in: txn))
-        }
-        node.store.didCommit(outcome)
+                }), to: node)
         let tables = node.views.tables
         let left = try node.store.environment.read { txn in
             [try txn.count(tables.fieldIndex), try txn.count(tables.byType), try txn.count(tables.tokenIndex)]
@@ -156,15 +144,7 @@ struct KeptEntriesTests {
     func damagedValueFailsItsDelete() throws {
         let node = try RecordDerivationTests.Node("damaged")
         defer { node.remove() }
-        func append(_ request: CommitRequest) throws {
-            let (_, outcome) = try node.store.appendWrite(catchUp: node.views.apply) { txn -> ((), AppendSession.Outcome) in
-                var session = try node.store.beginAppend(in: txn)
-                let commit = try session.append(request, now: Timestamp(millisecondsSince1970: 1), in: txn).commit
-                try node.views.apply(commit, in: txn)
-                return ((), try session.finish(in: txn))
-            }
-            node.store.didCommit(outcome)
-        }
+        func append(_ request: CommitRequest) throws { try RecordDerivationTests.append(request, to: node) }
         try append(RecordDerivationTests.schemaChange(searchable: "title"))
         try append(RecordDerivationTests.save((0..<3).map { RecordDerivationTests.note($0, version: 0) }, "three"))
         let views = node.views

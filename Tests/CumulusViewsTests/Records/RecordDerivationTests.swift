@@ -99,16 +99,20 @@ struct RecordDerivationTests {
     /// The leader's way: each commit appended and applied inline, in its own transaction.
     static func leader(_ requests: [CommitRequest]) throws -> Node {
         let node = try Node("leader")
-        for request in requests {
-            let (_, outcome) = try node.store.appendWrite(catchUp: node.views.apply) { txn -> ((), AppendSession.Outcome) in
-                var session = try node.store.beginAppend(in: txn)
-                let commit = try session.append(request, now: Timestamp(millisecondsSince1970: 1), in: txn).commit
-                try node.views.apply(commit, in: txn)
-                return ((), try session.finish(in: txn))
-            }
-            node.store.didCommit(outcome)
-        }
+        for request in requests { try append(request, to: node) }
         return node
+    }
+
+    /// Appends `request` to `node` as the leader does, applied inline in the same
+    /// transaction: a failing apply appends nothing.
+    static func append(_ request: CommitRequest, to node: Node) throws {
+        let (_, outcome) = try node.store.appendWrite(catchUp: node.views.apply) { txn -> ((), AppendSession.Outcome) in
+            var session = try node.store.beginAppend(in: txn)
+            let commit = try session.append(request, now: Timestamp(millisecondsSince1970: 1), in: txn).commit
+            try node.views.apply(commit, in: txn)
+            return ((), try session.finish(in: txn))
+        }
+        node.store.didCommit(outcome)
     }
 
     /// A replay's and a streaming follower's way: frames in batches, each decoded and
