@@ -321,6 +321,16 @@ public enum PendingTokens {
         return sides
     }
 
+    /// The bytes of both sides of a stored entry, each with its length field, without
+    /// parsing their tokens; `nil` if the lengths do not fit the entry.
+    static func sideBytes(_ entry: [UInt8]) -> (indexed: ArraySlice<UInt8>, current: ArraySlice<UInt8>)? {
+        guard let split = entry.withUnsafeBytes({ sideLength($0) }),
+            let currentLength = entry.withUnsafeBytes({ sideLength(UnsafeRawBufferPointer(rebasing: $0[split...])) }),
+            split + currentLength == entry.count
+        else { return nil }
+        return (entry[..<split], entry[split...])
+    }
+
     /// Both sides of a stored entry; `nil` if malformed.
     static func sides(_ entry: [UInt8]) -> (indexed: Side, current: Side)? {
         guard let indexed = Side(entry[...]),

@@ -45,7 +45,9 @@ extension Views {
                 }) {
                     return true
                 }
-                let (indexed, current) = try PendingTokens.sides(of: value, key: key)
+                guard let (indexed, current) = PendingTokens.sideBytes(Array(value)) else {
+                    throw StorageError.corrupt("tokenPending entry \(Hex.encode(Array(key)))")
+                }
                 try replaceTokenEntries(
                     from: indexed, to: current, zoneKey: key.prefix(FeedKeys.length), name: key.dropFirst(FeedKeys.length),
                     txn)
@@ -60,21 +62,35 @@ extension Views {
     }
 
     /// Deletes the `tokenIndex` keys of `old` and adds those of `current`, both sides
-    /// of the record `name` in the zone `zoneKey`, touching only the keys that differ.
-    /// The writes are deferred (``replaceEntries(_:old:new:_:)``).
+    /// (as stored, length field included) of the record `name` in the zone `zoneKey`,
+    /// touching only the keys that differ. The writes are deferred
+    /// (``replaceEntries(_:old:new:_:)``). A record that gains or loses all its words (a
+    /// new record, a cascade's victim) has its keys built straight from the side's
+    /// bytes (``PendingTokens/forEachIndexKey(ofSide:zoneKey:name:building:_:)``);
+    /// only an edit parses both sides to compare them.
     func replaceTokenEntries(
-        from old: PendingTokens.Side, to current: PendingTokens.Side, zoneKey: some Collection<UInt8>,
+        from old: ArraySlice<UInt8>, to current: ArraySlice<UInt8>, zoneKey: some Collection<UInt8>,
         name: some Collection<UInt8>, _ txn: LMDBWriteTransaction
     ) throws {
-        if old.tokens.isEmpty {
-            try current.forEachIndexKey(zoneKey: zoneKey, name: name) { try txn.deferPut(tables.tokenIndex, key: $0) }
-        } else if current.tokens.isEmpty {
-            try old.forEachIndexKey(zoneKey: zoneKey, name: name) { try txn.deferDelete(tables.tokenIndex, key: $0) }
-        } else {
-            try replaceEntries(
-                tables.tokenIndex, old: old.indexKeys(zoneKey: zoneKey, name: name),
-                new: current.indexKeys(zoneKey: zoneKey, name: name), txn)
+        let oldEmpty = old.elementsEqual(PendingTokens.emptySide)
+        let currentEmpty = current.elementsEqual(PendingTokens.emptySide)
+        if oldEmpty && currentEmpty { return }
+        if oldEmpty || currentEmpty {
+            var built: [UInt8] = []
+            let done = try (oldEmpty ? current : old).withUnsafeBytes { side in
+                try PendingTokens.forEachIndexKey(ofSide: side, zoneKey: zoneKey, name: name, building: &built) {
+                    if oldEmpty { try txn.deferPut(tables.tokenIndex, key: $0) } else { try txn.deferDelete(tables.tokenIndex, key: $0) }
+                }
+            }
+            guard done else { throw StorageError.corrupt("token side of \(Hex.encode(Array(zoneKey) + Array(name)))") }
+            return
         }
+        guard let from = PendingTokens.Side(old), let to = PendingTokens.Side(current) else {
+            throw StorageError.corrupt("token side of \(Hex.encode(Array(zoneKey) + Array(name)))")
+        }
+        try replaceEntries(
+            tables.tokenIndex, old: from.indexKeys(zoneKey: zoneKey, name: name), new: to.indexKeys(zoneKey: zoneKey, name: name),
+            txn)
     }
 
     /// What the `byType` entry under `key` (``ViewKeys/byType(_:_:_:)``) keeps: the token
@@ -103,22 +119,8 @@ extension Views {
         switch tokens {
         case .pending:
             try stageTokens(at: key, indexed: old, current: current, txn)
-        case .direct where PendingTokens.isEmpty(current) || PendingTokens.isEmpty(old):
-            // All its words go (a cascade's victim) or come (a new record of a bulk
-            // commit): the keys straight from the side's bytes.
-            let adding = PendingTokens.isEmpty(old)
-            var built: [UInt8] = []
-            let done = try (adding ? current : old).withUnsafeBytes { side in
-                try PendingTokens.forEachIndexKey(ofSide: side, zoneKey: zoneKey, name: name.utf8, building: &built) {
-                    if adding { try txn.deferPut(tables.tokenIndex, key: $0) } else { try txn.deferDelete(tables.tokenIndex, key: $0) }
-                }
-            }
-            guard done else { throw StorageError.corrupt("token side of \(Hex.encode(key))") }
         case .direct:
-            guard let from = PendingTokens.Side(old[...]), let to = PendingTokens.Side(current[...]) else {
-                throw StorageError.corrupt("token side of \(Hex.encode(key))")
-            }
-            try replaceTokenEntries(from: from, to: to, zoneKey: zoneKey, name: name.utf8, txn)
+            try replaceTokenEntries(from: old[...], to: current[...], zoneKey: zoneKey, name: name.utf8, txn)
         }
     }
 
