@@ -106,9 +106,6 @@ public enum Replayer {
             store.didCommit(appended.outcome)
             try progress?(batch.last)
             if stops > 0, batch.last % stops == 0 { try reached?(batch.last) }
-            // Thousands of records and derivations, allocated on the other thread: freed
-            // there too, not on this one, which is the replay's bottleneck.
-            DispatchQueue.global(qos: .utility).async { withExtendedLifetime(batch) {} }
         }
     }
 
