@@ -45,11 +45,16 @@ public enum ViewKeys {
     /// saved or deleted record.
     public static func typePrefix(_ zoneKey: [UInt8], _ recordType: String, reserving extra: Int = 0) -> [UInt8] {
         var key: [UInt8] = []
-        key.reserveCapacity(zoneKey.count + 8 + extra)
+        key.reserveCapacity(typePrefixLength(zoneKey) + extra)
         key += zoneKey
         key += IndexKeys.hash8(recordType)
         return key
     }
+
+    /// How long a ``typePrefix(_:_:reserving:)`` of the zone `zoneKey` is: the part of a
+    /// `byType` key before the record name, which the field keys a record keeps in its
+    /// entry share with it (``KeptEntries``).
+    public static func typePrefixLength(_ zoneKey: [UInt8]) -> Int { zoneKey.count + 8 }
 
     /// `zones`: database key ‖ zone key, from keys already derived (a `FeedKeyCache`'s:
     /// each derivation is a SHA-256, and every commit looks its zones up).

@@ -88,7 +88,7 @@ public enum ViewMigration {
             let kept = KeptEntries.value(
                 side: PendingTokens.side(of: record, schema: schema),
                 fieldKeys: IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: schema),
-                prefixLength: byTypeKey.count - name.utf8.count, nameLength: name.utf8.count)
+                prefixLength: ViewKeys.typePrefixLength(zoneKey), nameLength: name.utf8.count)
             if !kept.isEmpty { entries.append((byTypeKey, kept)) }
             last = Array(key)
             visited += 1

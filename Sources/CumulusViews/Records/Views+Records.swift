@@ -24,7 +24,7 @@ extension Views {
         let newFields = derived?.fieldEntries ?? IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: schema)
         let newKey = old?.recordType == record.recordType ? oldKey ?? [] : ViewKeys.byType(zoneKey, record.recordType, name)
         let newValue = KeptEntries.value(
-            side: newSide, fieldKeys: newFields, prefixLength: newKey.count - name.utf8.count, nameLength: name.utf8.count)
+            side: newSide, fieldKeys: newFields, prefixLength: ViewKeys.typePrefixLength(zoneKey), nameLength: name.utf8.count)
         // Deferred as index entries are: by-type keys are scattered by name too. The
         // entry keeps the record's words and field keys, so it changes with them.
         if let oldKey, old?.recordType != record.recordType {
@@ -36,7 +36,7 @@ extension Views {
         if let oldKey {
             // Only the entries that differ: an edit of one field leaves the pages of
             // the others untouched.
-            let prefix = oldKey.prefix(oldKey.count - name.utf8.count)
+            let prefix = oldKey.prefix(ViewKeys.typePrefixLength(zoneKey))
             try replaceEntries(tables.fieldIndex, old: oldKept.fieldKeys(prefix: prefix, name: name.utf8), new: newFields, txn)
         } else {
             for entry in newFields { try txn.deferPut(tables.fieldIndex, key: entry) }
@@ -70,7 +70,7 @@ extension Views {
     {
         let name = record.recordID.recordName
         let byTypeKey = ViewKeys.byType(zoneKey, record.recordType, name)
-        let prefix = byTypeKey.prefix(byTypeKey.count - name.utf8.count)
+        let prefix = byTypeKey.prefix(ViewKeys.typePrefixLength(zoneKey))
         let kept = try keptEntries(at: byTypeKey, txn)
         let fields = IndexKeys.fieldEntries(of: record, zoneKey: zoneKey, schema: schema)
         try replaceEntries(tables.fieldIndex, old: kept.fieldKeys(prefix: prefix, name: name.utf8), new: fields, txn)
@@ -121,7 +121,7 @@ extension Views {
         }
         let byTypeKey = ViewKeys.byType(zoneKey, found.recordType, name)
         let kept = try keptEntries(at: byTypeKey, txn)
-        try kept.forEachFieldKey(prefix: byTypeKey.prefix(byTypeKey.count - name.utf8.count), name: name.utf8) {
+        try kept.forEachFieldKey(prefix: byTypeKey.prefix(ViewKeys.typePrefixLength(zoneKey)), name: name.utf8) {
             try txn.deferDelete(tables.fieldIndex, key: $0)
         }
         try moveTokens(at: key, zoneKey: zoneKey, name: name, from: kept.side, to: PendingTokens.emptySide, tokens: tokens, txn)
