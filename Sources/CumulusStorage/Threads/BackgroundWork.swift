@@ -25,26 +25,15 @@ public final class BackgroundWork<Value: Sendable>: Sendable {
     /// thread, having started the step after it (`next`, given the value; `nil` when
     /// there is none) first, so the two overlap. Starts with `first`. Never returns or
     /// throws with a step still running: its caller may close what the step reads.
-    ///
-    /// A consumed value is freed on another thread, unless `consume` or `next` kept a
-    /// copy of it: a batch holds thousands of commits, records and derivations, and
-    /// this thread is the pipeline's bottleneck (freeing a replay's batches here was
-    /// 6 % of its writer's time).
     public static func pipeline(
         first: BackgroundWork?, next: (Value) -> BackgroundWork?, consume: (Value) throws -> Void
     ) throws {
         var pending = first
         defer { _ = try? pending?.value() }
         while let work = pending {
-            var held = Optional(try work.value())
-            if let value = held {
-                pending = next(value)
-                try consume(value)
-            }
-            // Moved, not copied, into the box: once `value` above is gone, the box is
-            // the batch's only owner, so the block's release is the one that frees it.
-            let box = HandedOff(held.take())
-            DispatchQueue.global(qos: .utility).async { box.release() }
+            let value = try work.value()
+            pending = next(value)
+            try consume(value)
         }
     }
 
@@ -63,14 +52,4 @@ public final class BackgroundWork<Value: Sendable>: Sendable {
         guard let outcome else { throw StorageError.invalidArgument("the result of background work was taken already") }
         return try outcome.get()
     }
-}
-
-/// A value handed to another thread to be freed there (``BackgroundWork/pipeline(first:next:consume:)``).
-private final class HandedOff<Value: Sendable>: Sendable {
-    private let value: Mutex<Value?>
-
-    init(_ value: consuming Value?) { self.value = Mutex(value) }
-
-    /// Drops the value, on the calling thread.
-    func release() { value.withLock { $0 = nil } }
 }

@@ -106,6 +106,9 @@ public enum Replayer {
             store.didCommit(appended.outcome)
             try progress?(batch.last)
             if stops > 0, batch.last % stops == 0 { try reached?(batch.last) }
+            // The batch is freed on this thread, at the end of the pipeline's step. Freeing
+            // it on a third thread took that work off this one and cost the replay as much
+            // elsewhere: both cores are busy (Docs/PERFORMANCE.md, "Tried and not kept").
         }
     }
 

@@ -1,7 +1,4 @@
 import Dispatch
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
 import Testing
 @testable import CumulusStorage
@@ -49,37 +46,6 @@ struct BackgroundWorkTests {
         }
         // Step 3 was started before step 2 failed, and had finished when the pipeline returned.
         #expect(finished.withLock { $0 } == [0, 1, 2, 3])
-    }
-
-    @Test("a pipeline frees each value it consumed on another thread, not the consuming one")
-    func freesElsewhere() throws {
-        /// Records the thread each value is freed on.
-        final class Freed: Sendable {
-            let threads = Mutex<[pthread_t]>([])
-            let done = DispatchSemaphore(value: 0)
-        }
-        final class Batch: Sendable {
-            let index: Int
-            let freed: Freed
-            init(_ index: Int, _ freed: Freed) { (self.index, self.freed) = (index, freed) }
-            deinit {
-                freed.threads.withLock { $0.append(pthread_self()) }
-                freed.done.signal()
-            }
-        }
-        let freed = Freed()
-        func step(_ index: Int) -> BackgroundWork<Batch>? {
-            guard index < 5 else { return nil }
-            return BackgroundWork { Batch(index, freed) }
-        }
-        let consumer = pthread_self()
-        var consumed: [Int] = []
-        try BackgroundWork.pipeline(first: step(0), next: { step($0.index + 1) }) { consumed.append($0.index) }
-        #expect(consumed == [0, 1, 2, 3, 4])
-        for _ in 0..<5 { #expect(freed.done.wait(timeout: .now() + 30) == .success) }
-        let threads = freed.threads.withLock { $0 }
-        #expect(threads.count == 5)
-        #expect(threads.allSatisfy { pthread_equal($0, consumer) == 0 })
     }
 
     @Test("what the work throws, its value rethrows")
