@@ -233,25 +233,6 @@ public enum PendingTokens {
         }
     }
 
-    /// Calls `body` with each `tokenIndex` key of the entry `entry`, stored under
-    /// `recordKey` (zone key ‖ record name), when it is a new record's (its indexed side
-    /// empty: a merge only adds its keys), and returns `true`; returns `false`, calling
-    /// nothing, for any other entry or a malformed one, which the caller reads with
-    /// ``sides(of:key:)``. The keys are those of ``Side/forEachIndexKey(zoneKey:name:_:)``,
-    /// built in `key` straight from the stored bytes (``forEachIndexKey(ofSide:zoneKey:name:building:_:)``).
-    static func forEachNewRecordKey(
-        of entry: UnsafeRawBufferPointer, recordKey: UnsafeRawBufferPointer, building key: inout [UInt8],
-        _ body: ([UInt8]) throws -> Void
-    ) rethrows -> Bool {
-        let zoneLength = FeedKeys.length
-        guard recordKey.count > zoneLength, entry.count > lengthBytes, entry.prefix(lengthBytes).allSatisfy({ $0 == 0 })
-        else { return false }
-        return try forEachIndexKey(
-            ofSide: UnsafeRawBufferPointer(rebasing: entry[lengthBytes...]),
-            zoneKey: UnsafeRawBufferPointer(rebasing: recordKey[..<zoneLength]),
-            name: UnsafeRawBufferPointer(rebasing: recordKey[zoneLength...]), building: &key, body)
-    }
-
     /// Calls `body` with each `tokenIndex` key of `side` (a whole side with tokens, its
     /// length field included and nothing after it) for the record `name` in the zone
     /// `zoneKey`, in key order, built in `key`, and returns `true`; returns `false`,
@@ -322,13 +303,15 @@ public enum PendingTokens {
     }
 
     /// The bytes of both sides of a stored entry, each with its length field, without
-    /// parsing their tokens; `nil` if the lengths do not fit the entry.
-    static func sideBytes(_ entry: [UInt8]) -> (indexed: ArraySlice<UInt8>, current: ArraySlice<UInt8>)? {
-        guard let split = entry.withUnsafeBytes({ sideLength($0) }),
-            let currentLength = entry.withUnsafeBytes({ sideLength(UnsafeRawBufferPointer(rebasing: $0[split...])) }),
+    /// copying or parsing their tokens; `nil` if the lengths do not fit the entry.
+    static func sideBytes(_ entry: UnsafeRawBufferPointer)
+        -> (indexed: UnsafeRawBufferPointer, current: UnsafeRawBufferPointer)?
+    {
+        guard let split = sideLength(entry),
+            let currentLength = sideLength(UnsafeRawBufferPointer(rebasing: entry[split...])),
             split + currentLength == entry.count
         else { return nil }
-        return (entry[..<split], entry[split...])
+        return (UnsafeRawBufferPointer(rebasing: entry[..<split]), UnsafeRawBufferPointer(rebasing: entry[split...]))
     }
 
     /// Both sides of a stored entry; `nil` if malformed.

@@ -38,19 +38,12 @@ extension Views {
         var built: [UInt8] = []
         try txn.scan(tables.tokenPending, prefix: []) { key, value in
             do {
-                guard key.count > FeedKeys.length else { throw StorageError.corrupt("tokenPending key \(Hex.encode(Array(key)))") }
-                // A new record (the common case): only puts, built from the stored bytes.
-                if try PendingTokens.forEachNewRecordKey(of: value, recordKey: key, building: &built, {
-                    try txn.deferPut(tables.tokenIndex, key: $0)
-                }) {
-                    return true
-                }
-                guard let (indexed, current) = PendingTokens.sideBytes(Array(value)) else {
+                guard key.count > FeedKeys.length, let (indexed, current) = PendingTokens.sideBytes(value) else {
                     throw StorageError.corrupt("tokenPending entry \(Hex.encode(Array(key)))")
                 }
                 try replaceTokenEntries(
                     from: indexed, to: current, zoneKey: key.prefix(FeedKeys.length), name: key.dropFirst(FeedKeys.length),
-                    txn)
+                    building: &built, txn)
                 return true
             } catch {
                 failure = error
@@ -65,27 +58,27 @@ extension Views {
     /// (as stored, length field included) of the record `name` in the zone `zoneKey`,
     /// touching only the keys that differ. The writes are deferred
     /// (``replaceEntries(_:old:new:_:)``). A record that gains or loses all its words (a
-    /// new record, a cascade's victim) has its keys built straight from the side's
-    /// bytes (``PendingTokens/forEachIndexKey(ofSide:zoneKey:name:building:_:)``);
-    /// only an edit parses both sides to compare them.
+    /// new record, the common case of a merge, or a cascade's victim) has its keys built
+    /// in `built` straight from the side's bytes, which may be a stored entry's
+    /// (``PendingTokens/forEachIndexKey(ofSide:zoneKey:name:building:_:)``); only an
+    /// edit copies and parses both sides to compare them.
     func replaceTokenEntries(
-        from old: ArraySlice<UInt8>, to current: ArraySlice<UInt8>, zoneKey: some Collection<UInt8>,
-        name: some Collection<UInt8>, _ txn: LMDBWriteTransaction
+        from old: UnsafeRawBufferPointer, to current: UnsafeRawBufferPointer, zoneKey: some Collection<UInt8>,
+        name: some Collection<UInt8>, building built: inout [UInt8], _ txn: LMDBWriteTransaction
     ) throws {
         let oldEmpty = old.elementsEqual(PendingTokens.emptySide)
         let currentEmpty = current.elementsEqual(PendingTokens.emptySide)
         if oldEmpty && currentEmpty { return }
         if oldEmpty || currentEmpty {
-            var built: [UInt8] = []
-            let done = try (oldEmpty ? current : old).withUnsafeBytes { side in
-                try PendingTokens.forEachIndexKey(ofSide: side, zoneKey: zoneKey, name: name, building: &built) {
-                    if oldEmpty { try txn.deferPut(tables.tokenIndex, key: $0) } else { try txn.deferDelete(tables.tokenIndex, key: $0) }
-                }
+            let done = try PendingTokens.forEachIndexKey(
+                ofSide: oldEmpty ? current : old, zoneKey: zoneKey, name: name, building: &built
+            ) {
+                if oldEmpty { try txn.deferPut(tables.tokenIndex, key: $0) } else { try txn.deferDelete(tables.tokenIndex, key: $0) }
             }
             guard done else { throw StorageError.corrupt("token side of \(Hex.encode(Array(zoneKey) + Array(name)))") }
             return
         }
-        guard let from = PendingTokens.Side(old), let to = PendingTokens.Side(current) else {
+        guard let from = PendingTokens.Side(Array(old)[...]), let to = PendingTokens.Side(Array(current)[...]) else {
             throw StorageError.corrupt("token side of \(Hex.encode(Array(zoneKey) + Array(name)))")
         }
         try replaceEntries(
@@ -120,7 +113,12 @@ extension Views {
         case .pending:
             try stageTokens(at: key, indexed: old, current: current, txn)
         case .direct:
-            try replaceTokenEntries(from: old[...], to: current[...], zoneKey: zoneKey, name: name.utf8, txn)
+            var built: [UInt8] = []
+            try old.withUnsafeBytes { old in
+                try current.withUnsafeBytes { current in
+                    try replaceTokenEntries(from: old, to: current, zoneKey: zoneKey, name: name.utf8, building: &built, txn)
+                }
+            }
         }
     }
 

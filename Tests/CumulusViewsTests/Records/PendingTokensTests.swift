@@ -13,15 +13,21 @@ struct PendingTokensTests {
         return keys
     }
 
-    /// The keys ``PendingTokens/forEachNewRecordKey(of:recordKey:building:_:)`` builds, or
-    /// `nil` when it declines the entry.
+    /// The keys a merge builds for the entry straight from its stored bytes (its sides
+    /// split by ``PendingTokens/sideBytes(_:)``, a new record's current side's keys by
+    /// ``PendingTokens/forEachIndexKey(ofSide:zoneKey:name:building:_:)``), or `nil` when
+    /// the bytes are not a new record's entry under a record key with a name.
     static func keysFromBytes(_ entry: [UInt8], recordKey: [UInt8]) -> [[UInt8]]? {
+        guard recordKey.count > 16 else { return nil }
         var keys: [[UInt8]] = []
         var buffer: [UInt8] = []
         let taken = entry.withUnsafeBytes { entry in
-            recordKey.withUnsafeBytes { recordKey in
-                PendingTokens.forEachNewRecordKey(of: entry, recordKey: recordKey, building: &buffer) { keys.append($0) }
-            }
+            guard let (indexed, current) = PendingTokens.sideBytes(entry),
+                indexed.elementsEqual(PendingTokens.emptySide)
+            else { return false }
+            return PendingTokens.forEachIndexKey(
+                ofSide: current, zoneKey: recordKey.prefix(16), name: recordKey.dropFirst(16), building: &buffer
+            ) { keys.append($0) }
         }
         return taken ? keys : nil
     }
