@@ -5,7 +5,7 @@ extension Container {
     /// Digests of every view table, read in one transaction: equal digests, equal views.
     public func viewDigests() throws -> [ViewDigest] {
         try store.environment.read { txn in
-            try views.tables.all.map { try ViewDigest.of($0, in: txn) }
+            try views.digests(in: txn)
         }
     }
 }

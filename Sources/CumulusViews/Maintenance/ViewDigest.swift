@@ -2,9 +2,10 @@ import Crypto
 import CumulusModel
 import CumulusStorage
 
-/// A SHA-256 over every entry of a table, in key order: equal digests mean equal
-/// tables, because the encodings stored in views are deterministic. A table of
-/// posting blocks counts its postings as entries (``LMDBReadTransaction/scanLogicalKeys(_:from:_:)``).
+/// A SHA-256 over every entry of a view table, in key order, as ``ViewEntries`` gives
+/// them: equal digests mean views that answer alike, because the encodings stored in
+/// views are deterministic. A table of posting blocks counts its postings as entries,
+/// and the token index its postings with what is pending applied.
 public struct ViewDigest: Sendable, Hashable, CustomStringConvertible {
     /// The table's name.
     public var table: String
@@ -18,11 +19,11 @@ public struct ViewDigest: Sendable, Hashable, CustomStringConvertible {
         "\(table): \(entries) entries, " + Hex.encode(Array(hash.prefix(8)))
     }
 
-    /// Digests `table` as `txn` sees it.
-    public static func of(_ table: LMDBTable, in txn: LMDBReadTransaction) throws -> ViewDigest {
+    /// Digests one table's compared entries (``ViewEntries``).
+    static func of(_ entries: ViewEntries) throws -> ViewDigest {
         var hasher = SHA256()
-        var entries = 0
-        func add(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
+        var count = 0
+        try entries.forEach(nil) { key, value in
             var header = BinaryWriter(capacity: 16)
             header.length(key.count)
             hasher.update(data: header.bytes)
@@ -31,22 +32,19 @@ public struct ViewDigest: Sendable, Hashable, CustomStringConvertible {
             header.length(value.count)
             hasher.update(data: header.bytes)
             hasher.update(bufferPointer: value)
-            entries += 1
+            count += 1
+            return true
         }
-        if table.postings != nil {
-            // Postings are digested one entry each with an empty value, as the table
-            // stored them before it had blocks: which postings share a block depends
-            // on how writes were batched, not on the log.
-            try txn.scanLogicalKeys(table) { key in
-                add(key, UnsafeRawBufferPointer(start: nil, count: 0))
-                return true
-            }
-        } else {
-            try txn.scan(table) { key, value in
-                add(key, value)
-                return true
-            }
-        }
-        return ViewDigest(table: table.name, entries: entries, hash: Array(hasher.finalize()))
+        return ViewDigest(table: entries.table, entries: count, hash: Array(hasher.finalize()))
+    }
+}
+
+extension Views {
+    /// A digest of every view table as `txn` sees it, in ``ViewTables/Name``'s order,
+    /// `tokenPending` applied to `tokenIndex` rather than digested alone
+    /// (``LogicalTokenIndex``): what `verify` compares, and tests comparing two
+    /// directories' views.
+    public func digests(in txn: LMDBReadTransaction) throws -> [ViewDigest] {
+        try ViewEntries.all(of: tables, in: txn).map(ViewDigest.of)
     }
 }

@@ -90,13 +90,11 @@ public enum ViewVerifier {
             try ViewRebuilder.replay(store, into: rebuilt, in: scratch) { progress?("replay", $0) }
             try store.environment.read { live in
                 try scratch.read { fresh in
-                    for (liveTable, freshTable) in zip(views.tables.all, rebuilt.tables.all) {
-                        let a = try ViewDigest.of(liveTable, in: live)
-                        let b = try ViewDigest.of(freshTable, in: fresh)
-                        var result = TableResult(live: a, rebuilt: b)
-                        if a.hash != b.hash {
-                            result.firstDifference = try firstDifference(liveTable, live, freshTable, fresh)
-                        }
+                    let liveEntries = try ViewEntries.all(of: views.tables, in: live)
+                    let freshEntries = try ViewEntries.all(of: rebuilt.tables, in: fresh)
+                    for (a, b) in zip(liveEntries, freshEntries) {
+                        var result = TableResult(live: try ViewDigest.of(a), rebuilt: try ViewDigest.of(b))
+                        if !result.matches { result.firstDifference = try firstDifference(a, b) }
                         results.append(result)
                     }
                 }
@@ -105,47 +103,32 @@ public enum ViewVerifier {
         return Report(chain: chain, tables: results)
     }
 
-    /// The first key (hex) where two tables' entries differ; for a table of posting
-    /// blocks, the first posting's logical key (their blocks may differ anyway).
-    static func firstDifference(
-        _ a: LMDBTable, _ txnA: LMDBReadTransaction, _ b: LMDBTable, _ txnB: LMDBReadTransaction
-    ) throws -> String {
-        var entriesA: [([UInt8], [UInt8])] = []
-        var found: String?
+    /// The first key (hex) where two tables' compared entries differ.
+    static func firstDifference(_ a: ViewEntries, _ b: ViewEntries) throws -> String {
         // Walk both in chunks to bound memory on large tables.
+        let chunkSize = 4096
         var start: [UInt8]?
-        func chunk(_ table: LMDBTable, _ txn: LMDBReadTransaction) throws -> [([UInt8], [UInt8])] {
-            var entries: [([UInt8], [UInt8])] = []
-            if table.postings != nil {
-                try txn.scanLogicalKeys(table, from: start) { key in
-                    entries.append((Array(key), []))
-                    return entries.count < 4096
-                }
-            } else {
-                try txn.scan(table, from: start) { key, value in
-                    entries.append((Array(key), Array(value)))
-                    return entries.count < 4096
-                }
+        func chunk(_ entries: ViewEntries) throws -> [([UInt8], [UInt8])] {
+            var chunk: [([UInt8], [UInt8])] = []
+            try entries.forEach(start) { key, value in
+                chunk.append((Array(key), Array(value)))
+                return chunk.count < chunkSize
             }
-            return entries
+            return chunk
         }
-        while found == nil {
-            entriesA = try chunk(a, txnA)
-            let entriesB = try chunk(b, txnB)
-            for index in 0..<max(entriesA.count, entriesB.count) {
-                let left = index < entriesA.count ? entriesA[index] : nil
-                let right = index < entriesB.count ? entriesB[index] : nil
-                if left?.0 != right?.0 || left?.1 != right?.1 {
-                    let key = [left?.0, right?.0].compactMap { $0 }.min { $0.lexicographicallyPrecedes($1) } ?? []
-                    found = Hex.encode(key)
-                    break
+        while true {
+            let left = try chunk(a)
+            let right = try chunk(b)
+            for index in 0..<max(left.count, right.count) {
+                let x = index < left.count ? left[index] : nil
+                let y = index < right.count ? right[index] : nil
+                if x?.0 != y?.0 || x?.1 != y?.1 {
+                    let key = [x?.0, y?.0].compactMap { $0 }.min { $0.lexicographicallyPrecedes($1) } ?? []
+                    return Hex.encode(key)
                 }
             }
-            if found == nil {
-                guard entriesA.count == 4096, let last = entriesA.last?.0 else { break }
-                start = last + [0]
-            }
+            guard left.count == chunkSize, let last = left.last?.0 else { return "unknown" }
+            start = last + [0]
         }
-        return found ?? "unknown"
     }
 }

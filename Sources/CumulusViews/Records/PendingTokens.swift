@@ -10,9 +10,16 @@ import CumulusStorage
 /// dirtied page whole at commit: the token index was half of every write figure
 /// (`Docs/PERFORMANCE.md` as of the twelfth session, in git). Now a small commit writes one entry per
 /// record here instead, under the record's own key (``ViewKeys/record(_:_:)``), and
-/// once the table holds ``mergeThreshold`` entries they are all written to
-/// `tokenIndex` in one sorted pass (`Views.mergePendingTokens`), where each word's page
-/// is dirtied once for many records.
+/// once the table holds ``mergeThreshold`` entries, that many (the first in key order)
+/// are written to `tokenIndex` in one sorted pass (`Views.mergePendingTokens`), where
+/// each word's page is dirtied once for many records.
+///
+/// A deleted record's entry (its indexed side, and an empty current side) is a delete
+/// marker, as FTS5 keeps: a large commit (a cascade) merges what is pending first and
+/// then appends one marker per victim, instead of taking each of its words out of the
+/// posting blocks, and later commits merge them a batch at a time (the figures are in
+/// `Docs/PERFORMANCE.md`); token queries in its zone drop those records' postings
+/// until they are merged.
 ///
 /// The entry says what the index holds for the record (its indexed side) and what it
 /// should hold (its current side), so a merge knows which keys to delete without reading
@@ -23,7 +30,9 @@ import CumulusStorage
 ///
 /// When merges happen depends only on the commits (a count reached after a commit,
 /// a large commit, a schema change), so the leader, a follower, `rebuild` and
-/// `replay` hold the same entries after the same commit and view digests stay exact.
+/// `replay` hold the same entries after the same commit. Digests and `verify` compare
+/// the token index with its pending entries applied all the same
+/// (`LogicalTokenIndex`): views an older build wrote merged at other points.
 ///
 /// Layout (each side):
 /// ```
@@ -32,15 +41,16 @@ import CumulusStorage
 /// ```
 /// The value is the indexed side followed by the current side.
 public enum PendingTokens {
-    /// Entries in `tokenPending` that make the next commit's end merge them all.
-    /// Bounds the work a token query adds (it reads a zone's pending entries) and the
-    /// size of one merge; large enough that a word's page is written once per
-    /// hundreds of records rather than once per record.
+    /// Entries in `tokenPending` that make a commit's end merge, and how many one
+    /// merge takes at most. Bounds the size of one merge, and so what a commit after a
+    /// cascade pays for its markers; large enough that a word's page is written once
+    /// per hundreds of records rather than once per record.
     public static let mergeThreshold = 1_024
 
-    /// Events in one commit from which its token entries bypass the pending table
-    /// (after merging it): a bulk save or a cascade writes as many keys per word as a
-    /// merge would, so staging them would only write them twice.
+    /// Events in one commit from which it merges everything pending first, then
+    /// writes its saves' token entries straight into the index (a bulk save writes as
+    /// many keys per word as a merge would, so staging them would only write them
+    /// twice) and appends its deletes' markers to the emptied table.
     public static let directCommitEvents = 1_024
 
     /// Bytes of a side's length field.
@@ -204,6 +214,13 @@ public enum PendingTokens {
 
         /// Whether no record of the zone is pending.
         public var isEmpty: Bool { names.isEmpty }
+
+        /// Adds the next record, in name order, whose current side is empty (a deleted
+        /// record, or one without words): the index's postings of it are dropped, and
+        /// nothing matches it.
+        mutating func append(name: String) {
+            names.append(name)
+        }
 
         /// Adds the next record, in name order, with its current side.
         mutating func append(name: String, current: Side) {

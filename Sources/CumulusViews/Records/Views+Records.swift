@@ -124,7 +124,12 @@ extension Views {
         try kept.forEachFieldKey(prefix: byTypeKey.prefix(ViewKeys.typePrefixLength(zoneKey)), name: name.utf8) {
             try txn.deferDelete(tables.fieldIndex, key: $0)
         }
-        try moveTokens(at: key, zoneKey: zoneKey, name: name, from: kept.side, to: PendingTokens.emptySide, tokens: tokens, txn)
+        switch tokens {
+        case .pending:
+            try moveTokens(at: key, zoneKey: zoneKey, name: name, from: kept.side, to: PendingTokens.emptySide, tokens: .pending, txn)
+        case .direct:
+            try appendDeleteMarker(at: key, side: kept.side, txn)
+        }
         // Reading what was kept wrote what byType held back, and left its page hot: a
         // delete now costs less than holding one back to be written by the next read.
         _ = try txn.delete(tables.byType, key: byTypeKey)

@@ -9,31 +9,39 @@ extension Views {
     enum TokenWrites {
         /// Staged as one pending entry per record, merged once the table is full.
         case pending
-        /// Straight into `tokenIndex` (a large commit, after merging what was pending).
+        /// A large commit's, after merging what was pending: saves straight into
+        /// `tokenIndex` (as many keys per word as a merge would write), deletes as delete
+        /// markers appended to the emptied pending table.
         case direct
     }
 
-    /// How `commit` writes its token entries, merging what is pending first when it
-    /// writes them directly, so no record is both pending and written directly.
+    /// How `commit` writes its token entries. A large commit first merges everything
+    /// pending, so it starts with the pending table empty: its saves then write their
+    /// entries directly, and its deletes append delete markers to that empty table
+    /// (``appendDeleteMarker(at:side:_:)``).
     func tokenWrites(for commit: Commit, _ txn: LMDBWriteTransaction) throws -> TokenWrites {
         guard commit.events.count >= PendingTokens.directCommitEvents else { return .pending }
         try mergePendingTokens(txn)
         return .direct
     }
 
-    /// Merges the pending entries once they reach ``PendingTokens/mergeThreshold``:
-    /// called at the end of every commit, so the merge points are the same wherever
-    /// the log is applied.
+    /// Once the pending entries reach ``PendingTokens/mergeThreshold``, merges that many
+    /// of them, the first in key order: called at the end of every commit, so the merge
+    /// points are the same wherever the log is applied. A cascade's thousands of delete
+    /// markers are merged a bounded batch per commit, not in the commit that made them.
     func mergePendingTokensIfFull(_ txn: LMDBWriteTransaction) throws {
         guard try txn.count(tables.tokenPending) >= PendingTokens.mergeThreshold else { return }
-        try mergePendingTokens(txn)
+        try mergePendingTokens(atMost: PendingTokens.mergeThreshold, txn)
     }
 
-    /// Writes every pending entry into `tokenIndex` (only the keys that differ between
-    /// its sides, deferred, so the whole merge is one sorted pass) and empties the
-    /// pending table.
-    func mergePendingTokens(_ txn: LMDBWriteTransaction) throws {
-        guard try txn.count(tables.tokenPending) > 0 else { return }
+    /// Writes the first `limit` pending entries (all by default) into `tokenIndex`
+    /// (only the keys that differ between their sides, deferred, so the merge is one
+    /// sorted pass) and removes them from the pending table.
+    func mergePendingTokens(atMost limit: Int = .max, _ txn: LMDBWriteTransaction) throws {
+        let count = try txn.count(tables.tokenPending)
+        guard count > 0 else { return }
+        let all = limit >= count
+        var merged: [[UInt8]] = []
         var failure: (any Error)?
         var built: [UInt8] = []
         try txn.scan(tables.tokenPending, prefix: []) { key, value in
@@ -44,14 +52,19 @@ extension Views {
                 try replaceTokenEntries(
                     from: indexed, to: current, zoneKey: key.prefix(FeedKeys.length), name: key.dropFirst(FeedKeys.length),
                     building: &built, txn)
-                return true
+                if !all { merged.append(Array(key)) }
+                return all || merged.count < limit
             } catch {
                 failure = error
                 return false
             }
         }
         if let failure { throw failure }
-        try txn.clear(tables.tokenPending)
+        if all {
+            try txn.clear(tables.tokenPending)
+        } else {
+            for key in merged { _ = try txn.delete(tables.tokenPending, key: key) }
+        }
     }
 
     /// Deletes the `tokenIndex` keys of `old` and adds those of `current`, both sides
@@ -103,23 +116,49 @@ extension Views {
     /// side when deleted): staged in `tokenPending` or written straight into
     /// `tokenIndex`, as `tokens` says. Nothing is tokenized here: an update, a delete or
     /// a cascade reads the old words from what was kept; the caller keeps `current` in
-    /// the record's `byType` entry.
+    /// the record's `byType` entry. A record written directly that has an entry
+    /// pending starts from what the index holds for it, the entry's indexed side, and
+    /// loses the entry.
     func moveTokens(
         at key: [UInt8], zoneKey: [UInt8], name: String, from old: [UInt8], to current: [UInt8], tokens: TokenWrites,
         _ txn: LMDBWriteTransaction
     ) throws {
+        // Equal sides: a pending entry, if any, already ends at `current`.
         guard old != current else { return }
         switch tokens {
         case .pending:
             try stageTokens(at: key, indexed: old, current: current, txn)
         case .direct:
+            var indexed = old
+            // Only a record this commit deleted before saving it again can have one: the
+            // commit merged the rest first.
+            if try txn.count(tables.tokenPending) > 0, let existing = try txn.get(tables.tokenPending, key: key) {
+                guard let split = existing.withUnsafeBytes({ PendingTokens.sideLength($0) }) else {
+                    throw StorageError.corrupt("tokenPending entry \(Hex.encode(key))")
+                }
+                indexed = Array(existing[..<split])
+                _ = try txn.delete(tables.tokenPending, key: key)
+            }
             var built: [UInt8] = []
-            try old.withUnsafeBytes { old in
+            try indexed.withUnsafeBytes { old in
                 try current.withUnsafeBytes { current in
                     try replaceTokenEntries(from: old, to: current, zoneKey: zoneKey, name: name.utf8, building: &built, txn)
                 }
             }
         }
+    }
+
+    /// Stages the token deletes of the record under `key`, deleted in a large commit,
+    /// whose index entries are those of `side` (kept for it): a delete marker, deferred
+    /// with the commit's others and appended in key order to the pending table the
+    /// commit emptied first (``tokenWrites(for:_:)``). A cascade's commit writes one
+    /// entry per victim instead of taking each of its words out of the posting blocks;
+    /// later commits merge them a bounded batch at a time. No entry of the record can
+    /// be pending already: a commit deletes a record once, and writes a save's entries
+    /// directly.
+    func appendDeleteMarker(at key: [UInt8], side: [UInt8], _ txn: LMDBWriteTransaction) throws {
+        guard !PendingTokens.isEmpty(side) else { return }
+        try txn.deferPut(tables.tokenPending, key: key, value: PendingTokens.entry(indexed: side, current: PendingTokens.emptySide))
     }
 
     /// Stages the token change of the record under `key` from `kept` (what the index
@@ -154,9 +193,21 @@ extension Views {
         var failure: (any Error)?
         try txn.scan(tables.tokenPending, prefix: zoneKey) { key, value in
             do {
-                overlay.append(
-                    name: String(decoding: UnsafeRawBufferPointer(rebasing: key[zoneKey.count...]), as: UTF8.self),
-                    current: try PendingTokens.sides(of: value, key: key).current)
+                let name = String(decoding: UnsafeRawBufferPointer(rebasing: key[zoneKey.count...]), as: UTF8.self)
+                // Only the current side counts here: what the index holds for the record
+                // is dropped whatever it is. A deleted record's (a cascade leaves
+                // thousands) is empty and needs no parsing.
+                guard let current = PendingTokens.sideBytes(value)?.current else {
+                    throw StorageError.corrupt("tokenPending entry \(Hex.encode(Array(key)))")
+                }
+                if current.elementsEqual(PendingTokens.emptySide) {
+                    overlay.append(name: name)
+                } else {
+                    guard let side = PendingTokens.Side(Array(current)[...]) else {
+                        throw StorageError.corrupt("tokenPending entry \(Hex.encode(Array(key)))")
+                    }
+                    overlay.append(name: name, current: side)
+                }
                 return true
             } catch {
                 failure = error

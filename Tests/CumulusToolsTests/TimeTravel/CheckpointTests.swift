@@ -56,7 +56,7 @@ struct CheckpointTests {
             #expect(result.checkpoint == (point >= 3 ? point / 3 * 3 : nil))
             let container = try Container(path: out, environmentOptions: LMDBEnvironment.Options(mapSize: 1 << 30, readOnly: true))
             let digests = try container.store.environment.read { txn in
-                try container.views.tables.all.map { try ViewDigest.of($0, in: txn) }
+                try container.views.digests(in: txn)
             }
             #expect(digests == captured[point], "replay at \(point)")
             #expect(try container.store.verifyChain().isIntact)

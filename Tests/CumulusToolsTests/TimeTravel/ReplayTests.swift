@@ -41,7 +41,7 @@ struct ReplayTests {
         let container = try Container(path: out, environmentOptions: LMDBEnvironment.Options(mapSize: 1 << 30, readOnly: true))
         defer { container.close() }
         let replayed = try container.store.environment.read { txn in
-            try container.views.tables.all.map { try ViewDigest.of($0, in: txn) }
+            try container.views.digests(in: txn)
         }
         #expect(replayed == captured)
         #expect(container.store.logID == world.store.logID)

@@ -90,7 +90,7 @@ struct RecordDerivationTests {
         }
 
         func digests() throws -> [ViewDigest] {
-            try store.environment.read { txn in try views.tables.all.map { try ViewDigest.of($0, in: txn) } }
+            try store.environment.read { txn in try views.digests(in: txn) }
         }
 
         func remove() { directory.remove() }
