@@ -456,34 +456,41 @@ struct ModifyPlanner {
         // Cascade through deleteSelf references, breadth first; a record already
         // taken is skipped, which is what ends cycles. Nothing changes until every
         // check has passed.
-        var taken: Set<RecordID> = [id]
+        // By name: references stay in their zone, so every victim is in `id`'s.
+        var taken: Set<String> = [id.recordName]
         var victims: [(record: PlanOverlay.Deletable, cause: DeleteCause)] = [
             (PlanOverlay.Deletable(recordID: id, recordType: existing.recordType, outgoing: OutgoingReference.of(existing)),
              .direct)
         ]
+        // Each victim's incoming references are read once, here: the validating ones
+        // are checked once every victim is known (a holder that is a victim too is no
+        // obstacle). They used to be read again for the check, from the plan's cache.
+        var validating: [(holder: String, target: RecordID)] = []
         var head = 0
         while head < victims.count {
             try budget.spend()
             let owner = victims[head].record.recordID
             head += 1
-            for edge in try overlay.incoming(owner).sorted(by: { UTF8Order.precedes($0.source, $1.source) })
-            where edge.action == .deleteSelf {
-                let source = RecordID(recordName: edge.source, zoneID: owner.zoneID)
-                guard !taken.contains(source), let victim = try overlay.deletable(source) else { continue }
-                taken.insert(source)
-                victims.append((victim, .cascade(owner: owner)))
+            for edge in try overlay.incoming(owner).sorted(by: { UTF8Order.precedes($0.source, $1.source) }) {
+                switch edge.action {
+                case .deleteSelf:
+                    let source = RecordID(recordName: edge.source, zoneID: owner.zoneID)
+                    guard !taken.contains(edge.source), let victim = try overlay.deletable(source) else { continue }
+                    taken.insert(edge.source)
+                    victims.append((victim, .cascade(owner: owner)))
+                case .validate:
+                    validating.append((edge.source, owner))
+                case .none:
+                    continue
+                }
             }
         }
-        for victim in victims {
-            let target = victim.record.recordID
-            for edge in try overlay.incoming(target) where edge.action == .validate {
-                let holder = RecordID(recordName: edge.source, zoneID: target.zoneID)
-                if !taken.contains(holder), try overlay.record(holder) != nil {
-                    throw CumulusError(
-                        .referenceViolation,
-                        "\(edge.source) holds a validating reference to \(target.recordName); delete or change it first",
-                        recordID: id)
-                }
+        for (source, target) in validating where !taken.contains(source) {
+            if try overlay.record(RecordID(recordName: source, zoneID: target.zoneID)) != nil {
+                throw CumulusError(
+                    .referenceViolation,
+                    "\(source) holds a validating reference to \(target.recordName); delete or change it first",
+                    recordID: id)
             }
         }
         overlay.reserveDeletions(victims.count)
