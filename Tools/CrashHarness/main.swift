@@ -7,8 +7,9 @@
 //                                                         (the engine's notification crash test's victim)
 //
 // The child appends sample commits from 16 concurrent tasks through the group-commit
-// writer (durable: fsync before acknowledging) and prints `ack SEQ REQUEST-ID` for
-// each commit the writer acknowledged. The parent SIGKILLs it after a random delay,
+// writer (durable: fsync before acknowledging), one of them a large delete early in
+// each round (`largeDelete`), and prints `ack SEQ REQUEST-ID` for each commit the
+// writer acknowledged. The parent SIGKILLs it after a random delay,
 // then reopens the directory and checks every acknowledged commit.
 //
 // Each round checks what is new since the previous one (``Checked``), so a round
@@ -91,12 +92,19 @@ func runChild(_ arguments: Arguments) async throws {
     options.dictionary.sampleCount = 300
     let writer = LogWriter(store: store, options: options) { commit, _, txn in try views.apply(commit, in: txn) }
     let start = Int(store.head.sequence) * 1000 + Int(arguments.seed % 1000)
+    let largeDelete = try largeDelete(store, views, seed: arguments.seed)
     try await withThrowingTaskGroup(of: Void.self) { group in
         for lane in 0..<16 {
             group.addTask {
                 var rng = SeededRandom(seed: arguments.seed &* 1_000_003 &+ UInt64(lane))
                 var index = start + lane
+                var saves = 0
                 while true {
+                    if lane == 0, saves == Int(arguments.seed % 4) + 1 {
+                        let commit = try await writer.append(largeDelete)
+                        writeLine("ack \(commit.sequence) \(largeDelete.requestID)")
+                    }
+                    saves += 1
                     let parts = SampleData.saveRequest(index, rng: &rng)
                     let request = CommitRequest(
                         actor: parts.actor, requestID: parts.requestID,
@@ -109,6 +117,27 @@ func runChild(_ arguments: Arguments) async throws {
         }
         try await group.waitForAll()
     }
+}
+
+/// One large commit per round, as a cascade is: deletes of half the records earlier
+/// rounds saved (up to a large commit's worth), padded with names no record has to
+/// ``PendingTokens/directCommitEvents``, so its deletes leave delete markers that later
+/// commits merge a batch at a time while kills land, and every 25th round's
+/// comparison with a rebuild meets them pending.
+func largeDelete(_ store: LogStore, _ views: Views, seed: UInt64) throws -> CommitRequest {
+    let size = PendingTokens.directCommitEvents
+    var stored: [RecordID] = []
+    try store.environment.read { txn in
+        try txn.scan(views.tables.records, prefix: []) { _, value in
+            stored.append(try RecordReader(value).recordID)
+            return stored.count < 2 * size
+        }
+    }
+    var ids = Array(stored.prefix(stored.count / 2))
+    ids += (ids.count..<size).map { RecordID(recordName: "never-\(seed)-\($0)", zoneID: SampleData.zone) }
+    return CommitRequest(
+        actor: SampleData.database.owner, requestID: "large-delete-\(seed)",
+        events: ids.map { .recordDeleted(database: SampleData.database, recordID: $0, recordType: "TodoItem", cause: .direct) })
 }
 
 // MARK: - Parent: kill and check
