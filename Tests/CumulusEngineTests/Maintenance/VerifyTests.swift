@@ -33,16 +33,22 @@ struct VerifyTests {
         #expect(try world.fetch(id("r7", in: zone))["n"] == .int64(7))
     }
 
-    @Test("verify names the posting a token index lacks, whatever blocks hold the rest")
-    func verifyNamesAMissingPosting() async throws {
+    /// 1,200 notes of three words each, in three saves of 400: the third fills the
+    /// pending table, whose merge writes blocks and leaves the rest pending.
+    static func notesInBlocks() async throws -> (EngineWorld, ZoneID) {
         let world = try EngineWorld()
         let zone = try await world.makeZone()
-        // Three saves of 400: the third fills the pending table, whose merge writes blocks.
         for batch in 0..<3 {
             try await world.save((0..<400).map {
                 Record.make("Note", "n\(batch)-\($0)", in: zone, ["body": .string("kiwi pear w\($0 % 7)")])
             })
         }
+        return (world, zone)
+    }
+
+    @Test("verify names the posting a token index lacks, whatever blocks hold the rest")
+    func verifyNamesAMissingPosting() async throws {
+        let (world, _) = try await Self.notesInBlocks()
         #expect(try world.container.verify().isHealthy)
         let environment = world.container.store.environment
         let tokenIndex = world.container.views.tables.tokenIndex
@@ -72,13 +78,7 @@ struct VerifyTests {
 
     @Test("verify counts a pending entry that takes out postings the index never held as damage, though a merge would hide it")
     func verifyNamesAPendingEntryAtOddsWithTheIndex() async throws {
-        let world = try EngineWorld()
-        let zone = try await world.makeZone()
-        for batch in 0..<3 {
-            try await world.save((0..<400).map {
-                Record.make("Note", "n\(batch)-\($0)", in: zone, ["body": .string("kiwi pear w\($0 % 7)")])
-            })
-        }
+        let (world, zone) = try await Self.notesInBlocks()
         let seen = try #require(try world.container.viewDigests().first { $0.table == "tokenIndex" }).entries
         let tables = world.container.views.tables
         let zoneKey = FeedKeys.zone(world.db.id, zone)
