@@ -81,7 +81,7 @@ extension ChangesSuite {
             }
         }
         report.note("changes: \(pagesRead) pages per pass")
-        compareWithoutTarget(
+        report.compareWithoutTarget(
             "zone changes from no token, records/s", Figure(QuerySuite.checked(changesBest, mismatch, report), "records/s"),
             baseline: "raw scan of records view", Figure(rawBest, "records/s"))
     }

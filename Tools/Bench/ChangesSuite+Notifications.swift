@@ -82,12 +82,12 @@ extension ChangesSuite {
         let manyTotal = zip(manyCommits, manyLatencies).map { $0 + $1 }
         let fewTotal = zip(fewCommits, fewLatencies).map { $0 + $1 }
         for (name, q) in [("p50", 0.5), ("p99", 0.99)] {
-            compareWithoutTarget(
+            report.compareWithoutTarget(
                 "  modify (durable) \(name), \(label)", Figure(percentile(manyCommits, q) * 1_000, "ms"), baseline: base,
                 Figure(percentile(fewCommits, q) * 1_000, "ms"))
         }
         for (name, q) in [("p50", 0.5), ("p99", 0.99)] {
-            compareWithoutTarget(
+            report.compareWithoutTarget(
                 "  write → notified \(name), \(label)", Figure(percentile(manyTotal, q) * 1_000, "ms"),
                 baseline: base, Figure(percentile(fewTotal, q) * 1_000, "ms"))
         }

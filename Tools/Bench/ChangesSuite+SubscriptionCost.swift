@@ -46,7 +46,7 @@ extension ChangesSuite {
                 Figure(notified != 0 ? .infinity : percentile(withSubscriptions.b, q) * 1_000, "ms"),
                 baseline: "no subscriptions", Figure(percentile(without.b, q) * 1_000, "ms"), target: .atMost(2))
         }
-        compareWithoutTarget(
+        report.compareWithoutTarget(
             "A's 150 KB save, p50, \(label)", Figure(percentile(withSubscriptions.a, 0.5) * 1_000, "ms"),
             baseline: "no subscriptions", Figure(percentile(without.a, 0.5) * 1_000, "ms"))
     }

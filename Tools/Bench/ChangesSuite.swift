@@ -56,16 +56,6 @@ enum ChangesSuite: BenchSuite {
 
     // MARK: - Helpers
 
-    /// A figure beside its baseline with no target set: the line `Report.compare`
-    /// prints, with "target —" where a target would be.
-    static func compareWithoutTarget(_ name: String, _ figure: Figure, baseline: String, _ base: Figure) {
-        let ratio = base.value == 0 ? .nan : figure.value / base.value
-        var line = Report.pad(name, Report.nameWidth) + Report.value(figure) + "   "
-        line += Report.pad(baseline, Report.baselineWidth) + Report.value(base)
-        line += "   ratio " + Report.pad(Report.format(ratio), 6) + "  target —"
-        Report.emit(line)
-    }
-
     /// The value at quantile `q` (0…1) of `values`, nearest rank; `nan` if empty.
     static func percentile(_ values: [Double], _ q: Double) -> Double {
         guard !values.isEmpty else { return .nan }

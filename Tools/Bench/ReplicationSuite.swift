@@ -198,7 +198,7 @@ enum ReplicationSuite: BenchSuite {
         if missing > 0 { report.note("commits never seen applied within 30 s: \(missing)") }
         for (label, q) in [("p50", 0.5), ("p99", 0.99), ("max", 1.0)] {
             let lag = ChangesSuite.percentile(lags, q) * 1_000
-            ChangesSuite.compareWithoutTarget(
+            report.compareWithoutTarget(
                 "lag \(label)", Figure(lag, "ms"), baseline: "leader write \(label)",
                 Figure(ChangesSuite.percentile(writes, q) * 1_000, "ms"))
         }
@@ -253,7 +253,7 @@ enum ReplicationSuite: BenchSuite {
             "saves/s, --sync-replicas 1", Figure(confirmed.rate, "saves/s"), baseline: "asynchronous",
             Figure(asynchronous.rate, "saves/s"))
         for (label, q) in [("p50", 0.5), ("p99", 0.99)] {
-            ChangesSuite.compareWithoutTarget(
+            report.compareWithoutTarget(
                 "  save latency \(label), --sync-replicas 1", Figure(ChangesSuite.percentile(confirmed.latencies, q) * 1_000, "ms"),
                 baseline: "asynchronous", Figure(ChangesSuite.percentile(asynchronous.latencies, q) * 1_000, "ms"))
         }
@@ -302,7 +302,7 @@ enum ReplicationSuite: BenchSuite {
         // from the same log runs the same Views.apply, without network or frame checks.
         await pair.close(leaderToo: false)
         let rebuildSeconds = try measure { try leader.rebuild() }
-        ChangesSuite.compareWithoutTarget(
+        report.compareWithoutTarget(
             "catch-up rate, --seed stream", Figure(same ? Double(head) / catchUpSeconds : 0, "commits/s"),
             baseline: "leader rebuild (Views.apply)", Figure(Double(head) / rebuildSeconds, "commits/s"))
         // What a new follower does by default: the leader's environment (log and views)

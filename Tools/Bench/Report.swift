@@ -82,6 +82,20 @@ final class Report {
 
     /// A figure beside its baseline; `target` (if any) is checked against the ratio.
     func compare(_ name: String, _ figure: Figure, baseline: String, _ base: Figure, target: Target? = nil) {
+        compare(name, figure, baseline: baseline, base, target: target, sayingNoTarget: false)
+    }
+
+    /// A figure beside its baseline where a reader might look for a target and none is
+    /// set (a latency beside the leader's own, a rate beside what bounds it): the line
+    /// says "target —". Printed and recorded as ``compare(_:_:baseline:_:target:)``
+    /// does, so a `--json` run and the tables made from it hold it too.
+    func compareWithoutTarget(_ name: String, _ figure: Figure, baseline: String, _ base: Figure) {
+        compare(name, figure, baseline: baseline, base, target: nil, sayingNoTarget: true)
+    }
+
+    private func compare(
+        _ name: String, _ figure: Figure, baseline: String, _ base: Figure, target: Target?, sayingNoTarget: Bool
+    ) {
         // Two zeros are equal (a delay of 0 beside a delay of 0), not undefined.
         let ratio = base.value == 0 ? (figure.value == 0 ? 1 : .nan) : figure.value / base.value
         var line = Self.pad(name, Self.nameWidth) + Self.value(figure) + "   "
@@ -92,6 +106,8 @@ final class Report {
             met = target.isMet(by: ratio)
             outcomes.append(Outcome(name: name, ratio: ratio, target: target, met: met == true))
             line += "  target \(target.label) (\(met == true ? "met" : "MISSED"))"
+        } else if sayingNoTarget {
+            line += "  target —"
         }
         Self.emit(line)
         emitJSON(FigureRecord(
