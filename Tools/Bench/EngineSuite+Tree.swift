@@ -409,12 +409,11 @@ extension EngineSuite {
         let pendingQuery = try queryTime()
         let markers = try pendingCount()
         var commits = 0
-        let before = cumulus.container.writer.statistics.cpu
+        var merging = 0.0
         while try pendingCount() >= PendingTokens.mergeThreshold {
-            _ = try await saves(1)
+            merging += try await saves(1)
             commits += 1
         }
-        let merging = seconds(cumulus.container.writer.statistics.cpu - before)
         let plain = try await saves(max(commits, 1))
         report.note(
             "after the delete: \(markers) delete markers pending; \(commits) single saves later, fewer than "

@@ -315,8 +315,13 @@ public enum PendingTokens {
 
     /// Both sides of the entry stored under `key`; a malformed one is `corrupt`.
     static func sides(of value: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer) throws -> (indexed: Side, current: Side) {
-        guard let sides = sides(Array(value)) else { throw StorageError.corrupt("tokenPending entry \(Hex.encode(Array(key)))") }
+        guard let sides = sides(Array(value)) else { throw malformed(key) }
         return sides
+    }
+
+    /// The error for a malformed entry stored under `key`.
+    static func malformed(_ key: some Sequence<UInt8>) -> StorageError {
+        StorageError.corrupt("tokenPending entry \(Hex.encode(Array(key)))")
     }
 
     /// The bytes of both sides of a stored entry, each with its length field, without

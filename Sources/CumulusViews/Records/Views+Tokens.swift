@@ -47,7 +47,7 @@ extension Views {
         try txn.scan(tables.tokenPending, prefix: []) { key, value in
             do {
                 guard key.count > FeedKeys.length, let (indexed, current) = PendingTokens.sideBytes(value) else {
-                    throw StorageError.corrupt("tokenPending entry \(Hex.encode(Array(key)))")
+                    throw PendingTokens.malformed(key)
                 }
                 try replaceTokenEntries(
                     from: indexed, to: current, zoneKey: key.prefix(FeedKeys.length), name: key.dropFirst(FeedKeys.length),
@@ -132,11 +132,8 @@ extension Views {
             var indexed = old
             // Only a record this commit deleted before saving it again can have one: the
             // commit merged the rest first.
-            if try txn.count(tables.tokenPending) > 0, let existing = try txn.get(tables.tokenPending, key: key) {
-                guard let split = existing.withUnsafeBytes({ PendingTokens.sideLength($0) }) else {
-                    throw StorageError.corrupt("tokenPending entry \(Hex.encode(key))")
-                }
-                indexed = Array(existing[..<split])
+            if let pending = try pendingIndexedSide(at: key, txn) {
+                indexed = Array(pending)
                 _ = try txn.delete(tables.tokenPending, key: key)
             }
             var built: [UInt8] = []
@@ -164,24 +161,26 @@ extension Views {
     /// Stages the token change of the record under `key` from `kept` (what the index
     /// holds for it unless an entry is already pending) to the side `current`.
     private func stageTokens(at key: [UInt8], indexed kept: [UInt8], current: [UInt8], _ txn: LMDBWriteTransaction) throws {
-        // Most saves find the table empty right after a merge, or hold no entry of
-        // theirs: the count is O(1), the lookup a walk of a few hot pages.
-        let existing = try txn.count(tables.tokenPending) == 0 ? nil : try txn.get(tables.tokenPending, key: key)
-        let indexed: ArraySlice<UInt8>
-        if let existing {
-            guard let split = existing.withUnsafeBytes({ PendingTokens.sideLength($0) }) else {
-                throw StorageError.corrupt("tokenPending entry \(Hex.encode(key))")
-            }
-            indexed = existing[..<split]
-        } else {
-            indexed = kept[...]
-        }
+        let pending = try pendingIndexedSide(at: key, txn)
+        let indexed = pending ?? kept[...]
         if indexed.elementsEqual(current) {
             // Back to what the index holds (or never in it): nothing to merge.
-            if existing != nil { _ = try txn.delete(tables.tokenPending, key: key) }
+            if pending != nil { _ = try txn.delete(tables.tokenPending, key: key) }
         } else {
             try txn.put(tables.tokenPending, key: key, value: PendingTokens.entry(indexed: indexed, current: current))
         }
+    }
+
+    /// The indexed side (what `tokenIndex` holds for the record) of the entry pending
+    /// under `key`, or `nil` if none is. Most writes find the table empty right after
+    /// a merge, or hold no entry of theirs: the count is O(1), the lookup a walk of a
+    /// few hot pages.
+    private func pendingIndexedSide(at key: [UInt8], _ txn: LMDBWriteTransaction) throws -> ArraySlice<UInt8>? {
+        guard try txn.count(tables.tokenPending) > 0, let existing = try txn.get(tables.tokenPending, key: key) else {
+            return nil
+        }
+        guard let split = existing.withUnsafeBytes({ PendingTokens.sideLength($0) }) else { throw PendingTokens.malformed(key) }
+        return existing[..<split]
     }
 
     /// The pending token entries of the zone `zoneKey`, for a token query to lay over
@@ -198,13 +197,13 @@ extension Views {
                 // is dropped whatever it is. A deleted record's (a cascade leaves
                 // thousands) is empty and needs no parsing.
                 guard let current = PendingTokens.sideBytes(value)?.current else {
-                    throw StorageError.corrupt("tokenPending entry \(Hex.encode(Array(key)))")
+                    throw PendingTokens.malformed(key)
                 }
                 if current.elementsEqual(PendingTokens.emptySide) {
                     overlay.append(name: name)
                 } else {
                     guard let side = PendingTokens.Side(Array(current)[...]) else {
-                        throw StorageError.corrupt("tokenPending entry \(Hex.encode(Array(key)))")
+                        throw PendingTokens.malformed(key)
                     }
                     overlay.append(name: name, current: side)
                 }
